@@ -1,0 +1,378 @@
+"""The binary backend: host memory, numpy kernels.
+
+numerix's reference backend (Nx's BinaryBackend, but on numpy, so it is fast too).
+Every kernel fills ``out.data`` with a ``numpy.ndarray`` of exactly ``out.dtype``;
+bfloat16 is held through ``ml_dtypes``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import ml_dtypes  # noqa: F401 - registers bfloat16 with numpy
+import numpy as np
+from numerix.backend import Backend
+from numerix.tensor import Tensor
+
+__all__ = ["BinaryBackend"]
+
+_nd = np.ndarray
+_asarray = np.asarray
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _fill(out: Tensor, r: Any) -> Tensor:
+    # ufuncs return numpy scalars for 0-d results; tensors always hold arrays
+    out.data = r if type(r) is _nd else _asarray(r, dtype=out.dtype.numpy_dtype)
+    return out
+
+
+def _upcast(a: np.ndarray) -> np.ndarray:
+    # ml_dtypes' bfloat16 lacks some ufunc loops (and float16 math is slow): compute in
+    # float32 and round once, which is what XLA and PyTorch do on CPU
+    return a.astype(np.float32) if a.dtype == _BF16 else a
+
+
+class BinaryBackend(Backend):
+    """Host memory, numpy kernels. ``numerix.tensor(x, backend="binary")``."""
+
+    name = "binary"
+    default_options: ClassVar[dict[str, Any]] = {"device": "cpu"}
+    spec_fields = ("device",)
+    is_host = True
+
+    __slots__ = ()
+
+    @classmethod
+    def validate_options(cls, options: Any) -> dict[str, Any]:
+        merged = super().validate_options(options)
+        if merged["device"] != "cpu":
+            from numerix.errors import BackendOptionError
+
+            raise BackendOptionError(
+                f"backend 'binary' holds host memory: device must be 'cpu', got "
+                f"{merged['device']!r}; for accelerators use the xla or torch backend"
+            )
+        return merged
+
+    # ------------------------------------------------------------ host exchange
+    def from_numpy(self, out: Tensor, array: np.ndarray) -> Tensor:
+        out.data = array
+        return out
+
+    def to_numpy(self, x: Tensor) -> np.ndarray:
+        return x.data  # type: ignore[no-any-return]
+
+    def from_dlpack(self, out: Tensor, source: Any) -> Tensor | None:
+        try:
+            out.data = np.from_dlpack(source)
+        except (TypeError, RuntimeError, BufferError, ValueError):
+            return None
+        return out
+
+    def to_dlpack(self, x: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return x.data.__dlpack__(*args, **kwargs)
+
+    def dlpack_device(self, x: Tensor) -> tuple[int, int]:
+        return x.data.__dlpack_device__()  # type: ignore[no-any-return]
+
+    # ------------------------------------------------------------ creation
+    def full(self, out: Tensor, *, value: Any) -> Tensor:
+        out.data = np.full(out.shape, value, dtype=out.dtype.numpy_dtype)
+        return out
+
+    def iota(self, out: Tensor, *, axis: int | None) -> Tensor:
+        dt = out.dtype.numpy_dtype
+        if axis is None:
+            out.data = np.arange(out.size, dtype=dt).reshape(out.shape)
+            return out
+        n = out.shape[axis]
+        view = [1] * len(out.shape)
+        view[axis] = n
+        out.data = np.broadcast_to(np.arange(n, dtype=dt).reshape(view), out.shape).copy()
+        return out
+
+    def eye(self, out: Tensor, *, k: int) -> Tensor:
+        *batch, n, m = out.shape
+        e = np.eye(n, m, k=k, dtype=out.dtype.numpy_dtype)
+        out.data = np.broadcast_to(e, out.shape).copy() if batch else e
+        return out
+
+    def arange(self, out: Tensor, *, start: Any, step: Any) -> Tensor:
+        n = out.shape[0]
+        r = np.arange(start, start + n * step, step, dtype=out.dtype.numpy_dtype)[:n]
+        out.data = r
+        return out
+
+    def linspace(self, out: Tensor, *, start: Any, stop: Any, endpoint: bool) -> Tensor:
+        dt = out.dtype.numpy_dtype
+        r = np.linspace(start, stop, out.shape[0], endpoint=endpoint)
+        if out.dtype.kind in "iu":
+            r = np.floor(r)
+        out.data = r.astype(dt)
+        return out
+
+    # ------------------------------------------------------------ element-wise
+    def as_type(self, out: Tensor, x: Tensor) -> Tensor:
+        a = x.data
+        dt = out.dtype.numpy_dtype
+        if out.dtype.kind in "iu" and x.dtype.kind == "f":
+            # numpy leaves out-of-range float->int casts undefined (and warns); NaN/inf
+            # become 0 and other values saturate, as XLA and PyTorch on CPU mostly do
+            f = _upcast(a)
+            info = np.iinfo(dt)
+            with np.errstate(invalid="ignore"):
+                f = np.where(np.isfinite(f), np.trunc(f), 0)
+                f = np.clip(f, info.min, info.max)
+            out.data = f.astype(dt)
+            return out
+        if out.dtype.kind == "b":
+            out.data = a != 0
+            return out
+        out.data = a.astype(dt)
+        return out
+
+    def negative(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.negative(x.data))
+
+    def abs(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.abs(x.data))
+
+    def sign(self, out: Tensor, x: Tensor) -> Tensor:
+        a = x.data
+        if x.dtype.kind == "c":
+            m = np.abs(a)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                r = np.where(m == 0, 0, a / np.where(m == 0, 1, m))
+            return _fill(out, r.astype(a.dtype))
+        return _fill(out, np.sign(a))
+
+    def floor(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.floor(x.data))
+
+    def ceil(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.ceil(x.data))
+
+    def round(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.round(x.data))
+
+    def exp(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.exp, x)
+
+    def log(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.log, x)
+
+    def sqrt(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.sqrt, x)
+
+    def tanh(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.tanh, x)
+
+    def sigmoid(self, out: Tensor, x: Tensor) -> Tensor:
+        a = _upcast(x.data)
+        # exp(-|x|) never overflows: sigmoid(x) = 1/(1+e^-x) for x>=0, e^x/(1+e^x) for x<0
+        e = np.exp(-np.abs(a))
+        r = np.where(a >= 0, 1 / (1 + e), e / (1 + e))
+        return _fill(out, r.astype(out.dtype.numpy_dtype, copy=False))
+
+    def _math(self, out: Tensor, fn: Any, x: Tensor) -> Tensor:
+        a = x.data
+        if a.dtype == _BF16:
+            return _fill(out, fn(a.astype(np.float32)).astype(_BF16))
+        return _fill(out, fn(a))
+
+    def bitwise_invert(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.invert(x.data))
+
+    # binary
+    def add(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.add(x1.data, x2.data))
+
+    def subtract(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.subtract(x1.data, x2.data))
+
+    def multiply(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.multiply(x1.data, x2.data))
+
+    def divide(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _fill(out, np.true_divide(x1.data, x2.data))
+
+    def floor_divide(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _fill(out, np.floor_divide(x1.data, x2.data))
+
+    def remainder(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _fill(out, np.remainder(x1.data, x2.data))
+
+    def pow(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        a, b = x1.data, x2.data
+        if out.dtype.kind in "iu":
+            # numpy raises on negative integer exponents; define x**-n as XLA does:
+            # 1 for x == 1, +-1 for x == -1, else 0
+            b = np.asarray(b)
+            if out.dtype.kind == "i" and (b < 0).any():
+                pos = np.where(b < 0, 0, b)
+                r = np.power(a, pos)
+                neg = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
+                return _fill(out, np.where(b < 0, neg, r).astype(out.dtype.numpy_dtype))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return _fill(out, np.power(a, b))
+
+    def maximum(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.maximum(x1.data, x2.data))
+
+    def minimum(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.minimum(x1.data, x2.data))
+
+    def bitwise_and(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.bitwise_and(x1.data, x2.data))
+
+    def bitwise_or(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.bitwise_or(x1.data, x2.data))
+
+    def bitwise_xor(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.bitwise_xor(x1.data, x2.data))
+
+    def equal(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.equal(x1.data, x2.data))
+
+    def not_equal(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.not_equal(x1.data, x2.data))
+
+    def less(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.less(x1.data, x2.data))
+
+    def less_equal(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.less_equal(x1.data, x2.data))
+
+    def greater(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.greater(x1.data, x2.data))
+
+    def greater_equal(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, np.greater_equal(x1.data, x2.data))
+
+    def select(self, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor) -> Tensor:
+        r = np.where(pred.data, on_true.data, on_false.data)
+        if r.shape != out.shape:
+            r = np.broadcast_to(r, out.shape).copy()
+        return _fill(out, r)
+
+    # ------------------------------------------------------------ reductions
+    def sum(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        a = x.data
+        if a.dtype == _BF16:
+            r = np.sum(a.astype(np.float32), axis=axes, keepdims=keepdims).astype(_BF16)
+        else:
+            r = np.sum(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
+        return _fill(out, r)
+
+    def prod(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        a = x.data
+        if a.dtype == _BF16:
+            r = np.prod(a.astype(np.float32), axis=axes, keepdims=keepdims).astype(_BF16)
+        else:
+            r = np.prod(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
+        return _fill(out, r)
+
+    def max(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return _fill(out, np.max(x.data, axis=axes, keepdims=keepdims))
+
+    def min(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return _fill(out, np.min(x.data, axis=axes, keepdims=keepdims))
+
+    def all(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return _fill(out, np.all(x.data, axis=axes, keepdims=keepdims))
+
+    def any(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return _fill(out, np.any(x.data, axis=axes, keepdims=keepdims))
+
+    def argmax(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
+        r = np.argmax(_upcast(x.data), axis=axis, keepdims=keepdims)
+        return _fill(out, np.asarray(r, dtype=np.int64))
+
+    def argmin(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
+        r = np.argmin(_upcast(x.data), axis=axis, keepdims=keepdims)
+        return _fill(out, np.asarray(r, dtype=np.int64))
+
+    # ------------------------------------------------------------ linalg
+    def dot(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
+            batch_x: tuple[int, ...], contract_y: tuple[int, ...],
+            batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
+        a, b = x.data, y.data
+        bf16 = a.dtype == _BF16
+        if bf16:
+            a, b = a.astype(np.float32), b.astype(np.float32)
+        if not batch_x and len(contract_x) == 1 and a.ndim <= 2 and b.ndim <= 2 and (
+            contract_x[0] == a.ndim - 1 and contract_y[0] == 0
+        ):
+            r = a @ b if a.ndim and b.ndim else np.dot(a, b)
+        elif not batch_x:
+            r = np.tensordot(a, b, axes=(contract_x, contract_y))
+        else:
+            r = _batched_dot(a, b, contract_x, batch_x, contract_y, batch_y)
+        if bf16:
+            r = r.astype(_BF16)
+        elif a.dtype.kind == "b":  # pragma: no cover - the core refuses bool products
+            r = r.astype(bool)
+        return _fill(out, r)
+
+    # ------------------------------------------------------------ shape
+    def reshape(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = x.data.reshape(out.shape)
+        return out
+
+    def transpose(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        out.data = x.data.transpose(axes)
+        return out
+
+    def broadcast(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        shape = [1] * len(out.shape)
+        for i, a in enumerate(axes):
+            shape[a] = x.shape[i]
+        out.data = np.broadcast_to(x.data.reshape(shape), out.shape)
+        return out
+
+    def concatenate(self, out: Tensor, *xs: Tensor, axis: int) -> Tensor:
+        out.data = np.concatenate([x.data for x in xs], axis=axis)
+        return out
+
+    def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
+              strides: tuple[int, ...]) -> Tensor:  # fmt: skip
+        out.data = x.data[tuple(map(slice, start, stop, strides))]
+        return out
+
+    def reverse(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        out.data = np.flip(x.data, axis=axes)
+        return out
+
+    # ------------------------------------------------------------ indexing
+    def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        idx = indices.data
+        rest = [a for a in range(x.ndim) if a not in axes]
+        a = np.moveaxis(x.data, list(axes), list(range(len(axes)))) if axes != tuple(
+            range(len(axes))
+        ) else x.data
+        r = a[tuple(idx[..., i] for i in range(len(axes)))]
+        del rest
+        return _fill(out, r)
+
+
+def _batched_dot(a: np.ndarray, b: np.ndarray, cx: tuple[int, ...], bx: tuple[int, ...],
+                 cy: tuple[int, ...], by: tuple[int, ...]) -> np.ndarray:  # fmt: skip
+    fx = [i for i in range(a.ndim) if i not in cx and i not in bx]
+    fy = [i for i in range(b.ndim) if i not in cy and i not in by]
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    sa = [""] * a.ndim
+    sb = [""] * b.ndim
+    for i, j in zip(bx, by):
+        sa[i] = sb[j] = next(letters)
+    for i, j in zip(cx, cy):
+        sa[i] = sb[j] = next(letters)
+    for i in fx:
+        sa[i] = next(letters)
+    for j in fy:
+        sb[j] = next(letters)
+    so = [sa[i] for i in bx] + [sa[i] for i in fx] + [sb[j] for j in fy]
+    return np.einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(so)}", a, b)

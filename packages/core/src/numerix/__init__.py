@@ -1,0 +1,69 @@
+"""numerix: one tensor API, many backends and compilers.
+
+>>> import numerix as nx
+>>> x = nx.tensor([[1.0, 2.0], [3.0, 4.0]])
+>>> (x @ x).tolist()
+[[7.0, 10.0], [15.0, 22.0]]
+"""
+
+from numerix import dtypes
+from numerix._version import __version__
+from numerix.backend import Backend
+from numerix.defaults import (
+    default_backend,
+    get_default_backend,
+    set_default_backend,
+    set_global_default_backend,
+)
+from numerix.dtypes import (
+    DType,
+    bfloat16,
+    bool_,
+    complex64,
+    complex128,
+    finfo,
+    float16,
+    float32,
+    float64,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    isdtype,
+    result_type,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from numerix.errors import (
+    BackendMismatchError,
+    BackendNotFoundError,
+    BackendOptionError,
+    ConfigError,
+    DTypeError,
+    IndexingError,
+    NumerixError,
+    PluginError,
+    ShapeError,
+    UnsupportedDTypeError,
+)
+from numerix.ops import *  # noqa: F403
+from numerix.ops import __all__ as _ops_all
+from numerix.plugins import get_backend, register_backend, unregister_backend
+from numerix.tensor import Tensor
+
+bool = bool_  # noqa: A001 - the array API names the dtype object `bool`
+
+__all__ = [
+    "__version__", "Tensor", "Backend", "DType", "dtypes",
+    "bool", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+    "finfo", "iinfo", "isdtype", "result_type",
+    "get_default_backend", "set_default_backend", "set_global_default_backend",
+    "default_backend", "get_backend", "register_backend", "unregister_backend",
+    "NumerixError", "ShapeError", "DTypeError", "BackendMismatchError", "UnsupportedDTypeError",
+    "BackendNotFoundError", "BackendOptionError", "PluginError", "ConfigError", "IndexingError",
+    *_ops_all,
+]  # fmt: skip

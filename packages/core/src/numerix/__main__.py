@@ -1,0 +1,3 @@
+from numerix.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""Shape helpers shared by the shape rules: cached, and raising errors that name the op."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from numerix.errors import ShapeError
+
+Shape = tuple[int, ...]
+
+
+@lru_cache(maxsize=4096)
+def _broadcast_pair(a: Shape, b: Shape) -> Shape | None:
+    if a == b:
+        return a
+    n = max(len(a), len(b))
+    pa = (1,) * (n - len(a)) + a
+    pb = (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(pa, pb):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            return None
+    return tuple(out)
+
+
+def broadcast_shapes(op: str, *shapes: Shape) -> Shape:
+    """numpy broadcasting of ``shapes``; ShapeError naming ``op`` when they don't broadcast."""
+    out = shapes[0]
+    for s in shapes[1:]:
+        r = _broadcast_pair(out, s)
+        if r is None:
+            raise ShapeError(
+                f"{op}: shapes {' and '.join(str(tuple(x)) for x in shapes)} cannot be broadcast "
+                f"together (dimensions must be equal or 1, aligned from the right); reshape or "
+                f"expand_dims one operand so they line up"
+            )
+        out = r
+    return out
+
+
+def normalize_axis(op: str, axis: int, ndim: int, shape: Shape | None = None) -> int:
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise ShapeError(f"{op}: axis must be an int, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        where = f"shape {shape}" if shape is not None else f"{ndim} dimensions"
+        raise ShapeError(
+            f"{op}: axis {axis} is out of range for a tensor of {where}; "
+            f"valid axes are {-ndim}..{ndim - 1}" if ndim else
+            f"{op}: axis {axis} is out of range for a 0-d tensor, which has no axes"
+        )
+    return axis + ndim if axis < 0 else axis
+
+
+def normalize_axes(op: str, axis: int | tuple[int, ...] | list[int] | None, ndim: int,
+                   shape: Shape | None = None) -> tuple[int, ...]:
+    """Sorted, non-negative, unique axes; ``None`` means every axis."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = [normalize_axis(op, a, ndim, shape) for a in axis]
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"{op}: repeated axis in {tuple(axis)}")
+        return tuple(sorted(axes))
+    return (normalize_axis(op, axis, ndim, shape),)
+
+
+def check_shape(op: str, shape: object) -> Shape:
+    """Validate a user-given shape (an int or a sequence of non-negative ints)."""
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise ShapeError(f"{op}: shape must be an int or a tuple of ints, got {shape!r}")
+    out = []
+    for d in shape:
+        if not (isinstance(d, int) and not isinstance(d, bool)) and not hasattr(d, "__index__"):
+            raise ShapeError(f"{op}: shape must contain ints, got {tuple(shape)!r}")
+        d = int(d.__index__())
+        if d < 0:
+            raise ShapeError(f"{op}: negative dimension {d} in shape {tuple(shape)!r}")
+        out.append(d)
+    return tuple(out)
+
+
+def size_of(shape: Shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n

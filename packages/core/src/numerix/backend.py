@@ -1,0 +1,145 @@
+"""The backend contract: :class:`Backend`.
+
+A backend holds tensors' data (its native array: ``numpy.ndarray``, ``jax.Array``,
+``torch.Tensor``) and implements the primitives declared in
+:data:`numerix.primitives.REGISTRY`. Every primitive method has the form::
+
+    def add(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        out.data = <native add of x1.data and x2.data>
+        return out
+
+``out`` arrives with its ``shape``, ``dtype`` and ``backend`` already inferred by the
+core; the inputs have been validated and promoted (element-wise inputs share one
+dtype and broadcast to ``out.shape``). A backend only fills ``out.data``; it may
+assume nothing it receives is malformed.
+
+A backend instance carries its options (device, client ...): ``binary`` has one
+instance, ``xla:cuda:1`` and ``xla:cuda:0`` are two. Instances are created and
+cached by :func:`numerix.get_backend`, so two tensors are on the same backend and
+device exactly when ``a.backend is b.backend``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from numerix.errors import BackendOptionError, NumerixError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from numerix.dtypes import DType
+    from numerix.tensor import Tensor
+
+__all__ = ["Backend"]
+
+
+class Backend:
+    """Base class of every backend.
+
+    Subclasses set :attr:`name`, :attr:`options` (the options they take, with their
+    defaults) and :attr:`spec_fields` (how ``"name:a:b"`` maps onto options), and
+    implement the primitives.
+    """
+
+    #: The name users select the backend by (``"binary"``, ``"xla"``).
+    name: ClassVar[str] = ""
+    #: Options the backend takes, with defaults. Unknown options are refused.
+    default_options: ClassVar[Mapping[str, Any]] = {}
+    #: The positional fields of a ``"name:field1:field2"`` spec string.
+    spec_fields: ClassVar[tuple[str, ...]] = ()
+    #: The dtypes this backend holds. Others raise UnsupportedDTypeError.
+    supported_dtypes: ClassVar[frozenset[DType] | None] = None
+    #: True for a backend whose data is host memory that any other backend may adopt
+    #: implicitly (as Nx moves BinaryBackend tensors). Only ``binary`` sets it.
+    is_host: ClassVar[bool] = False
+
+    __slots__ = ("options", "device", "_key")
+
+    def __init__(self, **options: Any) -> None:
+        self.options = self.validate_options(options)
+        self.device = self.device_name()
+        self._key = (self.name, tuple(sorted(self.options.items())))
+
+    # ------------------------------------------------------------ identity
+    @classmethod
+    def validate_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Check ``options`` against :attr:`default_options` and fill in the defaults."""
+        unknown = [k for k in options if k not in cls.default_options]
+        if unknown:
+            accepted = ", ".join(cls.default_options) or "no options"
+            raise BackendOptionError(
+                f"backend {cls.name!r} does not take option(s) {', '.join(map(repr, unknown))}; "
+                f"it accepts: {accepted}"
+            )
+        merged = dict(cls.default_options)
+        merged.update(options)
+        return merged
+
+    def device_name(self) -> str:
+        """The device string shown in reprs and errors (``cpu``, ``cuda:1``)."""
+        return str(self.options.get("device", "cpu"))
+
+    @classmethod
+    def is_available(cls, **options: Any) -> bool:
+        """Whether this backend (and the device in ``options``) exists on this machine."""
+        return True
+
+    @classmethod
+    def devices(cls) -> list[str]:
+        """The devices this backend sees on this machine."""
+        return ["cpu"]
+
+    def __repr__(self) -> str:
+        return f"{self.name}({self.device})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        from numerix.plugins import get_backend
+
+        return (_rebuild_backend, (self.name, self.options))
+
+    def __getattr__(self, attr: str) -> Any:
+        # Only called for a missing attribute: a primitive the backend doesn't implement.
+        from numerix.primitives import REGISTRY
+
+        if attr in REGISTRY:
+            raise NotImplementedError(
+                f"backend {self.name!r} does not implement primitive {attr!r}; "
+                f"move the tensor to a backend that does with numerix.backend_transfer(t, 'binary')"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+    # ------------------------------------------------------------ host exchange
+    def from_numpy(self, out: Tensor, array: np.ndarray) -> Tensor:
+        """Fill ``out`` from a host array of exactly ``out.dtype`` and ``out.shape``."""
+        raise NotImplementedError
+
+    def to_numpy(self, x: Tensor) -> np.ndarray:
+        """The data of ``x`` as a host numpy array (may share memory; do not write to it)."""
+        raise NotImplementedError
+
+    def from_dlpack(self, out: Tensor, capsule_owner: Any) -> Tensor | None:
+        """Adopt an object with ``__dlpack__`` without a copy, or return None to go through host."""
+        return None
+
+    def to_dlpack(self, x: Tensor, stream: Any = None) -> Any:
+        """A DLPack capsule of ``x``'s data."""
+        raise NotImplementedError
+
+    def deallocate(self, x: Tensor) -> None:
+        """Free ``x``'s memory now. The default drops the reference."""
+
+    def unsupported(self, op: str, dtype: DType) -> NumerixError:
+        from numerix.errors import UnsupportedDTypeError
+
+        return UnsupportedDTypeError(
+            f"{op}: backend {self!r} cannot hold {dtype} tensors; use another dtype "
+            f"(x.astype(...)) or another backend"
+        )
+
+
+def _rebuild_backend(name: str, options: dict[str, Any]) -> Backend:
+    from numerix.plugins import get_backend
+
+    return get_backend(name, **options)

@@ -1,0 +1,398 @@
+"""dtypes and the one promotion table.
+
+Follows the Python array API standard's type promotion table for dtypes of one
+kind, and JAX's lattice across kinds (bool < integers < floats < complex), with
+Python scalars as *weak* types: a Python ``int``, ``float`` or ``complex`` takes
+the dtype of the tensor it meets when the kinds allow it.
+
+# Note: the standard leaves ``uint64`` with a signed integer unspecified; numpy
+# answers float64, which silently loses integers above 2**53. numerix raises
+# DTypeError and asks for an explicit ``astype``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from numerix.errors import DTypeError
+
+__all__ = [
+    "DType",
+    "bool_",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "ALL_DTYPES",
+    "as_dtype",
+    "result_type",
+    "promote_types",
+    "default_float",
+    "default_int",
+    "iinfo",
+    "finfo",
+    "isdtype",
+]
+
+
+class DType:
+    """A numerix dtype. Instances are unique: compare with ``==`` or ``is``.
+
+    ``kind`` is one of ``"b"`` (bool), ``"i"`` (signed int), ``"u"`` (unsigned int),
+    ``"f"`` (real float) and ``"c"`` (complex float); ``bits`` its width.
+    """
+
+    __slots__ = ("name", "short", "kind", "bits", "itemsize", "_np")
+
+    def __init__(self, name: str, short: str, kind: str, bits: int) -> None:
+        self.name = name
+        self.short = short
+        self.kind = kind
+        self.bits = bits
+        self.itemsize = max(bits // 8, 1)
+        self._np: np.dtype | None = None
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        """The numpy dtype holding the same values (bfloat16 through ml_dtypes)."""
+        d = self._np
+        if d is None:
+            if self.name == "bfloat16":
+                try:
+                    import ml_dtypes
+                except ImportError as e:  # pragma: no cover - binary backend depends on it
+                    raise DTypeError(
+                        "bfloat16 needs the ml_dtypes package on the host: pip install ml_dtypes"
+                    ) from e
+                d = np.dtype(ml_dtypes.bfloat16)
+            else:
+                d = np.dtype(self.name)
+            self._np = d
+        return d
+
+    @property
+    def is_floating(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in "iu"
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.kind != "b"
+
+    def __repr__(self) -> str:
+        return f"numerix.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> str:
+        return self.name if self.name != "bool" else "bool_"
+
+    # DTypes are singletons: identity equality, identity hash (set in __init__ of module).
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DType):
+            return self is other
+        if isinstance(other, str):
+            return _BY_NAME.get(other) is self
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+bool_ = DType("bool", "pred", "b", 8)
+int8 = DType("int8", "s8", "i", 8)
+int16 = DType("int16", "s16", "i", 16)
+int32 = DType("int32", "s32", "i", 32)
+int64 = DType("int64", "s64", "i", 64)
+uint8 = DType("uint8", "u8", "u", 8)
+uint16 = DType("uint16", "u16", "u", 16)
+uint32 = DType("uint32", "u32", "u", 32)
+uint64 = DType("uint64", "u64", "u", 64)
+float16 = DType("float16", "f16", "f", 16)
+bfloat16 = DType("bfloat16", "bf16", "f", 16)
+float32 = DType("float32", "f32", "f", 32)
+float64 = DType("float64", "f64", "f", 64)
+complex64 = DType("complex64", "c64", "c", 64)
+complex128 = DType("complex128", "c128", "c", 128)
+
+ALL_DTYPES: tuple[DType, ...] = (
+    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+    float16, bfloat16, float32, float64, complex64, complex128,
+)  # fmt: skip
+
+_BY_NAME: dict[str, DType] = {}
+for _d in ALL_DTYPES:
+    _BY_NAME[_d.name] = _d
+    _BY_NAME[_d.short] = _d
+_BY_NAME["bool_"] = bool_
+_BY_NAME["b"] = bool_
+_BY_NAME["i8"] = int8
+_BY_NAME["i16"] = int16
+_BY_NAME["i32"] = int32
+_BY_NAME["i64"] = int64
+
+_FROM_NUMPY: dict[np.dtype, DType] = {
+    np.dtype(d.name): d for d in ALL_DTYPES if d is not bfloat16
+}
+
+
+def default_float() -> DType:
+    """The default floating dtype: float32."""
+    return float32
+
+
+def default_int() -> DType:
+    """The default integer dtype: int64."""
+    return int64
+
+
+def as_dtype(x: Any, op: str = "as_dtype") -> DType:
+    """Normalise ``x`` (a DType, a name such as ``"f32"``/``"float32"``, a numpy dtype,
+    or the Python types ``bool``/``int``/``float``/``complex``) to a :class:`DType`."""
+    if type(x) is DType:
+        return x
+    if isinstance(x, str):
+        d = _BY_NAME.get(x)
+        if d is not None:
+            return d
+        raise DTypeError(
+            f"{op}: unknown dtype {x!r}; use one of "
+            + ", ".join(f"{d.name} ({d.short})" for d in ALL_DTYPES)
+        )
+    if x is bool:
+        return bool_
+    if x is int:
+        return int64
+    if x is float:
+        return float32
+    if x is complex:
+        return complex64
+    try:
+        npd = np.dtype(x)
+    except TypeError:
+        raise DTypeError(f"{op}: {x!r} is not a dtype; use e.g. numerix.float32 or 'f32'") from None
+    d = _FROM_NUMPY.get(npd)
+    if d is not None:
+        return d
+    if npd.name == "bfloat16":
+        return bfloat16
+    raise DTypeError(f"{op}: numpy dtype {npd} has no numerix equivalent")
+
+
+def from_numpy_dtype(npd: np.dtype, op: str = "tensor") -> DType:
+    d = _FROM_NUMPY.get(npd)
+    if d is not None:
+        return d
+    if npd.name == "bfloat16":
+        return bfloat16
+    raise DTypeError(
+        f"{op}: numpy dtype {npd} has no numerix equivalent; convert the data to a numeric or "
+        "bool dtype first"
+    )
+
+
+# ---------------------------------------------------------------- promotion
+
+_INT_BY_BITS = {8: int8, 16: int16, 32: int32, 64: int64}
+_FLOAT_BY_BITS = {16: float16, 32: float32, 64: float64}
+_COMPLEX_FOR_FLOAT = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
+
+
+def _promote(a: DType, b: DType) -> DType | None:
+    if a is b:
+        return a
+    ka, kb = a.kind, b.kind
+    if ka == "b":
+        return b
+    if kb == "b":
+        return a
+    if ka in "iu" and kb in "iu":
+        if ka == kb:
+            return a if a.bits >= b.bits else b
+        s, u = (a, b) if ka == "i" else (b, a)
+        if s.bits > u.bits:
+            return s
+        if u.bits == 64:
+            return None
+        return _INT_BY_BITS[u.bits * 2]
+    if ka in "iu":
+        return b
+    if kb in "iu":
+        return a
+    # both inexact
+    if ka == "f" and kb == "f":
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a.bits > b.bits else b
+    fa = a if ka == "f" else _REAL_OF[a]
+    fb = b if kb == "f" else _REAL_OF[b]
+    f = _promote(fa, fb)
+    assert f is not None
+    return _COMPLEX_FOR_FLOAT[f]
+
+
+_REAL_OF = {complex64: float32, complex128: float64}
+
+PROMOTION_TABLE: dict[tuple[DType, DType], DType | None] = {
+    (a, b): _promote(a, b) for a in ALL_DTYPES for b in ALL_DTYPES
+}
+
+
+def promote_types(a: DType, b: DType, op: str = "promote_types") -> DType:
+    """The dtype two tensors of dtypes ``a`` and ``b`` promote to."""
+    r = PROMOTION_TABLE[(a, b)]
+    if r is None:
+        raise DTypeError(
+            f"{op}: cannot promote {a} with {b} without losing integers above 2**53; "
+            f"cast one operand explicitly, e.g. x.astype(numerix.int64) or x.astype(numerix.float64)"
+        )
+    return r
+
+
+def weak_promote(d: DType, scalar: Any) -> DType:
+    """The dtype a tensor of dtype ``d`` keeps or takes when it meets a Python scalar."""
+    t = type(scalar)
+    if t is bool:
+        return d
+    if t is int:
+        return default_int() if d.kind == "b" else d
+    if t is float:
+        return d if d.kind in "fc" else default_float()
+    if t is complex:
+        if d.kind == "c":
+            return d
+        if d.kind == "f":
+            return _COMPLEX_FOR_FLOAT[d]
+        return complex64
+    raise DTypeError(f"unsupported scalar type {t.__name__}")
+
+
+def scalar_dtype(value: Any) -> DType:
+    """The dtype a lone Python scalar becomes (weak types take the defaults)."""
+    t = type(value)
+    if t is bool:
+        return bool_
+    if t is int:
+        return default_int()
+    if t is float:
+        return default_float()
+    if t is complex:
+        return complex64
+    raise DTypeError(f"unsupported scalar type {t.__name__}")
+
+
+def result_type(*args: Any) -> DType:
+    """The dtype the arguments (tensors, dtypes or Python scalars) promote to, as the array API's
+    ``result_type``."""
+    from numerix.tensor import Tensor
+
+    strong: DType | None = None
+    scalars = []
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a.dtype
+        elif type(a) in (bool, int, float, complex):
+            scalars.append(a)
+            continue
+        else:
+            d = as_dtype(a, "result_type")
+        strong = d if strong is None else promote_types(strong, d, "result_type")
+    if strong is None:
+        if not scalars:
+            raise DTypeError("result_type: at least one tensor or dtype is required")
+        strong = scalar_dtype(scalars[0])
+        scalars = scalars[1:]
+        # promote among scalars by kind: bool < int < float < complex
+    for s in scalars:
+        strong = weak_promote(strong, s)
+    return strong
+
+
+# ---------------------------------------------------------------- info
+
+
+class iinfo:
+    """Machine limits of an integer dtype (array API ``iinfo``)."""
+
+    def __init__(self, dtype: Any) -> None:
+        d = as_dtype(dtype, "iinfo")
+        if d.kind not in "iu":
+            raise DTypeError(f"iinfo: {d} is not an integer dtype; use finfo for floating dtypes")
+        i = np.iinfo(d.numpy_dtype)
+        self.bits, self.min, self.max, self.dtype = i.bits, int(i.min), int(i.max), d
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+class finfo:
+    """Machine limits of a floating or complex dtype (array API ``finfo``)."""
+
+    def __init__(self, dtype: Any) -> None:
+        d = as_dtype(dtype, "finfo")
+        if d.kind not in "fc":
+            raise DTypeError(f"finfo: {d} is not a floating dtype; use iinfo for integer dtypes")
+        real = d if d.kind == "f" else _REAL_OF[d]
+        if real is bfloat16:
+            import ml_dtypes
+
+            f: Any = ml_dtypes.finfo(ml_dtypes.bfloat16)
+        else:
+            f = np.finfo(real.numpy_dtype)
+        self.bits = int(f.bits)
+        self.eps = float(f.eps)
+        self.max = float(f.max)
+        self.min = float(f.min)
+        self.smallest_normal = float(f.smallest_normal)
+        self.dtype = real
+
+    def __repr__(self) -> str:
+        return f"finfo(eps={self.eps}, max={self.max}, dtype={self.dtype})"
+
+
+_KIND_GROUPS = {
+    "bool": "b",
+    "signed integer": "i",
+    "unsigned integer": "u",
+    "integral": "iu",
+    "real floating": "f",
+    "complex floating": "c",
+    "numeric": "iufc",
+}
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """Array API ``isdtype``: is ``dtype`` of ``kind`` (a dtype, a kind name or a tuple of them)?"""
+    d = as_dtype(dtype, "isdtype")
+    if isinstance(kind, tuple):
+        return any(isdtype(d, k) for k in kind)
+    if isinstance(kind, str) and kind in _KIND_GROUPS:
+        return d.kind in _KIND_GROUPS[kind]
+    return d is as_dtype(kind, "isdtype")
+
+
+@lru_cache(maxsize=None)
+def int_range(d: DType) -> tuple[int, int]:
+    i = np.iinfo(d.numpy_dtype)
+    return int(i.min), int(i.max)

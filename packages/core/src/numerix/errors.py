@@ -1,0 +1,61 @@
+"""The numerix error hierarchy.
+
+Every error numerix raises on bad input is a :class:`NumerixError`. Messages
+name the operation, the offending operands (shape, dtype, backend, device) and
+the fix.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "NumerixError",
+    "ShapeError",
+    "DTypeError",
+    "BackendMismatchError",
+    "UnsupportedDTypeError",
+    "BackendNotFoundError",
+    "BackendOptionError",
+    "PluginError",
+    "ConfigError",
+    "IndexingError",
+]
+
+
+class NumerixError(Exception):
+    """Base class of every error numerix raises on bad input."""
+
+
+class ShapeError(NumerixError, ValueError):
+    """Shapes that an operation cannot combine, or an axis out of range."""
+
+
+class DTypeError(NumerixError, TypeError):
+    """A dtype an operation does not accept, or a promotion that would lose data."""
+
+
+class BackendMismatchError(NumerixError, ValueError):
+    """Operands living on different backends or devices that cannot be combined implicitly."""
+
+
+class UnsupportedDTypeError(DTypeError):
+    """A backend that cannot hold or compute a dtype (it never narrows silently)."""
+
+
+class BackendNotFoundError(NumerixError, LookupError):
+    """A backend name that no installed plugin provides."""
+
+
+class BackendOptionError(NumerixError, TypeError):
+    """An option a backend does not take, or a value it refuses."""
+
+
+class PluginError(NumerixError, RuntimeError):
+    """A plugin that failed to load or declares an incompatible contract."""
+
+
+class ConfigError(NumerixError, ValueError):
+    """Malformed or invalid configuration."""
+
+
+class IndexingError(NumerixError, IndexError):
+    """An index out of bounds, of the wrong type, or too many indices."""

@@ -1,0 +1,269 @@
+"""The meta-implementation machinery shared by every public op.
+
+Public ops normalise their arguments, check shapes, promote dtypes and infer the
+output, then :func:`bind` a primitive on the backend of the operands. Nothing below
+this layer sees invalid input, and a tracing backend receives the same calls as an
+eager one: there is one implementation of each op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from numerix import dtypes as D
+from numerix._shapes import broadcast_shapes, size_of
+from numerix.backend import Backend
+from numerix.defaults import get_default_backend, resolve_backend
+from numerix.dtypes import DType
+from numerix.errors import BackendMismatchError, DTypeError, ShapeError
+from numerix.primitives._registry import Primitive
+from numerix.tensor import Tensor
+
+_PY_SCALARS = (bool, int, float, complex)
+_new = Tensor.__new__
+
+
+def new_out(shape: tuple[int, ...], dtype: DType, backend: Backend) -> Tensor:
+    """The ``out`` tensor a primitive fills."""
+    t = _new(Tensor)
+    t.shape = shape
+    t.dtype = dtype
+    t.backend = backend
+    t.data = None
+    return t
+
+
+def bind(prim: Primitive, out: Tensor, *inputs: Any, **params: Any) -> Tensor:
+    """Call ``prim`` on ``out.backend``: the single point where the core meets a backend."""
+    return getattr(out.backend, prim.name)(out, *inputs, **params)
+
+
+def describe(x: Any) -> str:
+    if isinstance(x, Tensor):
+        return x.describe()
+    return f"{type(x).__name__} {x!r}"
+
+
+def is_concrete(t: Tensor) -> bool:
+    return not getattr(t.backend, "is_tracing", False)
+
+
+def check_concrete(t: Tensor, op: str) -> None:
+    if not is_concrete(t):
+        raise t.backend.concrete_error(t, op)
+
+
+# ---------------------------------------------------------------- conversion of operands
+
+
+def as_tensor(x: Any, op: str, backend: Backend | None = None) -> Tensor:
+    """``x`` as a Tensor: tensors pass through; anything else becomes a tensor with its
+    own dtype (Python scalars take the default dtypes) on ``backend`` or the default."""
+    if type(x) is Tensor:
+        return x
+    from numerix.ops.creation import tensor
+
+    try:
+        return tensor(x, backend=backend)
+    except (DTypeError, ShapeError) as e:
+        raise type(e)(f"{op}: {e}") from None
+
+
+def common_backend(op: str, tensors: Sequence[Tensor]) -> Backend:
+    """The backend the operands meet on.
+
+    All on one backend instance: that one. Host (``binary``) tensors meeting one other
+    backend move there implicitly, as Nx does. Two non-host backends, or two devices
+    of one backend, raise :class:`BackendMismatchError`.
+    """
+    target: Backend | None = None
+    for t in tensors:
+        b = t.backend
+        if b.is_host:
+            continue
+        if target is None:
+            target = b
+        elif b is not target:
+            raise mismatch_error(op, tensors)
+    return tensors[0].backend if target is None else target
+
+
+def mismatch_error(op: str, tensors: Sequence[Tensor]) -> BackendMismatchError:
+    listing = ", ".join(f"operand {i}: {t.describe()}" for i, t in enumerate(tensors))
+    target = next(t.backend for t in tensors if not t.backend.is_host)
+    return BackendMismatchError(
+        f"{op}: operands live on different backends or devices ({listing}); move them to one "
+        f"first, e.g. numerix.backend_transfer(t, {target.name!r}"
+        + "".join(f", {k}={v!r}" for k, v in target.options.items())
+        + ")"
+    )
+
+
+def on_backend(t: Tensor, backend: Backend) -> Tensor:
+    if t.backend is backend:
+        return t
+    from numerix.ops.transfer import backend_transfer
+
+    return backend_transfer(t, backend)
+
+
+def unify(op: str, *xs: Any) -> tuple[Backend, list[Tensor]]:
+    """Turn operands into tensors on one backend (see :func:`common_backend`)."""
+    ts = [x for x in xs if type(x) is Tensor]
+    backend = common_backend(op, ts) if ts else get_default_backend()
+    out = []
+    for x in xs:
+        if type(x) is Tensor:
+            out.append(on_backend(x, backend))
+        else:
+            out.append(as_tensor(x, op, backend))
+    return backend, out
+
+
+# ---------------------------------------------------------------- casting and scalars
+
+
+def cast(x: Tensor, dtype: DType) -> Tensor:
+    if x.dtype is dtype:
+        return x
+    from numerix.primitives.elementwise import as_type
+
+    return bind(as_type, new_out(x.shape, dtype, x.backend), x)
+
+
+def check_scalar_fits(op: str, value: Any, dtype: DType) -> None:
+    """A Python int meeting an integer tensor must fit its dtype (as JAX and numpy 2 check)."""
+    if type(value) is int and dtype.kind in "iu":
+        lo, hi = D.int_range(dtype)
+        if not lo <= value <= hi:
+            raise DTypeError(
+                f"{op}: Python int {value} does not fit {dtype} (range {lo}..{hi}); make the "
+                f"tensor wider first, e.g. x.astype(numerix.int64)"
+            )
+
+
+def scalar(value: Any, dtype: DType, backend: Backend) -> Tensor:
+    """A 0-d tensor of ``value`` in ``dtype`` on ``backend``."""
+    from numerix.primitives.creation import full
+
+    return bind(full, new_out((), dtype, backend), value=value)
+
+
+# ---------------------------------------------------------------- element-wise dispatch
+
+
+def _dtype_error(prim: Primitive, x1: Any, x2: Any = None, *, arity: int = 2) -> DTypeError:
+    name = prim.name
+    accepts = prim.extra.get("accepts", "")
+    if arity == 1:
+        return DTypeError(f"{name}: unsupported dtype for {describe(x1)}; {name} takes {accepts}")
+    d1 = x1.dtype if isinstance(x1, Tensor) else type(x1).__name__
+    d2 = x2.dtype if isinstance(x2, Tensor) else type(x2).__name__
+    p = None
+    if isinstance(x1, Tensor) and isinstance(x2, Tensor):
+        p = D.PROMOTION_TABLE[(x1.dtype, x2.dtype)]
+        if p is None:
+            D.promote_types(x1.dtype, x2.dtype, name)
+    fix = "cast with astype" if p is not None and p.kind == "b" else "cast with astype"
+    return DTypeError(
+        f"{name}: unsupported dtypes {d1} and {d2} ({describe(x1)}, {describe(x2)}); "
+        f"{name} takes {accepts}; {fix}"
+    )
+
+
+def elementwise_unary(prim: Primitive, x: Any) -> Tensor:
+    if type(x) is not Tensor:
+        x = as_tensor(x, prim.name)
+    r = prim.extra["table"][x.dtype]
+    if r is None:
+        raise _dtype_error(prim, x, arity=1)
+    cdt, odt = r
+    if x.dtype is not cdt:
+        x = cast(x, cdt)
+    out = _new(Tensor)
+    out.shape = x.shape
+    out.dtype = odt
+    out.backend = x.backend
+    out.data = None
+    return getattr(x.backend, prim.name)(out, x)
+
+
+def elementwise_binary(prim: Primitive, x1: Any, x2: Any) -> Tensor:
+    if type(x1) is Tensor and type(x2) is Tensor:
+        backend = x1.backend
+        if backend is not x2.backend:
+            backend, (x1, x2) = unify(prim.name, x1, x2)
+        r = prim.extra["table"][(x1.dtype, x2.dtype)]
+        if r is None:
+            raise _dtype_error(prim, x1, x2)
+        cdt, odt = r
+        if x1.dtype is not cdt:
+            x1 = cast(x1, cdt)
+        if x2.dtype is not cdt:
+            x2 = cast(x2, cdt)
+    else:
+        x1, x2, backend, cdt, odt = _with_scalars(prim, x1, x2)
+    s1 = x1.shape
+    s2 = x2.shape
+    shape = s1 if s1 == s2 else broadcast_shapes(prim.name, s1, s2)
+    out = _new(Tensor)
+    out.shape = shape
+    out.dtype = odt
+    out.backend = backend
+    out.data = None
+    return getattr(backend, prim.name)(out, x1, x2)
+
+
+def _with_scalars(prim: Primitive, x1: Any, x2: Any) -> tuple[Tensor, Tensor, Backend, DType, DType]:
+    w1 = type(x1) in _PY_SCALARS
+    w2 = type(x2) in _PY_SCALARS
+    if w1 and w2:
+        backend = get_default_backend()
+        d = D.result_type(x1, x2)
+        r = prim.extra["unary_table"][d]
+        if r is None:
+            raise _dtype_error(prim, x1, x2)
+        return scalar(x1, r[0], backend), scalar(x2, r[0], backend), backend, r[0], r[1]
+    if w1 or w2:
+        t, s = (x2, x1) if w1 else (x1, x2)
+        if type(t) is not Tensor:
+            t = as_tensor(t, prim.name)
+        d = D.weak_promote(t.dtype, s)
+        r = prim.extra["unary_table"][d]
+        if r is None:
+            raise _dtype_error(prim, x1 if not w1 else x1, x2 if not w2 else x2)
+        cdt, odt = r
+        check_scalar_fits(prim.name, s, cdt)
+        st = scalar(s, cdt, t.backend)
+        t = cast(t, cdt)
+        return (st, t, t.backend, cdt, odt) if w1 else (t, st, t.backend, cdt, odt)
+    backend, (t1, t2) = unify(prim.name, x1, x2)
+    r = prim.extra["table"][(t1.dtype, t2.dtype)]
+    if r is None:
+        raise _dtype_error(prim, t1, t2)
+    cdt, odt = r
+    return cast(t1, cdt), cast(t2, cdt), backend, cdt, odt
+
+
+def result_dtype(op: str, *xs: Tensor | Any) -> DType:
+    """Promote tensors (strong) and Python scalars (weak) together."""
+    try:
+        return D.result_type(*xs)
+    except DTypeError as e:
+        raise DTypeError(str(e).replace("result_type", op, 1)) from None
+
+
+def prod_shape(shape: tuple[int, ...]) -> int:
+    return size_of(shape)
+
+
+def resolve(backend: Any, op: str) -> Backend:
+    return get_default_backend() if backend is None else resolve_backend(backend, op)
+
+
+def to_host(x: Tensor) -> np.ndarray:
+    check_concrete(x, "to_numpy")
+    return x.backend.to_numpy(x)

@@ -1,0 +1,358 @@
+"""Element-wise arithmetic, math, comparison, logical and bitwise ops, where, clip, astype.
+
+Binary ops broadcast as numpy does and promote with :mod:`numerix.dtypes`'s table
+(Python scalars weak). Each public function is one line over a primitive, or a
+composite of primitives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numerix import dtypes as D
+from numerix._shapes import broadcast_shapes
+from numerix.errors import DTypeError
+from numerix.ops._core import (
+    _PY_SCALARS,
+    as_tensor,
+    bind,
+    cast,
+    check_scalar_fits,
+    elementwise_binary,
+    elementwise_unary,
+    new_out,
+    scalar,
+    unify,
+)
+from numerix.primitives import elementwise as P
+from numerix.tensor import Tensor
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
+    "maximum", "minimum", "negative", "positive", "abs", "sign", "floor", "ceil", "round",
+    "trunc", "exp", "log", "sqrt", "square", "reciprocal", "tanh", "sigmoid",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "bitwise_not",
+    "where", "clip", "astype",
+]  # fmt: skip
+
+
+# ---------------------------------------------------------------- arithmetic
+
+
+def add(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 + x2`` element-wise, broadcasting (array API ``add``; integers wrap around)."""
+    return elementwise_binary(P.add, x1, x2)
+
+
+def subtract(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 - x2`` element-wise, broadcasting (array API ``subtract``)."""
+    return elementwise_binary(P.subtract, x1, x2)
+
+
+def multiply(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 * x2`` element-wise, broadcasting (array API ``multiply``)."""
+    return elementwise_binary(P.multiply, x1, x2)
+
+
+def divide(x1: Any, x2: Any, /) -> Tensor:
+    """True division; integer inputs compute in float32 (as ``Nx.divide`` and JAX).
+
+    >>> import numerix as nx
+    >>> nx.divide(nx.tensor([1, 2]), 4).tolist()
+    [0.25, 0.5]
+    """
+    return elementwise_binary(P.divide, x1, x2)
+
+
+def floor_divide(x1: Any, x2: Any, /) -> Tensor:
+    """``floor(x1 / x2)`` (numpy ``floor_divide``; integer division by zero gives 0)."""
+    return elementwise_binary(P.floor_divide, x1, x2)
+
+
+def remainder(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 - floor(x1 / x2) * x2``: the result has the sign of ``x2`` (numpy ``remainder``)."""
+    return elementwise_binary(P.remainder, x1, x2)
+
+
+def pow(x1: Any, x2: Any, /) -> Tensor:  # noqa: A001 - array API name
+    """``x1 ** x2`` (array API ``pow``)."""
+    return elementwise_binary(P.pow, x1, x2)
+
+
+def maximum(x1: Any, x2: Any, /) -> Tensor:
+    """Element-wise maximum; NaN propagates (numpy ``maximum``)."""
+    return elementwise_binary(P.maximum, x1, x2)
+
+
+def minimum(x1: Any, x2: Any, /) -> Tensor:
+    """Element-wise minimum; NaN propagates (numpy ``minimum``)."""
+    return elementwise_binary(P.minimum, x1, x2)
+
+
+def negative(x: Any, /) -> Tensor:
+    """``-x`` (unsigned integers wrap around, as numpy)."""
+    return elementwise_unary(P.negative, x)
+
+
+def positive(x: Any, /) -> Tensor:
+    """``+x``: ``x`` itself for numeric tensors; bool is refused as by ``negative``."""
+    t = as_tensor(x, "positive")
+    if t.dtype.kind == "b":
+        raise DTypeError(f"positive: unsupported dtype for {t.describe()}; takes numeric dtypes")
+    return t
+
+
+def abs(x: Any, /) -> Tensor:  # noqa: A001
+    """Absolute value; complex input gives its real magnitude."""
+    return elementwise_unary(P.abs, x)
+
+
+def sign(x: Any, /) -> Tensor:
+    """-1, 0 or 1 by the sign of ``x`` (NaN stays NaN)."""
+    return elementwise_unary(P.sign, x)
+
+
+def floor(x: Any, /) -> Tensor:
+    """Largest integer not above ``x``; integer tensors are returned unchanged."""
+    t = as_tensor(x, "floor")
+    return t if t.dtype.kind in "iu" else elementwise_unary(P.floor, t)
+
+
+def ceil(x: Any, /) -> Tensor:
+    """Smallest integer not below ``x``; integer tensors are returned unchanged."""
+    t = as_tensor(x, "ceil")
+    return t if t.dtype.kind in "iu" else elementwise_unary(P.ceil, t)
+
+
+def round(x: Any, /) -> Tensor:  # noqa: A001
+    """Round half to even (numpy / array API ``round``); integer tensors unchanged."""
+    t = as_tensor(x, "round")
+    return t if t.dtype.kind in "iu" else elementwise_unary(P.round, t)
+
+
+def trunc(x: Any, /) -> Tensor:
+    """Round toward zero."""
+    t = as_tensor(x, "trunc")
+    if t.dtype.kind in "iu":
+        return t
+    return where(less(t, 0), ceil(t), floor(t))
+
+
+def exp(x: Any, /) -> Tensor:
+    """``e ** x``; integers compute in float32."""
+    return elementwise_unary(P.exp, x)
+
+
+def log(x: Any, /) -> Tensor:
+    """Natural logarithm; integers compute in float32."""
+    return elementwise_unary(P.log, x)
+
+
+def sqrt(x: Any, /) -> Tensor:
+    """Square root; integers compute in float32."""
+    return elementwise_unary(P.sqrt, x)
+
+
+def square(x: Any, /) -> Tensor:
+    """``x * x``."""
+    t = as_tensor(x, "square")
+    return multiply(t, t)
+
+
+def reciprocal(x: Any, /) -> Tensor:
+    """``1 / x``; integers compute in float32."""
+    return divide(1, as_tensor(x, "reciprocal"))
+
+
+def tanh(x: Any, /) -> Tensor:
+    """Hyperbolic tangent; integers compute in float32."""
+    return elementwise_unary(P.tanh, x)
+
+
+def sigmoid(x: Any, /) -> Tensor:
+    """The logistic function ``1 / (1 + exp(-x))``, without overflow for large ``|x|``."""
+    return elementwise_unary(P.sigmoid, x)
+
+
+# ---------------------------------------------------------------- comparison
+
+
+def equal(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 == x2`` element-wise -> bool."""
+    return elementwise_binary(P.equal, x1, x2)
+
+
+def not_equal(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 != x2`` element-wise -> bool."""
+    return elementwise_binary(P.not_equal, x1, x2)
+
+
+def less(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 < x2`` element-wise -> bool."""
+    return elementwise_binary(P.less, x1, x2)
+
+
+def less_equal(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 <= x2`` element-wise -> bool."""
+    return elementwise_binary(P.less_equal, x1, x2)
+
+
+def greater(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 > x2`` element-wise -> bool."""
+    return elementwise_binary(P.greater, x1, x2)
+
+
+def greater_equal(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 >= x2`` element-wise -> bool."""
+    return elementwise_binary(P.greater_equal, x1, x2)
+
+
+# ---------------------------------------------------------------- logical and bitwise
+
+
+def _truth(x: Any, op: str) -> Tensor:
+    t = as_tensor(x, op) if type(x) not in _PY_SCALARS else as_tensor(bool(x), op)
+    return t if t.dtype is D.bool_ else not_equal(t, 0)
+
+
+def logical_and(x1: Any, x2: Any, /) -> Tensor:
+    """Truth of ``x1 and x2`` element-wise (non-zero is true) -> bool."""
+    return elementwise_binary(P.bitwise_and, _truth(x1, "logical_and"), _truth(x2, "logical_and"))
+
+
+def logical_or(x1: Any, x2: Any, /) -> Tensor:
+    """Truth of ``x1 or x2`` element-wise -> bool."""
+    return elementwise_binary(P.bitwise_or, _truth(x1, "logical_or"), _truth(x2, "logical_or"))
+
+
+def logical_xor(x1: Any, x2: Any, /) -> Tensor:
+    """Truth of ``x1 != x2`` as booleans -> bool."""
+    return elementwise_binary(P.bitwise_xor, _truth(x1, "logical_xor"), _truth(x2, "logical_xor"))
+
+
+def logical_not(x: Any, /) -> Tensor:
+    """Truth of ``not x`` element-wise -> bool."""
+    return elementwise_unary(P.bitwise_invert, _truth(x, "logical_not"))
+
+
+def bitwise_and(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 & x2`` on integer or bool tensors."""
+    return elementwise_binary(P.bitwise_and, x1, x2)
+
+
+def bitwise_or(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 | x2`` on integer or bool tensors."""
+    return elementwise_binary(P.bitwise_or, x1, x2)
+
+
+def bitwise_xor(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 ^ x2`` on integer or bool tensors."""
+    return elementwise_binary(P.bitwise_xor, x1, x2)
+
+
+def bitwise_invert(x: Any, /) -> Tensor:
+    """``~x`` on integer or bool tensors (array API ``bitwise_invert``)."""
+    return elementwise_unary(P.bitwise_invert, x)
+
+
+bitwise_not = bitwise_invert
+
+
+# ---------------------------------------------------------------- where, clip, astype
+
+
+def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
+    """``x1`` where ``condition`` is true, else ``x2``, broadcasting all three (array API
+    ``where``; Nx ``select``). The branches promote together; Python scalars are weak.
+
+    >>> import numerix as nx
+    >>> nx.where(nx.tensor([True, False]), 1.0, nx.tensor([5.0, 6.0])).tolist()
+    [1.0, 6.0]
+    """
+    op = "where"
+    cond = _truth(condition, op) if type(condition) in _PY_SCALARS else as_tensor(condition, op)
+    if cond.dtype is not D.bool_:
+        raise DTypeError(
+            f"where: condition must be bool, got {cond.describe()}; compare it first, e.g. t != 0"
+        )
+    w1, w2 = type(x1) in _PY_SCALARS, type(x2) in _PY_SCALARS
+    if w1 and w2:
+        d = D.result_type(x1, x2)
+        backend, (cond,) = unify(op, cond)
+        a, b = scalar(x1, d, backend), scalar(x2, d, backend)
+    elif w1 or w2:
+        t = as_tensor(x2 if w1 else x1, op)
+        s = x1 if w1 else x2
+        d = D.weak_promote(t.dtype, s)
+        check_scalar_fits(op, s, d)
+        backend, (cond, t) = unify(op, cond, t)
+        st = scalar(s, d, backend)
+        t = cast(t, d)
+        a, b = (st, t) if w1 else (t, st)
+    else:
+        backend, (cond, a, b) = unify(op, cond, x1, x2)
+        d = D.promote_types(a.dtype, b.dtype, op)
+        a, b = cast(a, d), cast(b, d)
+    shape = broadcast_shapes(op, cond.shape, a.shape, b.shape)
+    return bind(P.select, new_out(shape, d, backend), cond, a, b)
+
+
+def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Limit values to ``[min, max]`` (array API ``clip``); the result keeps ``x``'s dtype.
+
+    >>> import numerix as nx
+    >>> nx.clip(nx.tensor([-2, 0, 9]), 0, 5).tolist()
+    [0, 0, 5]
+    """
+    t = as_tensor(x, "clip")
+    if t.dtype.kind in "bc":
+        raise DTypeError(f"clip: takes real numeric tensors, got {t.describe()}")
+    out = t
+    for bound, fn, name in ((min, maximum, "min"), (max, minimum, "max")):
+        if bound is None:
+            continue
+        if type(bound) is Tensor:
+            if D.PROMOTION_TABLE[(t.dtype, bound.dtype)] is not t.dtype:
+                raise DTypeError(
+                    f"clip: {name} {bound.describe()} would change the dtype of {t.describe()}; "
+                    f"cast it with astype({t.dtype.name})"
+                )
+        elif type(bound) in _PY_SCALARS:
+            if type(bound) is float and t.dtype.kind in "iu":
+                raise DTypeError(
+                    f"clip: float bound {bound!r} for integer tensor {t.describe()}; give an int"
+                )
+        out = fn(out, bound)
+    return out if out.shape == t.shape else _broadcast_back(out, t)
+
+
+def _broadcast_back(out: Tensor, t: Tensor) -> Tensor:
+    # clip's result keeps x's shape; a bound that broadcasts x to a larger shape is an error
+    from numerix.errors import ShapeError
+
+    raise ShapeError(
+        f"clip: bounds broadcast {t.describe()} to shape {out.shape}; bounds must broadcast to x's "
+        f"shape"
+    )
+
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Tensor:
+    """``x`` converted to ``dtype`` (array API ``astype``; numpy casting: floats to ints
+    truncate toward zero, complex to real is refused)."""
+    t = as_tensor(x, "astype")
+    d = D.as_dtype(dtype, "astype")
+    if t.dtype.kind == "c" and d.kind != "c":
+        raise DTypeError(
+            f"astype: casting complex {t.describe()} to {d} would drop the imaginary part; take "
+            f"numerix.real(x) first"
+        )
+    if d is t.dtype:
+        if copy:
+            from numerix.ops.transfer import backend_copy
+
+            return backend_copy(t)
+        return t
+    return bind(P.as_type, new_out(t.shape, d, t.backend), t)
+

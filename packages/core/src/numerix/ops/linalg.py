@@ -1,0 +1,156 @@
+"""Products: dot, matmul, tensordot, outer, vecdot, on the ``dot`` primitive."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from numerix import dtypes as D
+from numerix._shapes import broadcast_shapes, normalize_axis
+from numerix.errors import DTypeError, ShapeError
+from numerix.ops._core import bind, cast, new_out, unify
+from numerix.primitives import linalg as P
+from numerix.tensor import Tensor
+
+__all__ = ["dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"]
+
+
+def _operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    backend, (x, y) = unify(op, a, b)
+    d = D.promote_types(x.dtype, y.dtype, op)
+    if d.kind == "b":
+        raise DTypeError(
+            f"{op}: bool tensors have no product ({x.describe()}, {y.describe()}); cast them with "
+            f"astype(numerix.int64) or astype(numerix.float32)"
+        )
+    return cast(x, d), cast(y, d)
+
+
+def dot_general(x: Any, y: Any, contract: tuple[Sequence[int], Sequence[int]],
+                batch: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Tensor:
+    """Contract axes ``contract[0]`` of ``x`` with ``contract[1]`` of ``y``, batching over
+    ``batch`` (Nx ``dot/6``, XLA ``DotGeneral``). Output axes: batch, free of x, free of y."""
+    op = "dot_general"
+    x, y = _operands(op, x, y)
+    cx = tuple(normalize_axis(op, a, x.ndim, x.shape) for a in contract[0])
+    cy = tuple(normalize_axis(op, a, y.ndim, y.shape) for a in contract[1])
+    bx = tuple(normalize_axis(op, a, x.ndim, x.shape) for a in batch[0])
+    by = tuple(normalize_axis(op, a, y.ndim, y.shape) for a in batch[1])
+    if len(cx) != len(cy) or len(bx) != len(by):
+        raise ShapeError(f"{op}: contracting/batch axes must pair up, got {contract} and {batch}")
+    if len(set(cx + bx)) != len(cx + bx) or len(set(cy + by)) != len(cy + by):
+        raise ShapeError(f"{op}: an axis is listed twice in {contract} / {batch}")
+    for a, b in zip(cx, cy):
+        if x.shape[a] != y.shape[b]:
+            raise ShapeError(
+                f"{op}: cannot contract axis {a} of {x.describe()} with axis {b} of "
+                f"{y.describe()}: sizes {x.shape[a]} and {y.shape[b]} differ"
+            )
+    for a, b in zip(bx, by):
+        if x.shape[a] != y.shape[b]:
+            raise ShapeError(
+                f"{op}: batch axis {a} of {x.describe()} and axis {b} of {y.describe()} differ"
+            )
+    shape = P.dot_shape_rule(x.shape, y.shape, contract_x=cx, batch_x=bx, contract_y=cy, batch_y=by)
+    return bind(P.dot, new_out(shape, x.dtype, x.backend), x, y,
+                contract_x=cx, batch_x=bx, contract_y=cy, batch_y=by)  # fmt: skip
+
+
+def dot(a: Any, b: Any, /) -> Tensor:
+    """numpy ``dot``: scalars multiply; 1-d·1-d is the inner product; otherwise the last
+    axis of ``a`` contracts with the second-to-last of ``b`` (the last, if ``b`` is 1-d).
+
+    >>> import numerix as nx
+    >>> nx.dot(nx.tensor([[1, 2], [3, 4]]), nx.tensor([1, 1])).tolist()
+    [3, 7]
+
+    Mismatched sizes raise::
+
+        nx.dot(nx.ones((2, 3)), nx.ones((2, 3)))  # ShapeError: dot_general: cannot contract ...
+    """
+    x, y = _operands("dot", a, b)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    cy = 0 if y.ndim == 1 else y.ndim - 2
+    _check_contract("dot", x, x.ndim - 1, y, cy)
+    return dot_general(x, y, ((x.ndim - 1,), (cy,)))
+
+
+def _check_contract(op: str, x: Tensor, ax: int, y: Tensor, ay: int) -> None:
+    if x.shape[ax] != y.shape[ay]:
+        raise ShapeError(
+            f"{op}: shapes {x.shape} and {y.shape} are not aligned: {x.describe()} axis {ax} "
+            f"(size {x.shape[ax]}) must equal {y.describe()} axis {ay} (size {y.shape[ay]})"
+        )
+
+
+def matmul(x1: Any, x2: Any, /) -> Tensor:
+    """Matrix product with broadcast batch axes (array API ``matmul``, the ``@`` operator).
+    1-d operands are treated as a row / column vector and the added axis removed."""
+    from numerix.ops.shape import broadcast_to, reshape
+
+    x, y = _operands("matmul", x1, x2)
+    if x.ndim == 0 or y.ndim == 0:
+        raise ShapeError(
+            f"matmul: operands must be at least 1-d, got {x.describe()} and {y.describe()}; use "
+            f"multiply for scalars"
+        )
+    xv, yv = x.ndim == 1, y.ndim == 1
+    if xv:
+        x = reshape(x, (1, x.shape[0]))
+    if yv:
+        y = reshape(y, (y.shape[0], 1))
+    _check_contract("matmul", x, x.ndim - 1, y, y.ndim - 2)
+    batch = broadcast_shapes("matmul", x.shape[:-2], y.shape[:-2])
+    if x.shape[:-2] != batch:
+        x = broadcast_to(x, batch + x.shape[-2:])
+    if y.shape[:-2] != batch:
+        y = broadcast_to(y, batch + y.shape[-2:])
+    nb = len(batch)
+    r = dot_general(x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
+    if xv and yv:
+        return reshape(r, batch)
+    if xv:
+        return reshape(r, batch + (r.shape[-1],))
+    if yv:
+        return reshape(r, batch + (r.shape[-2],))
+    return r
+
+
+def tensordot(x1: Any, x2: Any, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Tensor:
+    """Contract the last ``axes`` axes of ``x1`` with the first of ``x2``, or the explicit
+    pairs ``(axes_x1, axes_x2)`` (array API ``tensordot``)."""
+    x, y = _operands("tensordot", x1, x2)
+    if isinstance(axes, int) and not isinstance(axes, bool):
+        if axes < 0 or axes > x.ndim or axes > y.ndim:
+            raise ShapeError(f"tensordot: axes={axes} out of range for {x.describe()}, {y.describe()}")
+        ax = tuple(range(x.ndim - axes, x.ndim))
+        ay = tuple(range(axes))
+    else:
+        try:
+            a0, a1 = axes  # type: ignore[misc]
+        except (TypeError, ValueError):
+            raise ShapeError(f"tensordot: axes must be an int or a pair of sequences, got {axes!r}") from None
+        ax = (a0,) if isinstance(a0, int) else tuple(a0)
+        ay = (a1,) if isinstance(a1, int) else tuple(a1)
+    return dot_general(x, y, (ax, ay))
+
+
+def outer(x1: Any, x2: Any, /) -> Tensor:
+    """Outer product of two 1-d tensors."""
+    x, y = _operands("outer", x1, x2)
+    if x.ndim != 1 or y.ndim != 1:
+        raise ShapeError(f"outer: takes 1-d tensors, got {x.describe()} and {y.describe()}")
+    return dot_general(x, y, ((), ()))
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
+    """Dot product along ``axis`` with broadcasting (array API ``vecdot``; conjugates x1)."""
+    from numerix.ops.reduction import sum as _sum
+    from numerix.ops.shape import broadcast_arrays
+
+    x, y = _operands("vecdot", x1, x2)
+    if x.dtype.kind == "c":
+        raise DTypeError("vecdot: complex inputs arrive with conj in the complete contract")
+    xb, yb = broadcast_arrays(x, y)
+    return _sum(xb * yb, axis=axis)

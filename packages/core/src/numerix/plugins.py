@@ -1,0 +1,271 @@
+"""Plugin discovery, backend entries and backend instances.
+
+Plugins are found through the entry-point group ``numerix.plugins`` and can also be
+registered at run time with :func:`register_backend`. Each entry point is loaded on
+its own, so one broken plugin is listed (``numerix info``) instead of breaking
+``import numerix`` or the other plugins.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from numerix.backend import Backend
+from numerix.errors import BackendNotFoundError, PluginError
+from numerix.primitives._registry import CONTRACT_VERSION
+
+__all__ = [
+    "BackendEntry",
+    "BrokenPlugin",
+    "register_backend",
+    "unregister_backend",
+    "get_backend",
+    "backend_entries",
+    "broken_plugins",
+    "ENTRY_POINT_GROUP",
+]
+
+ENTRY_POINT_GROUP = "numerix.plugins"
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """What a plugin declares about one backend, without importing it.
+
+    :param name: the backend name users select (``"xla"``).
+    :param target: ``"module:Class"`` of the :class:`~numerix.backend.Backend` subclass,
+        or the class itself (runtime registration).
+    :param contract: the backend-contract version the plugin was built for.
+    :param description: one line for ``numerix info``.
+    """
+
+    name: str
+    target: Any
+    contract: int = CONTRACT_VERSION
+    description: str = ""
+    distribution: str | None = field(default=None, compare=False)
+    version: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """A plugin that failed to load, and why."""
+
+    name: str
+    distribution: str | None
+    reason: str
+
+
+class _Registry:
+    def __init__(self) -> None:
+        self.entries: dict[str, BackendEntry] = {}
+        self.shadowed: list[tuple[BackendEntry, BackendEntry]] = []
+        self.broken: list[BrokenPlugin] = []
+        self.classes: dict[str, type[Backend]] = {}
+        self.instances: dict[tuple[str, tuple[tuple[str, Any], ...]], Backend] = {}
+        self.plugins: list[tuple[str, str | None, str | None]] = []
+        self.discovered = False
+        self.lock = threading.RLock()
+
+    def discover(self) -> None:
+        with self.lock:
+            if self.discovered:
+                return
+            self.discovered = True
+            import pluggy
+            from importlib.metadata import entry_points
+
+            from numerix import hookspecs
+
+            pm = pluggy.PluginManager("numerix")
+            pm.add_hookspecs(hookspecs)
+            for ep in entry_points(group=ENTRY_POINT_GROUP):
+                dist = getattr(ep, "dist", None)
+                dname = dist.name if dist is not None else None
+                dver = dist.version if dist is not None else None
+                try:
+                    obj = ep.load()
+                    pm.register(obj, name=ep.name)
+                    impls = pm.hook.numerix_backends.get_hookimpls()
+                    mine = [h for h in impls if h.plugin is obj]
+                    found: list[BackendEntry] = []
+                    for h in mine:
+                        found.extend(h.function() or [])
+                except Exception as e:  # noqa: BLE001 - a broken plugin must not break numerix
+                    self.broken.append(BrokenPlugin(ep.name, dname, f"{type(e).__name__}: {e}"))
+                    continue
+                self.plugins.append((ep.name, dname, dver))
+                for entry in found:
+                    entry = BackendEntry(
+                        entry.name, entry.target, entry.contract, entry.description, dname, dver
+                    )
+                    self._add(entry)
+
+    def _add(self, entry: BackendEntry) -> None:
+        if entry.contract != CONTRACT_VERSION:
+            self.broken.append(
+                BrokenPlugin(
+                    entry.name,
+                    entry.distribution,
+                    f"built for backend contract {entry.contract}, this numerix implements "
+                    f"contract {CONTRACT_VERSION}; install a release of "
+                    f"{entry.distribution or 'the plugin'} made for this numerix",
+                )
+            )
+            return
+        old = self.entries.get(entry.name)
+        if old is not None and old.target != entry.target:
+            self.shadowed.append((old, entry))
+            warnings.warn(
+                f"two plugins provide backend {entry.name!r}: {old.distribution or old.target} and "
+                f"{entry.distribution or entry.target}; using the first. Uninstall one of them.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            return
+        self.entries[entry.name] = entry
+
+
+_REG = _Registry()
+
+
+def register_backend(name: str, cls: type[Backend] | str, *, description: str = "",
+                     contract: int = CONTRACT_VERSION, replace: bool = False) -> None:
+    """Register a backend at run time (tests, notebooks).
+
+    :param cls: the :class:`~numerix.backend.Backend` subclass or its ``"module:Class"``.
+    :param replace: replace an existing backend of that name instead of raising.
+    """
+    _REG.discover()
+    with _REG.lock:
+        if name in _REG.entries and not replace:
+            raise PluginError(
+                f"register_backend: backend {name!r} is already registered by "
+                f"{_REG.entries[name].distribution or 'a runtime registration'}; pass replace=True"
+            )
+        _drop(name)
+        entry = BackendEntry(name, cls, contract, description, None, None)
+        before = len(_REG.broken)
+        _REG._add(entry)
+        if len(_REG.broken) > before:
+            raise PluginError(f"register_backend: backend {name!r}: {_REG.broken.pop().reason}")
+
+
+def unregister_backend(name: str) -> None:
+    """Remove a backend registered at run time (and its cached instances)."""
+    with _REG.lock:
+        _REG.entries.pop(name, None)
+        _drop(name)
+
+
+def _drop(name: str) -> None:
+    _REG.classes.pop(name, None)
+    for key in [k for k in _REG.instances if k[0] == name]:
+        del _REG.instances[key]
+
+
+def backend_entries() -> dict[str, BackendEntry]:
+    """Every backend the installed plugins provide, by name."""
+    _REG.discover()
+    return dict(_REG.entries)
+
+
+def broken_plugins() -> list[BrokenPlugin]:
+    """Plugins that failed to load, with the reason."""
+    _REG.discover()
+    return list(_REG.broken)
+
+
+def loaded_plugins() -> list[tuple[str, str | None, str | None]]:
+    """``(entry point, distribution, version)`` of each plugin that loaded."""
+    _REG.discover()
+    return list(_REG.plugins)
+
+
+def backend_class(name: str, op: str = "get_backend") -> type[Backend]:
+    """The Backend subclass registered as ``name``, importing it on first use."""
+    cls = _REG.classes.get(name)
+    if cls is not None:
+        return cls
+    _REG.discover()
+    entry = _REG.entries.get(name)
+    if entry is None:
+        raise _not_found(name, op)
+    target = entry.target
+    if isinstance(target, str):
+        mod, _, attr = target.partition(":")
+        try:
+            cls = getattr(importlib.import_module(mod), attr)
+        except Exception as e:  # noqa: BLE001
+            raise PluginError(
+                f"{op}: backend {name!r} (from {entry.distribution or mod}) failed to load: "
+                f"{type(e).__name__}: {e}. Reinstall it, or pick another backend."
+            ) from e
+    else:
+        cls = target
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise PluginError(f"{op}: backend {name!r} target {target!r} is not a numerix Backend class")
+    _REG.classes[name] = cls
+    return cls
+
+
+def _not_found(name: str, op: str) -> BackendNotFoundError:
+    installed = sorted(_REG.entries)
+    broken = [b for b in _REG.broken if b.name == name]
+    msg = f"{op}: no backend named {name!r}; installed backends: {', '.join(installed) or 'none'}"
+    if broken:
+        msg += f". The plugin providing it is broken: {broken[0].reason}"
+    else:
+        hint = {"xla": "numerix-xla", "torch": "numerix-torch"}.get(name)
+        if hint:
+            msg += f". Install it with: pip install {hint}"
+    return BackendNotFoundError(msg)
+
+
+def get_backend(name: str, **options: Any) -> Backend:
+    """The backend instance ``name`` with ``options`` (instances are cached singletons)."""
+    key = (name, tuple(sorted(options.items())))
+    try:
+        return _REG.instances[key]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable option value
+        raise PluginError(f"get_backend: options of {name!r} must be hashable, got {options!r}") from None
+    cls = backend_class(name)
+    be = cls(**options)
+    with _REG.lock:
+        # canonical instance: options with defaults filled in
+        canon = _REG.instances.setdefault(be._key, be)
+        _REG.instances[key] = canon
+    return canon
+
+
+def parse_spec(spec: Any, op: str = "backend") -> tuple[str, dict[str, Any]]:
+    """``"xla:cuda:1"``, ``("xla", {"client": "cuda"})`` or ``"binary"`` → (name, options)."""
+    if isinstance(spec, str):
+        name, *fields = spec.split(":")
+        if not fields:
+            return name, {}
+        cls = backend_class(name, op)
+        if len(fields) > len(cls.spec_fields):
+            raise BackendNotFoundError(
+                f"{op}: {spec!r} has {len(fields)} fields after the name, backend {name!r} takes "
+                f"at most {len(cls.spec_fields)} ({':'.join(cls.spec_fields) or 'none'})"
+            )
+        opts: dict[str, Any] = {}
+        for f, v in zip(cls.spec_fields, fields):
+            opts[f] = int(v) if v.isdigit() else v
+        return name, opts
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(
+        spec[1], Mapping
+    ):
+        return spec[0], dict(spec[1])
+    raise BackendNotFoundError(
+        f"{op}: cannot read {spec!r} as a backend; use a name ('binary'), a 'name:device' string "
+        f"('xla:cuda:1'), a (name, options) tuple or a Backend instance"
+    )

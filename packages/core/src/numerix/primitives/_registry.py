@@ -1,0 +1,98 @@
+"""The registry of primitives: the backend contract, declared once.
+
+A primitive is what a backend implements: a method ``backend.<name>(out, *inputs,
+**params)`` that fills ``out`` (a tensor whose shape, dtype and backend the core has
+already inferred) and returns it. Each primitive is declared here once, with its
+parameters, its shape rule and its dtype rule side by side (and, when grad lands,
+its derivative rule), so that the public ops, the tracing backend, the contract
+documentation and the conformance kit all read the same declaration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Primitive", "PrimitiveRegistry", "REGISTRY", "CONTRACT_VERSION"]
+
+#: The version of the backend contract this core implements. A plugin declares the
+#: contract version it was built for; the core refuses any other major version.
+CONTRACT_VERSION = 1
+
+
+@dataclass(frozen=True, eq=False)
+class Primitive:
+    """One primitive of the backend contract.
+
+    :param name: the backend method that implements it.
+    :param family: the op family (``creation``, ``elementwise``, ``reduction``, ...).
+    :param inputs: names of the tensor inputs, in order (``*name`` for a sequence).
+    :param params: names of the static parameters, passed as keywords.
+    :param shape_rule: ``(*input_shapes, **params) -> out_shape``.
+    :param dtype_rule: ``(*input_dtypes, **params) -> out_dtype``.
+    :param vjp: the derivative rule (reverse mode); filled in by grad.
+    :param doc: one line for the contract page.
+    """
+
+    name: str
+    family: str
+    inputs: tuple[str, ...]
+    params: tuple[str, ...]
+    shape_rule: Callable[..., tuple[int, ...]] | None
+    dtype_rule: Callable[..., Any] | None
+    doc: str
+    vjp: Callable[..., Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.name}>"
+
+
+class PrimitiveRegistry:
+    """An explicit registry object: primitives are declared into it by name."""
+
+    def __init__(self) -> None:
+        self._prims: dict[str, Primitive] = {}
+
+    def declare(
+        self,
+        name: str,
+        family: str,
+        *,
+        inputs: tuple[str, ...],
+        params: tuple[str, ...] = (),
+        shape_rule: Callable[..., tuple[int, ...]] | None = None,
+        dtype_rule: Callable[..., Any] | None = None,
+        doc: str,
+        **extra: Any,
+    ) -> Primitive:
+        if name in self._prims:
+            raise ValueError(f"primitive {name!r} is declared twice")
+        p = Primitive(name, family, inputs, params, shape_rule, dtype_rule, doc, extra=extra)
+        self._prims[name] = p
+        return p
+
+    def __getitem__(self, name: str) -> Primitive:
+        return self._prims[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._prims
+
+    def __iter__(self) -> Iterator[Primitive]:
+        return iter(self._prims.values())
+
+    def __len__(self) -> int:
+        return len(self._prims)
+
+    def names(self) -> list[str]:
+        return list(self._prims)
+
+    def by_family(self) -> dict[str, list[Primitive]]:
+        out: dict[str, list[Primitive]] = {}
+        for p in self._prims.values():
+            out.setdefault(p.family, []).append(p)
+        return out
+
+
+REGISTRY = PrimitiveRegistry()

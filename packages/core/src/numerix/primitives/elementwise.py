@@ -1,0 +1,220 @@
+"""Element-wise primitives: unary, binary, select and as_type.
+
+Binary primitives receive two inputs of one *compute* dtype whose shapes broadcast
+to ``out.shape`` (the backend broadcasts, as numpy does); unary primitives receive
+one input of the compute dtype. The dtype rules are precomputed tables, one per
+category, so that the eager hot path is one dict lookup.
+"""
+
+from __future__ import annotations
+
+from numerix import dtypes as D
+from numerix._shapes import broadcast_shapes
+from numerix.dtypes import ALL_DTYPES, PROMOTION_TABLE, DType
+from numerix.primitives._registry import REGISTRY, Primitive
+
+# ---------------------------------------------------------------- dtype categories
+# Each category maps the promoted input dtype to (compute dtype, output dtype), or None
+# when the op refuses that dtype; `accepts` says what it takes, for the error message.
+
+_NUMERIC = "bool is refused (cast with astype)"
+
+
+def _table_numeric(d: DType) -> tuple[DType, DType] | None:
+    return None if d.kind == "b" else (d, d)
+
+
+def _table_real(d: DType) -> tuple[DType, DType] | None:
+    return (d, d) if d.kind in "iuf" else None
+
+
+def _table_real_or_bool(d: DType) -> tuple[DType, DType] | None:
+    return (d, d) if d.kind in "biuf" else None
+
+
+def _table_any(d: DType) -> tuple[DType, DType] | None:
+    return (d, d)
+
+
+def _table_inexact(d: DType) -> tuple[DType, DType] | None:
+    # integers and bool compute in the default float, as Nx and JAX do
+    if d.kind in "biu":
+        return (D.default_float(), D.default_float())
+    return (d, d)
+
+
+def _table_real_inexact(d: DType) -> tuple[DType, DType] | None:
+    if d.kind == "c":
+        return None
+    return _table_inexact(d)
+
+
+def _table_integer_or_bool(d: DType) -> tuple[DType, DType] | None:
+    return (d, d) if d.kind in "biu" else None
+
+
+def _table_integer(d: DType) -> tuple[DType, DType] | None:
+    return (d, d) if d.kind in "iu" else None
+
+
+def _table_compare(d: DType) -> tuple[DType, DType] | None:
+    return (d, D.bool_)
+
+
+def _table_order(d: DType) -> tuple[DType, DType] | None:
+    return None if d.kind == "c" else (d, D.bool_)
+
+
+def _table_abs(d: DType) -> tuple[DType, DType] | None:
+    if d.kind == "b":
+        return None
+    if d is D.complex64:
+        return (d, D.float32)
+    if d is D.complex128:
+        return (d, D.float64)
+    return (d, d)
+
+
+def _table_real_part(d: DType) -> tuple[DType, DType] | None:
+    if d is D.complex64:
+        return (d, D.float32)
+    if d is D.complex128:
+        return (d, D.float64)
+    return None
+
+
+_CATEGORY_ACCEPTS = {
+    _table_numeric: "numeric dtypes (not bool)",
+    _table_real: "real numeric dtypes (integer or floating, not bool or complex)",
+    _table_real_or_bool: "real dtypes (bool, integer or floating, not complex)",
+    _table_any: "any dtype",
+    _table_inexact: "numeric dtypes (integers compute in float32)",
+    _table_real_inexact: "real dtypes (integers compute in float32; not complex)",
+    _table_integer_or_bool: "integer or bool dtypes",
+    _table_integer: "integer dtypes",
+    _table_compare: "any dtype",
+    _table_order: "real dtypes (complex numbers have no order)",
+    _table_abs: "numeric dtypes (not bool)",
+    _table_real_part: "complex dtypes",
+}
+
+
+def _unary_table(cat) -> dict[DType, tuple[DType, DType] | None]:  # type: ignore[no-untyped-def]
+    return {d: cat(d) for d in ALL_DTYPES}
+
+
+def _binary_table(cat) -> dict[tuple[DType, DType], tuple[DType, DType] | None]:  # type: ignore[no-untyped-def]
+    t = {}
+    for (a, b), p in PROMOTION_TABLE.items():
+        t[(a, b)] = None if p is None else cat(p)
+    return t
+
+
+# ---------------------------------------------------------------- rules
+
+
+def elementwise_unary_shape_rule(x: tuple[int, ...]) -> tuple[int, ...]:
+    return x
+
+
+def elementwise_binary_shape_rule(x1: tuple[int, ...], x2: tuple[int, ...], op: str = "binary") -> tuple[int, ...]:
+    return broadcast_shapes(op, x1, x2)
+
+
+def _unary(name: str, cat, doc: str) -> Primitive:  # type: ignore[no-untyped-def]
+    table = _unary_table(cat)
+
+    def dtype_rule(x: DType) -> DType:
+        r = table[x]
+        if r is None:
+            raise D.DTypeError(f"{name}: unsupported dtype {x}")
+        return r[1]
+
+    return REGISTRY.declare(
+        name, "elementwise", inputs=("x",), shape_rule=elementwise_unary_shape_rule,
+        dtype_rule=dtype_rule, doc=doc, table=table, accepts=_CATEGORY_ACCEPTS[cat], arity=1,
+    )  # fmt: skip
+
+
+def _binary(name: str, cat, doc: str) -> Primitive:  # type: ignore[no-untyped-def]
+    table = _binary_table(cat)
+
+    def dtype_rule(x1: DType, x2: DType) -> DType:
+        r = table[(x1, x2)]
+        if r is None:
+            raise D.DTypeError(f"{name}: unsupported dtypes {x1} and {x2}")
+        return r[1]
+
+    return REGISTRY.declare(
+        name, "elementwise", inputs=("x1", "x2"), shape_rule=elementwise_binary_shape_rule,
+        dtype_rule=dtype_rule, doc=doc, table=table, accepts=_CATEGORY_ACCEPTS[cat],
+        unary_table=_unary_table(cat), arity=2,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------- unary
+negative = _unary("negative", _table_numeric, "-x (integers wrap around)")
+abs = _unary("abs", _table_abs, "|x|; complex gives the real magnitude")
+sign = _unary("sign", _table_numeric, "-1, 0 or 1 (x/|x| for complex)")
+floor = _unary("floor", _table_real, "largest integer <= x; integers unchanged")
+ceil = _unary("ceil", _table_real, "smallest integer >= x; integers unchanged")
+round = _unary("round", _table_numeric, "round half to even; integers unchanged")
+exp = _unary("exp", _table_inexact, "e**x")
+log = _unary("log", _table_inexact, "natural logarithm")
+sqrt = _unary("sqrt", _table_inexact, "square root")
+tanh = _unary("tanh", _table_inexact, "hyperbolic tangent")
+sigmoid = _unary("sigmoid", _table_real_inexact, "1 / (1 + exp(-x)), computed without overflow")
+bitwise_invert = _unary("bitwise_invert", _table_integer_or_bool, "~x (logical not on bool)")
+
+# ---------------------------------------------------------------- binary
+add = _binary("add", _table_numeric, "x1 + x2 (integers wrap around)")
+subtract = _binary("subtract", _table_numeric, "x1 - x2 (integers wrap around)")
+multiply = _binary("multiply", _table_numeric, "x1 * x2 (integers wrap around)")
+divide = _binary("divide", _table_inexact, "true division; integers compute in float32")
+floor_divide = _binary("floor_divide", _table_real, "floor(x1 / x2); integer division by 0 gives 0")
+remainder = _binary("remainder", _table_real, "x1 - floor(x1/x2)*x2, the sign of x2 (numpy)")
+pow = _binary("pow", _table_numeric, "x1 ** x2")
+maximum = _binary("maximum", _table_real, "element-wise max; NaN propagates")
+minimum = _binary("minimum", _table_real, "element-wise min; NaN propagates")
+bitwise_and = _binary("bitwise_and", _table_integer_or_bool, "x1 & x2")
+bitwise_or = _binary("bitwise_or", _table_integer_or_bool, "x1 | x2")
+bitwise_xor = _binary("bitwise_xor", _table_integer_or_bool, "x1 ^ x2")
+equal = _binary("equal", _table_compare, "x1 == x2 -> bool")
+not_equal = _binary("not_equal", _table_compare, "x1 != x2 -> bool")
+less = _binary("less", _table_order, "x1 < x2 -> bool")
+less_equal = _binary("less_equal", _table_order, "x1 <= x2 -> bool")
+greater = _binary("greater", _table_order, "x1 > x2 -> bool")
+greater_equal = _binary("greater_equal", _table_order, "x1 >= x2 -> bool")
+
+
+# ---------------------------------------------------------------- select, as_type
+
+
+def select_shape_rule(pred: tuple[int, ...], on_true: tuple[int, ...], on_false: tuple[int, ...]) -> tuple[int, ...]:
+    return broadcast_shapes("where", pred, on_true, on_false)
+
+
+def select_dtype_rule(pred: DType, on_true: DType, on_false: DType) -> DType:
+    return D.promote_types(on_true, on_false, "where")
+
+
+select = REGISTRY.declare(
+    "select", "elementwise", inputs=("pred", "on_true", "on_false"),
+    shape_rule=select_shape_rule, dtype_rule=select_dtype_rule,
+    doc="on_true where pred else on_false; pred is bool, branches share out.dtype, all broadcast",
+)  # fmt: skip
+
+
+def as_type_shape_rule(x: tuple[int, ...], *, dtype: DType) -> tuple[int, ...]:
+    return x
+
+
+def as_type_dtype_rule(x: DType, *, dtype: DType) -> DType:
+    return dtype
+
+
+as_type = REGISTRY.declare(
+    "as_type", "elementwise", inputs=("x",), shape_rule=as_type_shape_rule,
+    dtype_rule=as_type_dtype_rule,
+    doc="convert to out.dtype with numpy casting (floats to ints truncate toward zero)",
+)  # fmt: skip

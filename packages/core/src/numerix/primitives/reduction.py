@@ -1,0 +1,75 @@
+"""Reductions over axes. The core normalises ``axes`` to a sorted tuple of
+non-negative ints and checks empty reductions of ops without an identity."""
+
+from __future__ import annotations
+
+from numerix import dtypes as D
+from numerix.dtypes import DType
+from numerix.errors import DTypeError
+from numerix.primitives._registry import REGISTRY
+
+
+def reduce_shape_rule(x: tuple[int, ...], *, axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(x))
+    return tuple(d for i, d in enumerate(x) if i not in axes)
+
+
+def sum_dtype_rule(x: DType) -> DType:
+    # array API: integers accumulate in the default integer of their signedness
+    if x.kind in "bi":
+        return D.int64
+    if x.kind == "u":
+        return D.uint64
+    return x
+
+
+def minmax_dtype_rule(x: DType) -> DType:
+    if x.kind == "c":
+        raise DTypeError("max/min: complex numbers have no order")
+    return x
+
+
+def bool_dtype_rule(x: DType) -> DType:
+    return D.bool_
+
+
+def arg_dtype_rule(x: DType) -> DType:
+    if x.kind == "c":
+        raise DTypeError("argmax/argmin: complex numbers have no order")
+    return D.int64
+
+
+def _reduce(name: str, dtype_rule, identity: bool, doc: str):  # type: ignore[no-untyped-def]
+    return REGISTRY.declare(
+        name, "reduction", inputs=("x",), params=("axes", "keepdims"),
+        shape_rule=reduce_shape_rule, dtype_rule=dtype_rule, doc=doc, identity=identity,
+    )  # fmt: skip
+
+
+sum = _reduce("sum", sum_dtype_rule, True, "sum over axes; x arrives in out.dtype")
+prod = _reduce("prod", sum_dtype_rule, True, "product over axes; x arrives in out.dtype")
+max = _reduce("max", minmax_dtype_rule, False, "maximum over axes (NaN propagates)")
+min = _reduce("min", minmax_dtype_rule, False, "minimum over axes (NaN propagates)")
+all = _reduce("all", bool_dtype_rule, True, "logical and over axes -> bool")
+any = _reduce("any", bool_dtype_rule, True, "logical or over axes -> bool")
+
+
+def arg_shape_rule(x: tuple[int, ...], *, axis: int | None, keepdims: bool) -> tuple[int, ...]:
+    if axis is None:
+        return (1,) * len(x) if keepdims else ()
+    return reduce_shape_rule(x, axes=(axis,), keepdims=keepdims)
+
+
+argmax = REGISTRY.declare(
+    "argmax", "reduction", inputs=("x",), params=("axis", "keepdims"),
+    shape_rule=arg_shape_rule, dtype_rule=arg_dtype_rule,
+    doc="index of the first maximum along axis (None: of the flattened tensor) -> int64; "
+        "NaN counts as the maximum",
+)  # fmt: skip
+argmin = REGISTRY.declare(
+    "argmin", "reduction", inputs=("x",), params=("axis", "keepdims"),
+    shape_rule=arg_shape_rule, dtype_rule=arg_dtype_rule,
+    doc="index of the first minimum along axis (None: of the flattened tensor) -> int64; "
+        "NaN counts as the minimum",
+)  # fmt: skip

@@ -1,0 +1,380 @@
+"""The Tensor: data of some backend, with its shape and dtype."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+
+if TYPE_CHECKING:
+    from numerix.backend import Backend
+    from numerix.dtypes import DType
+
+__all__ = ["Tensor"]
+
+_REPR_LIMIT = 100  # elements shown before abbreviating
+
+
+class Tensor:
+    """An n-dimensional tensor held by a backend.
+
+    Create tensors with :func:`numerix.tensor` and the creation functions rather than
+    with this class. ``data`` is the backend's native array (``numpy.ndarray`` on
+    ``binary``); ``shape``, ``dtype`` and ``backend`` are always set.
+    """
+
+    __slots__ = ("data", "shape", "dtype", "backend", "__weakref__")
+    __array_priority__ = 1000  # numpy defers its operators to ours
+
+    data: Any
+    shape: tuple[int, ...]
+    dtype: DType
+    backend: Backend
+
+    def __init__(self, data: Any, shape: tuple[int, ...], dtype: DType, backend: Backend) -> None:
+        self.data = data
+        self.shape = shape
+        self.dtype = dtype
+        self.backend = backend
+
+    # ------------------------------------------------------------ attributes
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def device(self) -> str:
+        """The device the data lives on, as the backend names it (``cpu``, ``cuda:0``)."""
+        return self.backend.device
+
+    @property
+    def T(self) -> Tensor:
+        """The transpose of a 2-d tensor (array API ``.T``)."""
+        return _ops.matrix_transpose_T(self)
+
+    @property
+    def mT(self) -> Tensor:
+        """The transpose of the last two axes (array API ``.mT``)."""
+        return _ops.matrix_transpose(self)
+
+    def describe(self) -> str:
+        """``f32[2][3] binary(cpu)``: dtype, shape, backend and device."""
+        dims = "".join(f"[{d}]" for d in self.shape)
+        return f"{self.dtype.short}{dims} {self.backend!r}"
+
+    # ------------------------------------------------------------ conversion
+    def to_numpy(self) -> np.ndarray:
+        """The values as a numpy array (a copy unless the backend holds host memory)."""
+        _ops.check_concrete(self, "to_numpy")
+        return self.backend.to_numpy(self)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        a = self.to_numpy()
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        if copy:
+            return a.copy()
+        return a
+
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists of Python scalars."""
+        _ops.check_concrete(self, "tolist")
+        a = self.backend.to_numpy(self)
+        if self.dtype.name == "bfloat16":
+            a = a.astype(np.float32)
+        return a.tolist()
+
+    def item(self) -> bool | int | float | complex:
+        """The value of a one-element tensor as a Python scalar."""
+        _ops.check_concrete(self, "item")
+        if self.size != 1:
+            raise _ops.ShapeError(
+                f"item: only a tensor of one element converts to a Python scalar, got {self.describe()}"
+            )
+        a = self.backend.to_numpy(self)
+        if self.dtype.name == "bfloat16":
+            a = a.astype(np.float32)
+        return a.reshape(()).item()
+
+    def to_binary(self) -> bytes:
+        """The raw bytes of the values, C order, native byte order (as ``Nx.to_binary``)."""
+        return _ops.to_binary(self)
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        _ops.check_concrete(self, "__dlpack__")
+        return self.backend.to_dlpack(self, *args, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.backend.dlpack_device(self)
+
+    def astype(self, dtype: Any, copy: bool = True) -> Tensor:
+        """A tensor of the same values in ``dtype`` (numpy casting rules)."""
+        return _ops.astype(self, dtype, copy=copy)
+
+    def to(self, backend: Any, **options: Any) -> Tensor:
+        """Shorthand for :func:`numerix.backend_transfer`."""
+        return _ops.backend_transfer(self, backend, **options)
+
+    # ------------------------------------------------------------ Python protocol
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError(f"len() of a 0-d tensor ({self.describe()}); it has no first axis")
+        return self.shape[0]
+
+    def __iter__(self) -> Any:
+        if not self.shape:
+            raise TypeError(f"iteration over a 0-d tensor ({self.describe()})")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        _ops.check_concrete(self, "bool")
+        if self.size != 1:
+            raise _ops.ShapeError(
+                f"bool: the truth value of a tensor with {self.size} elements ({self.describe()}) "
+                f"is ambiguous; use numerix.any(t) or numerix.all(t)"
+            )
+        return bool(self.item())
+
+    def __int__(self) -> int:
+        _ops.check_concrete(self, "int")
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        _ops.check_concrete(self, "float")
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        _ops.check_concrete(self, "complex")
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError(
+                f"only integer tensors can be used as an index, got {self.describe()}"
+            )
+        return int(self._scalar("index"))
+
+    def _scalar(self, op: str) -> Any:
+        if self.size != 1:
+            raise _ops.ShapeError(
+                f"{op}: only a tensor of one element converts to a Python scalar, got {self.describe()}"
+            )
+        return self.item()
+
+    def __repr__(self) -> str:
+        head = f"Tensor<{self.describe()}>"
+        if not _ops.is_concrete(self):
+            return f"{head}\n  {self.data!r}"
+        a = self.backend.to_numpy(self)
+        if self.dtype.name == "bfloat16":
+            a = a.astype(np.float32)
+        body = np.array2string(
+            a, threshold=_REPR_LIMIT, edgeitems=3, separator=", ", prefix="  "
+        )
+        return f"{head}\n  {body}"
+
+    __str__ = __repr__
+
+    def __hash__(self) -> int:  # tensors compare element-wise, so they are not hashable
+        raise TypeError("Tensor is unhashable: == compares element-wise")
+
+    def __copy__(self) -> Tensor:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Tensor:
+        return _ops.backend_copy(self)
+
+    def __getstate__(self) -> Any:
+        return (self.to_numpy(), self.dtype.name, self.backend)
+
+    def __setstate__(self, state: Any) -> None:
+        a, dtype_name, backend = state
+        from numerix import dtypes
+
+        t = _ops.tensor(a, dtype=dtypes.as_dtype(dtype_name), backend=backend)
+        self.data, self.shape, self.dtype, self.backend = t.data, t.shape, t.dtype, t.backend
+
+    # ------------------------------------------------------------ operators
+    def __add__(self, o: Any) -> Tensor:
+        return _ops.add(self, o)
+
+    def __radd__(self, o: Any) -> Tensor:
+        return _ops.add(o, self)
+
+    def __sub__(self, o: Any) -> Tensor:
+        return _ops.subtract(self, o)
+
+    def __rsub__(self, o: Any) -> Tensor:
+        return _ops.subtract(o, self)
+
+    def __mul__(self, o: Any) -> Tensor:
+        return _ops.multiply(self, o)
+
+    def __rmul__(self, o: Any) -> Tensor:
+        return _ops.multiply(o, self)
+
+    def __truediv__(self, o: Any) -> Tensor:
+        return _ops.divide(self, o)
+
+    def __rtruediv__(self, o: Any) -> Tensor:
+        return _ops.divide(o, self)
+
+    def __floordiv__(self, o: Any) -> Tensor:
+        return _ops.floor_divide(self, o)
+
+    def __rfloordiv__(self, o: Any) -> Tensor:
+        return _ops.floor_divide(o, self)
+
+    def __mod__(self, o: Any) -> Tensor:
+        return _ops.remainder(self, o)
+
+    def __rmod__(self, o: Any) -> Tensor:
+        return _ops.remainder(o, self)
+
+    def __pow__(self, o: Any) -> Tensor:
+        return _ops.pow(self, o)
+
+    def __rpow__(self, o: Any) -> Tensor:
+        return _ops.pow(o, self)
+
+    def __matmul__(self, o: Any) -> Tensor:
+        return _ops.matmul(self, o)
+
+    def __rmatmul__(self, o: Any) -> Tensor:
+        return _ops.matmul(o, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.negative(self)
+
+    def __pos__(self) -> Tensor:
+        return _ops.positive(self)
+
+    def __abs__(self) -> Tensor:
+        return _ops.abs(self)
+
+    def __invert__(self) -> Tensor:
+        return _ops.bitwise_invert(self)
+
+    def __and__(self, o: Any) -> Tensor:
+        return _ops.bitwise_and(self, o)
+
+    def __rand__(self, o: Any) -> Tensor:
+        return _ops.bitwise_and(o, self)
+
+    def __or__(self, o: Any) -> Tensor:
+        return _ops.bitwise_or(self, o)
+
+    def __ror__(self, o: Any) -> Tensor:
+        return _ops.bitwise_or(o, self)
+
+    def __xor__(self, o: Any) -> Tensor:
+        return _ops.bitwise_xor(self, o)
+
+    def __rxor__(self, o: Any) -> Tensor:
+        return _ops.bitwise_xor(o, self)
+
+    def __eq__(self, o: Any) -> Tensor:  # type: ignore[override]
+        return _ops.equal(self, o)
+
+    def __ne__(self, o: Any) -> Tensor:  # type: ignore[override]
+        return _ops.not_equal(self, o)
+
+    def __lt__(self, o: Any) -> Tensor:
+        return _ops.less(self, o)
+
+    def __le__(self, o: Any) -> Tensor:
+        return _ops.less_equal(self, o)
+
+    def __gt__(self, o: Any) -> Tensor:
+        return _ops.greater(self, o)
+
+    def __ge__(self, o: Any) -> Tensor:
+        return _ops.greater_equal(self, o)
+
+    def __getitem__(self, key: Any) -> Tensor:
+        return _ops.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError(
+            "Tensor does not support item assignment: tensors are immutable; use "
+            "numerix.where(mask, value, t) to build a new one"
+        )
+
+    # ------------------------------------------------------------ method forms
+    def reshape(self, *shape: Any) -> Tensor:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _ops.reshape(self, shape)
+
+    def transpose(self, *axes: Any) -> Tensor:
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return _ops.transpose(self, axes or None)
+
+    def sum(self, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+        return _ops.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def prod(self, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+        return _ops.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.mean(self, axis=axis, keepdims=keepdims)
+
+    def var(self, axis: Any = None, keepdims: bool = False, correction: float = 0) -> Tensor:
+        return _ops.var(self, axis=axis, keepdims=keepdims, correction=correction)
+
+    def std(self, axis: Any = None, keepdims: bool = False, correction: float = 0) -> Tensor:
+        return _ops.std(self, axis=axis, keepdims=keepdims, correction=correction)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.min(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.argmin(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.all(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return _ops.any(self, axis=axis, keepdims=keepdims)
+
+    def dot(self, other: Any) -> Tensor:
+        return _ops.dot(self, other)
+
+    def squeeze(self, axis: Any = None) -> Tensor:
+        return _ops.squeeze(self, axis)
+
+    def flatten(self) -> Tensor:
+        return _ops.reshape(self, (-1,))
+
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:
+        return _ops.clip(self, min, max)
+
+
+class _LazyOps:
+    """Resolves ``numerix.ops`` on first use, so that this module has no import cycle."""
+
+    def __getattr__(self, name: str) -> Any:
+        from numerix import ops
+        from numerix import tensor as _self
+
+        _self._ops = ops  # type: ignore[assignment]
+        return getattr(ops, name)
+
+
+_ops: Any = _LazyOps()
