@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import ml_dtypes  # noqa: F401 - registers bfloat16 with numpy
 import numpy as np
 from numerix.backend import Backend
-from numerix.tensor import Tensor
+from numerix._tensor import Tensor
 
 __all__ = ["BinaryBackend"]
 
@@ -61,7 +61,7 @@ class BinaryBackend(Backend):
         return out
 
     def to_numpy(self, x: Tensor) -> np.ndarray:
-        return x.data  # type: ignore[no-any-return]
+        return x.data
 
     def from_dlpack(self, out: Tensor, source: Any) -> Tensor | None:
         try:
@@ -74,11 +74,14 @@ class BinaryBackend(Backend):
         return x.data.__dlpack__(*args, **kwargs)
 
     def dlpack_device(self, x: Tensor) -> tuple[int, int]:
-        return x.data.__dlpack_device__()  # type: ignore[no-any-return]
+        return x.data.__dlpack_device__()
 
     # ------------------------------------------------------------ creation
     def full(self, out: Tensor, *, value: Any) -> Tensor:
-        out.data = np.full(out.shape, value, dtype=out.dtype.numpy_dtype)
+        if out.shape == ():
+            out.data = np.array(value, dtype=out.dtype.numpy_dtype)
+        else:
+            out.data = np.full(out.shape, value, dtype=out.dtype.numpy_dtype)
         return out
 
     def iota(self, out: Tensor, *, axis: int | None) -> Tensor:
@@ -117,18 +120,18 @@ class BinaryBackend(Backend):
         a = x.data
         dt = out.dtype.numpy_dtype
         if out.dtype.kind in "iu" and x.dtype.kind == "f":
-            # numpy leaves out-of-range float->int casts undefined (and warns); NaN/inf
-            # become 0 and other values saturate, as XLA and PyTorch on CPU mostly do
-            f = _upcast(a)
+            # numpy leaves out-of-range float->int casts undefined (and warns); NaN
+            # becomes 0 and other values saturate, as XLA does. The range is checked
+            # against float64 powers of two: iinfo.max itself may not be a float of the
+            # source dtype (int32's max rounds up to 2**31 in float32, out of range)
             info = np.iinfo(dt)
-            with np.errstate(invalid="ignore"):
-                f = np.where(np.isfinite(f), np.trunc(f), 0)
-                f = np.clip(f, info.min, info.max)
-            out.data = f.astype(dt)
-            return out
+            lo, hi = np.float64(info.min), np.float64(2.0 ** (info.bits - (info.min < 0)))
+            f = np.trunc(_upcast(a))
+            over, under = f >= hi, f < lo
+            r = np.where(over | under | np.isnan(f), 0, f).astype(dt)
+            return _fill(out, np.where(over, info.max, np.where(under, info.min, r)))
         if out.dtype.kind == "b":
-            out.data = a != 0
-            return out
+            return _fill(out, a != 0)
         out.data = a.astype(dt)
         return out
 
@@ -350,12 +353,10 @@ class BinaryBackend(Backend):
     # ------------------------------------------------------------ indexing
     def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         idx = indices.data
-        rest = [a for a in range(x.ndim) if a not in axes]
         a = np.moveaxis(x.data, list(axes), list(range(len(axes)))) if axes != tuple(
             range(len(axes))
         ) else x.data
         r = a[tuple(idx[..., i] for i in range(len(axes)))]
-        del rest
         return _fill(out, r)
 
 

@@ -52,7 +52,7 @@ from numerix.errors import (
 from numerix.ops import *  # noqa: F403
 from numerix.ops import __all__ as _ops_all
 from numerix.plugins import get_backend, register_backend, unregister_backend
-from numerix.tensor import Tensor
+from numerix._tensor import Tensor
 
 bool = bool_  # noqa: A001 - the array API names the dtype object `bool`
 

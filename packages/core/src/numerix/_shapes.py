@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 from numerix.errors import ShapeError
@@ -55,7 +56,7 @@ def normalize_axis(op: str, axis: int, ndim: int, shape: Shape | None = None) ->
     return axis + ndim if axis < 0 else axis
 
 
-def normalize_axes(op: str, axis: int | tuple[int, ...] | list[int] | None, ndim: int,
+def normalize_axes(op: str, axis: int | Sequence[int] | None, ndim: int,
                    shape: Shape | None = None) -> tuple[int, ...]:
     """Sorted, non-negative, unique axes; ``None`` means every axis."""
     if axis is None:
@@ -65,7 +66,7 @@ def normalize_axes(op: str, axis: int | tuple[int, ...] | list[int] | None, ndim
         if len(set(axes)) != len(axes):
             raise ShapeError(f"{op}: repeated axis in {tuple(axis)}")
         return tuple(sorted(axes))
-    return (normalize_axis(op, axis, ndim, shape),)
+    return (normalize_axis(op, axis, ndim, shape),)  # type: ignore[arg-type]
 
 
 def check_shape(op: str, shape: object) -> Shape:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from numerix.dtypes import DType
-    from numerix.tensor import Tensor
+    from numerix._tensor import Tensor
 
 __all__ = ["Backend"]
 
@@ -95,8 +95,6 @@ class Backend:
         return f"{self.name}({self.device})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        from numerix.plugins import get_backend
-
         return (_rebuild_backend, (self.name, self.options))
 
     def __getattr__(self, attr: str) -> Any:
@@ -127,8 +125,19 @@ class Backend:
         """A DLPack capsule of ``x``'s data."""
         raise NotImplementedError
 
+    def dlpack_device(self, x: Tensor) -> tuple[int, int]:
+        """``__dlpack_device__`` of ``x``'s data."""
+        raise NotImplementedError
+
     def deallocate(self, x: Tensor) -> None:
         """Free ``x``'s memory now. The default drops the reference."""
+
+    #: True for a backend that records a graph instead of computing (tracing, inside defn).
+    is_tracing: ClassVar[bool] = False
+
+    def concrete_error(self, x: Tensor, op: str) -> NumerixError:
+        """The error raised when ``op`` needs the values of ``x`` but it has none yet."""
+        return NumerixError(f"{op}: {x.describe()} has no concrete values on backend {self!r}")
 
     def unsupported(self, op: str, dtype: DType) -> NumerixError:
         from numerix.errors import UnsupportedDTypeError

@@ -116,8 +116,7 @@ class DType:
             return _BY_NAME.get(other) is self
         return NotImplemented
 
-    def __hash__(self) -> int:
-        return id(self)
+    __hash__ = object.__hash__  # identity, in C: dtypes are dict keys on the hot path
 
 
 bool_ = DType("bool", "pred", "b", 8)
@@ -305,7 +304,7 @@ def scalar_dtype(value: Any) -> DType:
 def result_type(*args: Any) -> DType:
     """The dtype the arguments (tensors, dtypes or Python scalars) promote to, as the array API's
     ``result_type``."""
-    from numerix.tensor import Tensor
+    from numerix._tensor import Tensor
 
     strong: DType | None = None
     scalars = []

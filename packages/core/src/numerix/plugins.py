@@ -95,7 +95,7 @@ class _Registry:
                     mine = [h for h in impls if h.plugin is obj]
                     found: list[BackendEntry] = []
                     for h in mine:
-                        found.extend(h.function() or [])
+                        found.extend(h.function() or [])  # type: ignore[arg-type]
                 except Exception as e:  # noqa: BLE001 - a broken plugin must not break numerix
                     self.broken.append(BrokenPlugin(ep.name, dname, f"{type(e).__name__}: {e}"))
                     continue

@@ -20,7 +20,7 @@ from numerix.defaults import get_default_backend, resolve_backend
 from numerix.dtypes import DType
 from numerix.errors import BackendMismatchError, DTypeError, ShapeError
 from numerix.primitives._registry import Primitive
-from numerix.tensor import Tensor
+from numerix._tensor import Tensor
 
 _PY_SCALARS = (bool, int, float, complex)
 _new = Tensor.__new__
@@ -226,6 +226,8 @@ def _with_scalars(prim: Primitive, x1: Any, x2: Any) -> tuple[Tensor, Tensor, Ba
         r = prim.extra["unary_table"][d]
         if r is None:
             raise _dtype_error(prim, x1, x2)
+        check_scalar_fits(prim.name, x1, r[0])
+        check_scalar_fits(prim.name, x2, r[0])
         return scalar(x1, r[0], backend), scalar(x2, r[0], backend), backend, r[0], r[1]
     if w1 or w2:
         t, s = (x2, x1) if w1 else (x1, x2)

@@ -21,7 +21,7 @@ from numerix.ops._core import (
     resolve,
 )
 from numerix.primitives import creation as P
-from numerix.tensor import Tensor
+from numerix._tensor import Tensor
 
 __all__ = [
     "tensor",
@@ -69,13 +69,14 @@ def tensor(data: Any, dtype: Any = None, backend: Any = None, **backend_options:
         nx.tensor([[1, 2], [3]])  # ShapeError: tensor: ragged nested sequence ...
     """
     dt = _opt_dtype(dtype, "tensor")
-    be = resolve(backend, "tensor") if backend is not None or not backend_options else None
     if backend_options:
         from numerix.defaults import get_default_backend, resolve_backend
 
-        be = resolve_backend(get_default_backend() if backend is None else backend, "tensor",
-                             **backend_options)
-    assert be is not None
+        be = resolve_backend(
+            get_default_backend() if backend is None else backend, "tensor", **backend_options
+        )
+    else:
+        be = resolve(backend, "tensor")
     if type(data) is Tensor:
         t = data
         if backend is not None or backend_options:

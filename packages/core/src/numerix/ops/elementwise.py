@@ -25,7 +25,7 @@ from numerix.ops._core import (
     unify,
 )
 from numerix.primitives import elementwise as P
-from numerix.tensor import Tensor
+from numerix._tensor import Tensor
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
@@ -137,6 +137,11 @@ def trunc(x: Any, /) -> Tensor:
     t = as_tensor(x, "trunc")
     if t.dtype.kind in "iu":
         return t
+    if t.dtype.kind != "f":
+        raise DTypeError(
+            f"trunc: unsupported dtype for {t.describe()}; trunc takes real numeric dtypes "
+            f"(integer or floating, not bool or complex)"
+        )
     return where(less(t, 0), ceil(t), floor(t))
 
 
@@ -158,6 +163,10 @@ def sqrt(x: Any, /) -> Tensor:
 def square(x: Any, /) -> Tensor:
     """``x * x``."""
     t = as_tensor(x, "square")
+    if t.dtype.kind == "b":
+        raise DTypeError(
+            f"square: unsupported dtype for {t.describe()}; square takes numeric dtypes (not bool)"
+        )
     return multiply(t, t)
 
 
@@ -280,6 +289,8 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
     w1, w2 = type(x1) in _PY_SCALARS, type(x2) in _PY_SCALARS
     if w1 and w2:
         d = D.result_type(x1, x2)
+        check_scalar_fits(op, x1, d)
+        check_scalar_fits(op, x2, d)
         backend, (cond,) = unify(op, cond)
         a, b = scalar(x1, d, backend), scalar(x2, d, backend)
     elif w1 or w2:
@@ -313,16 +324,20 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     for bound, fn, name in ((min, maximum, "min"), (max, minimum, "max")):
         if bound is None:
             continue
-        if type(bound) is Tensor:
+        if type(bound) in _PY_SCALARS:
+            if D.weak_promote(t.dtype, bound) is not t.dtype:
+                raise DTypeError(
+                    f"clip: {type(bound).__name__} bound {bound!r} would change the dtype of "
+                    f"{t.describe()}; give a bound of its kind"
+                )
+            check_scalar_fits("clip", bound, t.dtype)
+        else:
+            # numpy arrays and lists are bounds of their own dtype, checked as tensors
+            bound = as_tensor(bound, "clip")
             if D.PROMOTION_TABLE[(t.dtype, bound.dtype)] is not t.dtype:
                 raise DTypeError(
                     f"clip: {name} {bound.describe()} would change the dtype of {t.describe()}; "
                     f"cast it with astype({t.dtype.name})"
-                )
-        elif type(bound) in _PY_SCALARS:
-            if type(bound) is float and t.dtype.kind in "iu":
-                raise DTypeError(
-                    f"clip: float bound {bound!r} for integer tensor {t.describe()}; give an int"
                 )
         out = fn(out, bound)
     return out if out.shape == t.shape else _broadcast_back(out, t)

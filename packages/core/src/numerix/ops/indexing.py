@@ -18,7 +18,7 @@ from numerix.errors import IndexingError
 from numerix.ops._core import as_tensor, bind, cast, check_concrete, new_out
 from numerix.primitives import indexing as PI
 from numerix.primitives import shape as PS
-from numerix.tensor import Tensor
+from numerix._tensor import Tensor
 
 __all__ = ["getitem", "take"]
 

@@ -10,7 +10,7 @@ from numerix._shapes import broadcast_shapes, normalize_axis
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import bind, cast, new_out, unify
 from numerix.primitives import linalg as P
-from numerix.tensor import Tensor
+from numerix._tensor import Tensor
 
 __all__ = ["dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"]
 

@@ -10,7 +10,7 @@ from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import as_tensor, bind, cast, new_out
 from numerix.primitives import reduction as P
 from numerix.primitives._registry import Primitive
-from numerix.tensor import Tensor
+from numerix._tensor import Tensor
 
 __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "all", "any"]
 
@@ -18,11 +18,12 @@ __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin"
 def _reduce(prim: Primitive, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:
     t = as_tensor(x, prim.name)
     axes = normalize_axes(prim.name, axis, t.ndim, t.shape)
+    assert prim.dtype_rule is not None
     try:
         odt = prim.dtype_rule(t.dtype) if dtype is None else D.as_dtype(dtype, prim.name)
     except DTypeError as e:
         raise DTypeError(f"{e}; got {t.describe()}") from None
-    if not prim.extra["identity"] and any(t.shape[a] == 0 for a in axes):
+    if not prim.extra["identity"] and 0 in [t.shape[a] for a in axes]:
         raise ShapeError(
             f"{prim.name}: cannot reduce the empty axis/axes {axes} of {t.describe()}: {prim.name} "
             f"has no identity; reduce a non-empty tensor"
@@ -72,6 +73,7 @@ def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:  # no
 
 def _arg(prim: Primitive, x: Any, axis: Any, keepdims: bool) -> Tensor:
     t = as_tensor(x, prim.name)
+    assert prim.dtype_rule is not None
     try:
         odt = prim.dtype_rule(t.dtype)
     except DTypeError as e:

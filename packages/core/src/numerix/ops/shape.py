@@ -10,7 +10,7 @@ from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis, si
 from numerix.errors import ShapeError
 from numerix.ops._core import as_tensor, bind, cast, new_out, unify
 from numerix.primitives import shape as P
-from numerix.tensor import Tensor
+from numerix._tensor import Tensor
 
 __all__ = [
     "reshape", "transpose", "permute_dims", "matrix_transpose", "broadcast_to",

@@ -8,7 +8,7 @@ from numerix.backend import Backend
 from numerix.errors import NumerixError
 from numerix.ops._core import bind, check_concrete, new_out
 from numerix.primitives import creation as P
-from numerix.tensor import Tensor
+from numerix._tensor import Tensor
 
 __all__ = ["backend_transfer", "backend_copy", "backend_deallocate"]
 

@@ -371,9 +371,8 @@ class _LazyOps:
 
     def __getattr__(self, name: str) -> Any:
         from numerix import ops
-        from numerix import tensor as _self
 
-        _self._ops = ops  # type: ignore[assignment]
+        globals()["_ops"] = ops
         return getattr(ops, name)
 
 

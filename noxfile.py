@@ -1,0 +1,71 @@
+"""Developer tasks: nox -l lists them, nox -s NAME runs one.
+
+Tests live in tox.ini (one environment per package and Python) and .ci/run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.sessions = ["lint", "typecheck", "docs"]
+
+ROOT = Path(__file__).parent
+CONSTRAINTS = ("-c", "constraints/ci.txt")
+PACKAGES = ("packages/core", "packages/backend-binary")
+# numerix and numerix-binary depend on each other: install both in one pip call.
+LOCAL_INSTALL = ("./packages/core[test]", "./packages/backend-binary[test]")
+LINT_PATHS = ("packages", "benchmarks", "noxfile.py")
+
+
+def install_local(session: nox.Session, *extra: str) -> None:
+    """Install both local packages (and ``extra``) under the CI constraints.
+
+    The pip that ``venv`` seeds may predate 23.3, which cannot resolve the cycle
+    between the two packages once extras are requested: upgrade it first.
+    """
+    session.install("--upgrade", "pip>=23.3")
+    session.install(*CONSTRAINTS, *extra, *LOCAL_INSTALL)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Lint and check formatting with ruff (settings in ruff.toml)."""
+    session.install("ruff")
+    paths = [p for p in LINT_PATHS if (ROOT / p).exists()]
+    session.run("ruff", "check", *paths)
+    session.run("ruff", "format", "--check", *paths)
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """Type-check the packages' sources with mypy (settings in mypy.ini)."""
+    install_local(session, "mypy")
+    session.run("mypy", "packages/core/src", "packages/backend-binary/src")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site with mkdocs; warnings are errors."""
+    session.install(*CONSTRAINTS, "mkdocs-material")
+    session.run("mkdocs", "build", "--strict")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Run the benchmarks in benchmarks/run.py."""
+    script = ROOT / "benchmarks" / "run.py"
+    if not script.exists():
+        session.skip("benchmarks/run.py does not exist yet")
+    install_local(session)
+    session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """Build the sdist and wheel of each package into dist/."""
+    session.install("build")
+    for package in PACKAGES:
+        session.run("python", "-m", "build", "--outdir", "dist", package)

@@ -1,0 +1,65 @@
+"""numerix-binary's own tests: what is particular to host memory and numpy kernels."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import numerix as nx
+from numerix_binary.backend import BinaryBackend
+
+
+def test_registered_as_binary_and_default():
+    b = nx.get_backend("binary")
+    assert type(b) is BinaryBackend
+    assert b.is_host and b.device == "cpu"
+    assert nx.get_default_backend() is b
+
+
+@pytest.mark.parametrize("dtype", nx.dtypes.ALL_DTYPES, ids=str)
+def test_every_dtype_is_held_exactly(dtype):
+    a = np.arange(6).reshape(2, 3).astype(dtype.numpy_dtype)
+    t = nx.tensor(a)
+    assert t.dtype is dtype
+    assert t.data.dtype == dtype.numpy_dtype
+    assert np.shares_memory(t.data, a)
+
+
+def test_bfloat16_is_ml_dtypes():
+    t = nx.ones((3,), dtype=nx.bfloat16)
+    assert t.data.dtype == np.dtype(ml_dtypes.bfloat16)
+    r = nx.exp(t)
+    assert r.dtype is nx.bfloat16 and r.data.dtype == np.dtype(ml_dtypes.bfloat16)
+    np.testing.assert_allclose(r.data.astype(np.float32), np.e, rtol=1e-2)
+
+
+def test_zero_d_results_are_arrays_not_numpy_scalars():
+    x = nx.tensor(2.0)
+    for r in (x + x, nx.sum(nx.ones((3,))), nx.exp(x), x > 1):
+        assert type(r.data) is np.ndarray and r.data.shape == ()
+
+
+def test_float_to_int_cast_saturates_and_zeroes_nan():
+    t = nx.tensor([np.nan, np.inf, -np.inf, 300.7, -300.7, 2.9, -2.9], dtype=nx.float32)
+    r = t.astype(nx.int8)
+    assert r.tolist() == [0, 127, -128, 127, -128, 2, -2]
+
+
+def test_integer_pow_with_negative_exponent_is_defined():
+    base = nx.tensor([1, -1, -1, 2, 0, 3], dtype=nx.int32)
+    exp = nx.tensor([-1, -1, -2, -1, 2, 2], dtype=nx.int32)
+    assert (base**exp).tolist() == [1, -1, 1, 0, 0, 9]
+
+
+def test_sigmoid_does_not_overflow():
+    t = nx.tensor([-1000.0, 0.0, 1000.0])
+    with np.errstate(over="raise"):
+        r = nx.sigmoid(t)
+    assert r.tolist() == [0.0, 0.5, 1.0]
+
+
+def test_device_option():
+    with pytest.raises(nx.BackendOptionError, match="device must be 'cpu'"):
+        nx.tensor([1], backend="binary:cuda")
+    assert BinaryBackend.devices() == ["cpu"]

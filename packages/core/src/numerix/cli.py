@@ -1,0 +1,656 @@
+"""The ``numerix`` command line: ``numerix info`` and ``numerix bench matmul``.
+
+``python -m numerix`` and the ``numerix`` console script both call :func:`main`.
+This module is not imported by ``import numerix``; rich (tables, progress bars) is
+imported inside the functions that draw, so even ``numerix --help`` stays light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["main"]
+
+#: The seeds' benchmark: MNIST-sized images {10000,784} dot weights {784,10} (float32).
+SEED_ROWS = 10_000
+SEED_FEATURES = 784
+SEED_CLASSES = 10
+SEED = 0
+
+
+# ====================================================================== entry point
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``numerix`` command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+    except SystemExit as e:  # --help, or a usage error (argparse prints it and exits 2)
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    if getattr(args, "func", None) is None:
+        parser.print_help()
+        return 0
+    from numerix.errors import NumerixError
+
+    try:
+        return int(args.func(args))
+    except NumerixError as e:
+        # numerix's own messages already name the operation and the fix: one line, no traceback
+        print(f"numerix: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("numerix: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `numerix info | head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="numerix",
+        description="numerix: one tensor API, pluggable backends. Inspect the installation "
+        "and benchmark the installed backends.",
+    )
+    p.add_argument("--version", action="version", version=f"numerix {_version()}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    info = sub.add_parser(
+        "info",
+        help="numerix version, plugins, backends, their devices and status, the default backend",
+        description="Show the numerix version, each installed plugin and the backends it "
+        "provides (with their status and devices), broken plugins and why, and the default backend.",
+    )
+    info.add_argument("--json", action="store_true", help="print the same as JSON")
+    info.set_defaults(func=_cmd_info)
+
+    bench = sub.add_parser(
+        "bench",
+        help="benchmarks of the installed backends",
+        description="Benchmarks of the installed backends.",
+    )
+    bsub = bench.add_subparsers(dest="bench", metavar="BENCHMARK")
+
+    def _bench_help(args: argparse.Namespace) -> int:
+        bench.print_help()
+        return 0
+
+    bench.set_defaults(func=_bench_help)
+    mm = bsub.add_parser(
+        "matmul",
+        help="the seeds' matmul: {10000,784} f32 dot {784,10} f32, on every backend and its raw library",
+        description="Time numerix.dot(x, w) for x a {ROWS,784} float32 tensor (uniform in [0,1), "
+        "fixed seed) and w a {784,10} float32 tensor, on every installed backend (or those given "
+        "with --backend), beside the raw library each backend wraps (numpy for binary). Every "
+        "result is checked against numpy before it is timed. Reports the median, mean and min of "
+        "--repeat runs after --warmup runs, the ratio to the fastest row, and the peak memory of "
+        "one run where it can be measured.",
+    )
+    mm.add_argument(
+        "--backend",
+        action="append",
+        metavar="SPEC",
+        dest="backends",
+        help="a backend spec ('binary', 'xla:cuda:0'); repeat for several "
+        "(default: every installed backend on its default device)",
+    )
+    mm.add_argument(
+        "--repeat",
+        type=_positive_int,
+        default=20,
+        metavar="N",
+        help="timed runs per row (default 20); the median is reported",
+    )
+    mm.add_argument(
+        "--warmup",
+        type=_non_negative_int,
+        default=3,
+        metavar="N",
+        help="untimed runs first (default 3)",
+    )
+    mm.add_argument(
+        "--rows",
+        type=_positive_int,
+        default=SEED_ROWS,
+        metavar="N",
+        help=f"rows of x (default {SEED_ROWS}, the seed's; smaller is quicker)",
+    )
+    mm.add_argument("--no-raw", action="store_true", help="leave out the raw-library rows")
+    mm.add_argument("--json", action="store_true", help="print the results as JSON")
+    mm.set_defaults(func=_cmd_bench_matmul)
+    return p
+
+
+def _positive_int(s: str) -> int:
+    v = _int(s)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {s!r}")
+    return v
+
+
+def _non_negative_int(s: str) -> int:
+    v = _int(s)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {s!r}")
+    return v
+
+
+def _int(s: str) -> int:
+    try:
+        return int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {s!r}") from None
+
+
+def _version() -> str:
+    from numerix._version import __version__
+
+    return __version__
+
+
+def _console(stderr: bool = False) -> Any:
+    import os
+
+    from rich.console import Console
+
+    con = Console(stderr=stderr)
+    if not con.is_terminal and "COLUMNS" not in os.environ:
+        # piped or captured: rich would assume 80 columns and cut cells short
+        con = Console(stderr=stderr, width=max(con.width, 132))
+    return con
+
+
+# ====================================================================== numerix info
+def collect_info() -> dict[str, Any]:
+    """Everything ``numerix info`` shows, as plain data (the ``--json`` form)."""
+    import platform
+
+    from numerix.errors import NumerixError
+    from numerix.plugins import backend_class, backend_entries, broken_plugins, loaded_plugins
+
+    entries = backend_entries()
+    backends: list[dict[str, Any]] = []
+    for name, entry in sorted(entries.items()):
+        b: dict[str, Any] = {
+            "name": name,
+            "distribution": entry.distribution,
+            "version": entry.version,
+            "description": entry.description,
+            "contract": entry.contract,
+            "status": "ok",
+            "error": None,
+            "available": None,
+            "devices": [],
+        }
+        try:
+            cls = backend_class(name, "numerix info")
+            b["devices"] = [str(d) for d in cls.devices()]
+            b["available"] = bool(cls.is_available())
+        except Exception as e:  # a broken backend is reported, not raised
+            b["status"] = "broken"
+            b["error"] = (
+                " ".join(str(e).split())
+                if isinstance(e, NumerixError)
+                else (f"{type(e).__name__}: {' '.join(str(e).split())}")
+            )
+        backends.append(b)
+
+    plugins = []
+    for ep_name, dist, ver in loaded_plugins():
+        plugins.append(
+            {
+                "entry_point": ep_name,
+                "distribution": dist,
+                "version": ver,
+                "backends": [
+                    b["name"] for b in backends if dist is not None and b["distribution"] == dist
+                ],
+            }
+        )
+    runtime = [b["name"] for b in backends if b["distribution"] is None]
+
+    try:
+        from numerix.defaults import get_default_backend
+
+        default: str | None = repr(get_default_backend())
+        default_error = None
+    except Exception as e:
+        default, default_error = None, f"{type(e).__name__}: {' '.join(str(e).split())}"
+
+    return {
+        "numerix_version": _version(),
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "executable": sys.executable,
+        "plugins": plugins,
+        "runtime_backends": runtime,
+        "backends": backends,
+        "broken_plugins": [
+            {"name": bp.name, "distribution": bp.distribution, "reason": bp.reason}
+            for bp in broken_plugins()
+        ],
+        "default_backend": default,
+        "default_backend_error": default_error,
+    }
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    info = collect_info()
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    from rich.table import Table
+    from rich.text import Text
+
+    con = _console()
+    con.print(
+        Text.assemble(
+            ("numerix ", "bold"),
+            (info["numerix_version"], "bold cyan"),
+            f"  ({info['python']}, {info['executable']})",
+        )
+    )
+
+    t = Table(title="Backends", title_justify="left", show_lines=False)
+    t.add_column("backend", style="bold", no_wrap=True)
+    t.add_column("plugin (entry point)", no_wrap=True)
+    t.add_column("distribution", no_wrap=True)
+    t.add_column("version", no_wrap=True)
+    t.add_column("status", overflow="fold")
+    t.add_column("devices", overflow="fold")
+    ep_of = {b: p["entry_point"] for p in info["plugins"] for b in p["backends"]}
+    for b in info["backends"]:
+        status = (
+            Text("ok", style="green")
+            if b["status"] == "ok"
+            else Text(f"broken: {b['error']}", style="red")
+        )
+        if b["status"] == "ok" and not b["available"]:
+            status = Text("not available on this machine", style="yellow")
+        t.add_row(
+            b["name"],
+            ep_of.get(b["name"], "(runtime)" if b["distribution"] is None else "?"),
+            b["distribution"] or "-",
+            b["version"] or "-",
+            status,
+            ", ".join(b["devices"]) or "-",
+        )
+    for p in info["plugins"]:
+        if not p["backends"]:
+            t.add_row(
+                "-",
+                p["entry_point"],
+                p["distribution"] or "-",
+                p["version"] or "-",
+                Text("loaded; provides no backend", style="yellow"),
+                "-",
+            )
+    if not info["backends"] and not info["plugins"]:
+        t.add_row("-", "-", "-", "-", Text("no plugin installed", style="red"), "-")
+    con.print(t)
+
+    if info["broken_plugins"]:
+        bt = Table(title="Broken plugins", title_justify="left", title_style="bold red")
+        bt.add_column("plugin / backend", style="bold", no_wrap=True)
+        bt.add_column("distribution", no_wrap=True)
+        bt.add_column("reason", overflow="fold")
+        for bp in info["broken_plugins"]:
+            bt.add_row(bp["name"], bp["distribution"] or "-", bp["reason"])
+        con.print(bt)
+    else:
+        con.print("Broken plugins: none")
+
+    if info["default_backend"] is not None:
+        con.print(Text.assemble("Default backend: ", (info["default_backend"], "bold cyan")))
+    else:
+        con.print(
+            Text.assemble(
+                "Default backend: ", (f"unavailable: {info['default_backend_error']}", "bold red")
+            )
+        )
+    return 0
+
+
+# ====================================================================== numerix bench matmul
+@dataclass
+class BenchRow:
+    """One row of ``numerix bench matmul``: a backend, or the raw library it wraps."""
+
+    name: str
+    kind: str  # "numerix" or "raw"
+    backend: str
+    run: Callable[[], Any] = field(repr=False)
+    measure_memory: bool = False
+    times: list[float] = field(default_factory=list)
+    peak_memory_bytes: int | None = None
+    error: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        import statistics
+
+        d = {k: v for k, v in asdict(self).items() if k not in ("run", "times")}
+        d["times_s"] = list(self.times)
+        if self.times:
+            d["median_s"] = statistics.median(self.times)
+            d["mean_s"] = statistics.fmean(self.times)
+            d["min_s"] = min(self.times)
+        else:
+            d["median_s"] = d["mean_s"] = d["min_s"] = None
+        return d
+
+
+def _sync(result: Any) -> Any:
+    """Wait for an asynchronous backend (jax, CUDA) to finish ``result``."""
+    data = getattr(result, "data", result)
+    for attr in ("block_until_ready",):
+        f = getattr(data, attr, None)
+        if callable(f):
+            f()
+            return result
+    be = getattr(result, "backend", None)
+    f = getattr(be, "synchronize", None)
+    if callable(f):
+        f(result)
+    return result
+
+
+def _to_host(result: Any) -> Any:
+    import numpy as np
+
+    to_numpy = getattr(result, "to_numpy", None)
+    if callable(to_numpy):
+        return np.asarray(to_numpy())
+    for name in ("detach", "cpu"):  # a raw torch tensor
+        f = getattr(result, name, None)
+        if callable(f):
+            result = f()
+    return np.asarray(result)
+
+
+def _check(result: Any, expected: Any) -> str | None:
+    """None if ``result`` matches ``expected``; else why not."""
+    import numpy as np
+
+    try:
+        got = _to_host(result)
+    except Exception as e:
+        return f"cannot read the result back to check it: {type(e).__name__}: {e}"
+    if got.shape != expected.shape:
+        return f"wrong result: shape {got.shape}, expected {expected.shape}"
+    if got.dtype != np.float32:
+        return f"wrong result: dtype {got.dtype}, expected float32"
+    # float32 sums of 784 products; TF32 matmul units (accelerators) are accepted
+    scale = float(np.max(np.abs(expected))) or 1.0
+    if not np.allclose(got, expected, rtol=1e-3, atol=1e-3 * scale):
+        err = float(np.max(np.abs(got.astype(np.float64) - expected)))
+        return f"wrong result: max abs error {err:.3g} against numpy (values up to {scale:.3g})"
+    return None
+
+
+def _raw_row(cls: type, be: Any, x_np: Any, w_np: Any) -> BenchRow | None:
+    """The row of the raw library ``cls`` wraps, or None if it names none."""
+    hook = getattr(cls, "bench_raw_matmul", None)
+    if hook is None:
+        if getattr(cls, "name", None) == "binary":  # binary wraps numpy
+            return BenchRow("numpy (raw)", "raw", be.name, lambda: x_np @ w_np, measure_memory=True)
+        return None
+    import inspect
+
+    try:
+        takes_device = "device" in inspect.signature(hook).parameters
+    except (TypeError, ValueError):
+        takes_device = False
+    fn = hook(x_np, w_np, device=be.device) if takes_device else hook(x_np, w_np)
+    label = getattr(cls, "bench_raw_name", None) or f"{getattr(cls, 'name', '?')} library"
+    where = f", {be.device}" if takes_device else ""
+    return BenchRow(f"{label} (raw{where})", "raw", be.name, fn, measure_memory=False)
+
+
+def _rows(specs: list[str] | None, x_np: Any, w_np: Any, with_raw: bool) -> list[BenchRow]:
+    from numerix.defaults import resolve_backend
+
+    # numerix.from_numpy and numerix.dot, imported from where they are defined: type
+    # checkers cannot follow numerix's computed star re-exports
+    from numerix.ops.creation import from_numpy
+    from numerix.ops.linalg import dot
+    from numerix.plugins import backend_class, backend_entries, parse_spec
+
+    op = "numerix bench matmul"
+    if specs:
+        resolved = []
+        for s in specs:  # unknown specs raise BackendNotFoundError naming the installed ones
+            name, opts = parse_spec(s, op)
+            backend_class(name, op)
+            resolved.append((s, name, opts))
+    else:
+        resolved = [(n, n, {}) for n in backend_entries()]
+
+    rows: list[BenchRow] = []
+    raw_seen: set[tuple[Any, ...]] = set()
+    backends_seen: set[int] = set()
+    for spec, name, opts in resolved:
+        label = spec
+        try:
+            cls = backend_class(name, op)
+            be = resolve_backend(name, op, **opts)
+            if id(be) in backends_seen:  # 'binary' and 'binary:cpu' are one backend
+                continue
+            backends_seen.add(id(be))
+            label = f"{be.name} ({be.device})"
+            x = from_numpy(x_np, backend=be)
+            w = from_numpy(w_np, backend=be)
+        except Exception as e:  # one broken backend must not stop the others
+            if specs:  # asked for by name: that is the user's error
+                raise
+            rows.append(
+                BenchRow(
+                    label,
+                    "numerix",
+                    name,
+                    lambda: None,
+                    error=f"cannot set up: {type(e).__name__}: {e}",
+                )
+            )
+            continue
+        rows.append(
+            BenchRow(
+                label,
+                "numerix",
+                be.name,
+                functools.partial(dot, x, w),
+                measure_memory=bool(cls.is_host),
+            )
+        )
+        if with_raw:
+            try:
+                raw = _raw_row(cls, be, x_np, w_np)
+            except Exception as e:
+                rows.append(
+                    BenchRow(
+                        f"{name} library (raw)",
+                        "raw",
+                        name,
+                        lambda: None,
+                        error=f"cannot set up: {type(e).__name__}: {e}",
+                    )
+                )
+                continue
+            if raw is not None and (raw.name, raw.backend) not in raw_seen:
+                raw_seen.add((raw.name, raw.backend))
+                rows.append(raw)
+    return rows
+
+
+def _peak_memory(fn: Callable[[], Any]) -> int:
+    """Peak host memory (bytes) allocated during one call of ``fn``, by tracemalloc."""
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    started = tracemalloc.is_tracing()
+    if not started:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base, _ = tracemalloc.get_traced_memory()
+        r = fn()
+        _sync(r)
+        _, peak = tracemalloc.get_traced_memory()
+        del r
+    finally:
+        if not started:
+            tracemalloc.stop()
+    return max(0, peak - base)
+
+
+def bench_matmul(
+    specs: list[str] | None = None,
+    *,
+    repeat: int = 20,
+    warmup: int = 3,
+    rows: int = SEED_ROWS,
+    with_raw: bool = True,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run the seeds' matmul benchmark; returns what ``--json`` prints."""
+    import numpy as np
+
+    rng = np.random.default_rng(SEED)
+    x_np = rng.random((rows, SEED_FEATURES), dtype=np.float32)
+    w_np = rng.standard_normal((SEED_FEATURES, SEED_CLASSES), dtype=np.float32)
+    expected = x_np.astype(np.float64) @ w_np.astype(np.float64)
+
+    bench_rows = _rows(specs, x_np, w_np, with_raw)
+
+    # check every answer before timing anything
+    for r in bench_rows:
+        if r.error is None:
+            try:
+                r.error = _check(_sync(r.run()), expected)
+            except Exception as e:
+                r.error = f"failed: {type(e).__name__}: {' '.join(str(e).split())}"
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    live = [r for r in bench_rows if r.error is None]
+    perf = time.perf_counter
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=_console(stderr=True),
+        transient=True,
+        disable=not progress,
+    ) as bar:
+        task = bar.add_task("matmul", total=len(live) * (warmup + repeat))
+        for r in live:
+            bar.update(task, description=f"matmul {r.name}")
+            fn = r.run
+            try:
+                for _ in range(warmup):
+                    _sync(fn())
+                    bar.advance(task)
+                for _ in range(repeat):
+                    t0 = perf()
+                    _sync(fn())
+                    r.times.append(perf() - t0)
+                    bar.advance(task)
+                if r.measure_memory:
+                    r.peak_memory_bytes = _peak_memory(fn)
+            except Exception as e:
+                r.error = f"failed while timing: {type(e).__name__}: {' '.join(str(e).split())}"
+                r.times.clear()
+
+    results = [r.summary() for r in bench_rows]
+    medians = [d["median_s"] for d in results if d["median_s"]]
+    fastest = min(medians) if medians else None
+    for d in results:
+        d["ratio_to_fastest"] = d["median_s"] / fastest if fastest and d["median_s"] else None
+    return {
+        "benchmark": "matmul",
+        "x_shape": [rows, SEED_FEATURES],
+        "w_shape": [SEED_FEATURES, SEED_CLASSES],
+        "dtype": "float32",
+        "seed": SEED,
+        "repeat": repeat,
+        "warmup": warmup,
+        "numerix_version": _version(),
+        "rows": results,
+    }
+
+
+def _fmt_time(s: float | None) -> str:
+    if s is None:
+        return "-"
+    for unit, f in (("s", 1.0), ("ms", 1e3), ("µs", 1e6)):
+        if s * f >= 1.0 or unit == "µs":
+            return f"{s * f:.3g} {unit}" if s * f < 1000 else f"{s * f:.0f} {unit}"
+    return f"{s:.3g} s"  # pragma: no cover
+
+
+def _fmt_bytes(n: int | None) -> str:
+    if n is None:
+        return "n/a"
+    v = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if v < 1024 or unit == "GiB":
+            return f"{v:.0f} {unit}" if unit == "B" else f"{v:.1f} {unit}"
+        v /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def _cmd_bench_matmul(args: argparse.Namespace) -> int:
+    res = bench_matmul(
+        args.backends,
+        repeat=args.repeat,
+        warmup=args.warmup,
+        rows=args.rows,
+        with_raw=not args.no_raw,
+        progress=not args.json or sys.stderr.isatty(),
+    )
+    failed = [r for r in res["rows"] if r["error"]]
+    for r in failed:
+        print(f"numerix: bench matmul: {r['name']}: {r['error']}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return 1 if failed else 0
+
+    from rich.table import Table
+    from rich.text import Text
+
+    con = _console()
+    x, w = res["x_shape"], res["w_shape"]
+    t = Table(
+        title=f"matmul: f32[{x[0]}][{x[1]}] · f32[{w[0]}][{w[1]}]  "
+        f"({res['repeat']} runs after {res['warmup']} warm-up; peak memory of one run)",
+        title_justify="left",
+    )
+    t.add_column("row", style="bold", no_wrap=True)
+    for c in ("median", "mean", "min", "vs fastest", "peak memory"):
+        t.add_column(c, justify="right", no_wrap=True)
+    for r in res["rows"]:
+        if r["error"]:
+            t.add_row(r["name"], Text(f"FAILED: {r['error']}", style="bold red"), "", "", "", "")
+            continue
+        ratio = r["ratio_to_fastest"]
+        t.add_row(
+            r["name"],
+            _fmt_time(r["median_s"]),
+            _fmt_time(r["mean_s"]),
+            _fmt_time(r["min_s"]),
+            "fastest" if ratio is not None and ratio <= 1.0 else f"{ratio:.2f}× slower",
+            _fmt_bytes(r["peak_memory_bytes"]),
+        )
+    con.print(t)
+    if failed:
+        con.print(Text(f"{len(failed)} row(s) FAILED; see above", style="bold red"))
+        return 1
+    return 0

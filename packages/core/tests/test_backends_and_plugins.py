@@ -1,0 +1,303 @@
+"""Defaults, backend specs, transfers, mixing rules and plugin loading."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import threading
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+import numerix as nx
+from numerix import plugins
+from numerix_binary.backend import BinaryBackend
+
+
+class FakeDevice(BinaryBackend):
+    """A non-host backend with numbered devices, computing with numpy: enough to test the
+    mixing rules and transfers without an accelerator."""
+
+    name = "fakedev"
+    default_options: ClassVar[dict[str, Any]] = {"device": "cpu", "device_id": 0}
+    spec_fields = ("device", "device_id")
+    is_host = False
+
+    def device_name(self) -> str:
+        return f"{self.options['device']}:{self.options['device_id']}"
+
+    @classmethod
+    def is_available(cls, **options: Any) -> bool:
+        return options.get("device", "cpu") == "cpu"
+
+    def from_numpy(self, out: Any, array: np.ndarray) -> Any:
+        out.data = np.array(array, copy=True)
+        return out
+
+    def from_dlpack(self, out: Any, source: Any) -> None:
+        return None
+
+
+@pytest.fixture
+def fakedev():
+    nx.register_backend("fakedev", FakeDevice, replace=True)
+    yield
+    nx.unregister_backend("fakedev")
+
+
+# ---------------------------------------------------------------- defaults
+
+
+def test_default_backend_is_binary():
+    b = nx.get_default_backend()
+    assert b.name == "binary" and b.device == "cpu"
+    assert nx.tensor([1]).backend is b
+    assert repr(b) == "binary(cpu)"
+
+
+def test_backend_instances_are_singletons():
+    assert nx.get_backend("binary") is nx.get_backend("binary", device="cpu")
+    assert nx.get_backend("binary") is nx.get_default_backend()
+
+
+def test_default_backend_context_scopes_and_restores(fakedev):
+    before = nx.get_default_backend()
+    with nx.default_backend("fakedev", device_id=1) as b:
+        assert b.device == "cpu:1"
+        t = nx.ones((2,))
+        assert t.backend is b
+        assert repr(t).startswith("Tensor<f32[2] fakedev(cpu:1)>")
+    assert nx.get_default_backend() is before
+
+
+def test_spec_strings_and_tuples(fakedev):
+    a = nx.tensor([1.0], backend="fakedev:cpu:1")
+    b = nx.tensor([1.0], backend=("fakedev", {"device_id": 1}))
+    assert a.backend is b.backend
+    assert a.device == "cpu:1"
+
+
+def test_set_default_backend_is_context_local(fakedev):
+    seen = {}
+
+    def worker():
+        nx.set_default_backend("fakedev")
+        seen["thread"] = nx.get_default_backend().name
+
+    th = threading.Thread(target=worker)
+    th.start()
+    th.join()
+    assert seen["thread"] == "fakedev"
+    assert nx.get_default_backend().name == "binary"
+
+
+def test_set_global_default_backend(fakedev):
+    try:
+        nx.set_global_default_backend("fakedev")
+        out = {}
+        th = threading.Thread(target=lambda: out.setdefault("b", nx.get_default_backend().name))
+        th.start()
+        th.join()
+        assert out["b"] == "fakedev"
+    finally:
+        nx.set_global_default_backend("binary")
+    assert nx.get_default_backend().name == "binary"
+
+
+def test_priority_list_picks_first_available(fakedev):
+    with nx.default_backend(["nosuch:gpu", "fakedev:tpu", "fakedev", "binary"]) as b:
+        assert b.name == "fakedev"
+    with nx.default_backend(["nosuch", "binary"]) as b:
+        assert b.name == "binary"
+
+
+def test_priority_list_nothing_available():
+    with pytest.raises(nx.BackendNotFoundError, match="none of the backends in the priority list"):
+        nx.set_default_backend(["nosuch", "other"])
+
+
+def test_unknown_backend_lists_installed():
+    with pytest.raises(nx.BackendNotFoundError, match=r"no backend named 'nosuch'; installed backends: .*binary"):
+        nx.tensor([1], backend="nosuch")
+
+
+def test_unknown_backend_suggests_install():
+    if "xla" in plugins.backend_entries():
+        pytest.fail("this test expects numerix-xla not to be installed in the core's environment")
+    with pytest.raises(nx.BackendNotFoundError, match="pip install numerix-xla"):
+        nx.get_backend("xla")
+
+
+def test_unknown_option_is_refused():
+    with pytest.raises(nx.BackendOptionError, match=r"backend 'binary' does not take option\(s\) 'client'; it accepts: device"):
+        nx.tensor([1], backend="binary", client="cuda")
+    with pytest.raises(nx.BackendOptionError, match="device must be 'cpu'"):
+        nx.get_backend("binary", device="cuda")
+
+
+def test_too_many_spec_fields():
+    with pytest.raises(nx.BackendNotFoundError, match="takes at most 1"):
+        nx.tensor([1], backend="binary:cpu:0")
+
+
+def test_bad_spec_type():
+    with pytest.raises(nx.BackendNotFoundError, match="cannot read 42 as a backend"):
+        nx.set_default_backend(42)
+
+
+# ---------------------------------------------------------------- mixing and transfers
+
+
+def test_binary_operands_move_to_the_other_backend(fakedev):
+    f = nx.tensor([1.0, 2.0], backend="fakedev")
+    h = nx.tensor([10.0, 20.0])
+    for r in (f + h, h + f, nx.where(h > 15, f, h), nx.concatenate([h, f])):
+        assert r.backend is f.backend
+    assert (f + h).tolist() == [11.0, 22.0]
+    assert (f + np.array([1.0, 1.0], np.float32)).backend is f.backend
+
+
+def test_mixed_devices_raise_with_the_fix(fakedev):
+    a = nx.tensor([1.0], backend="fakedev:cpu:0")
+    b = nx.tensor([1.0], backend="fakedev:cpu:1")
+    msg = (r"add: operands live on different backends or devices \(operand 0: f32\[1\] "
+           r"fakedev\(cpu:0\), operand 1: f32\[1\] fakedev\(cpu:1\)\); move them to one first, "
+           r"e.g. numerix.backend_transfer\(t, 'fakedev', device='cpu', device_id=0\)")
+    with pytest.raises(nx.BackendMismatchError, match=msg):
+        a + b
+    with pytest.raises(nx.BackendMismatchError, match="^dot: "):
+        nx.dot(a, b)
+
+
+def test_backend_transfer_round_trip(fakedev):
+    h = nx.arange(6, dtype=nx.int16).reshape(2, 3)
+    f = nx.backend_transfer(h, "fakedev", device_id=1)
+    assert f.backend.device == "cpu:1" and f.dtype is nx.int16 and f.shape == (2, 3)
+    back = f.to("binary")
+    assert back.backend is h.backend
+    np.testing.assert_array_equal(back.to_numpy(), h.to_numpy())
+    assert nx.backend_transfer(h, "binary") is h
+
+
+def test_backend_copy_shares_no_memory():
+    a = np.arange(4.0, dtype=np.float32)
+    t = nx.tensor(a)
+    c = nx.backend_copy(t)
+    assert not np.shares_memory(c.to_numpy(), t.to_numpy())
+    np.testing.assert_array_equal(c.to_numpy(), a)
+
+
+def test_binary_adopts_numpy_arrays_without_copy():
+    a = np.ones((1000, 10), np.float32)
+    t = nx.tensor(a)
+    assert np.shares_memory(t.to_numpy(), a)
+
+
+def test_backend_deallocate():
+    t = nx.tensor([1.0, 2.0])
+    nx.backend_deallocate(t)
+    with pytest.raises(nx.NumerixError, match="deallocated"):
+        t + 1
+    with pytest.raises(nx.NumerixError, match="deallocated"):
+        t.to_numpy()
+
+
+def test_dlpack_exchange():
+    t = nx.tensor([1.5, 2.5], dtype=nx.float64)
+    a = np.from_dlpack(t)
+    np.testing.assert_array_equal(a, [1.5, 2.5])
+    back = nx.tensor(a)
+    assert back.dtype is nx.float64
+
+
+# ---------------------------------------------------------------- plugins
+
+
+def test_binary_is_registered_through_its_entry_point():
+    entries = plugins.backend_entries()
+    e = entries["binary"]
+    assert e.distribution == "numerix-binary"
+    assert e.target == "numerix_binary.backend:BinaryBackend"
+    assert any(d == "numerix-binary" for _, d, _ in plugins.loaded_plugins())
+
+
+def test_register_backend_twice_needs_replace(fakedev):
+    with pytest.raises(nx.PluginError, match="already registered"):
+        nx.register_backend("fakedev", FakeDevice)
+
+
+def test_register_refuses_other_contract():
+    with pytest.raises(nx.PluginError, match="built for backend contract 99"):
+        nx.register_backend("future", FakeDevice, contract=99)
+    assert "future" not in plugins.backend_entries()
+
+
+def test_backend_target_that_fails_to_import():
+    nx.register_backend("broken", "numerix_no_such_module:Backend")
+    try:
+        with pytest.raises(nx.PluginError, match=r"backend 'broken' .* failed to load: ModuleNotFoundError"):
+            nx.tensor([1], backend="broken")
+    finally:
+        nx.unregister_backend("broken")
+
+
+def test_target_that_is_not_a_backend():
+    nx.register_backend("notabackend", dict)  # type: ignore[arg-type]
+    try:
+        with pytest.raises(nx.PluginError, match="is not a numerix Backend class"):
+            nx.get_backend("notabackend")
+    finally:
+        nx.unregister_backend("notabackend")
+
+
+def test_registering_does_not_import_the_target(tmp_path, monkeypatch):
+    (tmp_path / "numerix_lazy_probe.py").write_text(textwrap.dedent("""
+        from numerix_binary.backend import BinaryBackend
+        class Probe(BinaryBackend):
+            name = "probe"
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    nx.register_backend("probe", "numerix_lazy_probe:Probe")
+    try:
+        assert "numerix_lazy_probe" not in sys.modules
+        assert nx.get_backend("probe").name == "probe"
+        assert "numerix_lazy_probe" in sys.modules
+    finally:
+        nx.unregister_backend("probe")
+
+
+def test_broken_entry_point_is_listed_not_raised(tmp_path):
+    # a distribution whose plugin module raises on import: numerix still imports,
+    # the other plugins still load, and the broken one is listed with its reason
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "numerix_broken_plugin.py").write_text("raise RuntimeError('boom at import')\n")
+    dist = site / "numerix_broken_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: numerix-broken-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[numerix.plugins]\nbroken = numerix_broken_plugin\n")
+    code = textwrap.dedent(f"""
+        import sys; sys.path.insert(0, {str(site)!r})
+        import numerix as nx
+        from numerix import plugins
+        print(nx.tensor([1, 2]).tolist())
+        print(sorted(plugins.backend_entries()))
+        print([(b.name, b.distribution, b.reason) for b in plugins.broken_plugins()])
+    """)
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "[1, 2]"
+    assert "'binary'" in lines[1]
+    assert "('broken', 'numerix-broken-plugin', 'RuntimeError: boom at import')" in lines[2]
+
+
+def test_import_numerix_does_not_import_heavy_or_plugin_modules():
+    import subprocess
+
+    code = ("import sys, numerix; print(sorted(m for m in ('jax', 'torch', 'numerix_binary.backend', "
+            "'pluggy', 'pydantic', 'rich') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"
