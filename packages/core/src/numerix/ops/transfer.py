@@ -59,6 +59,8 @@ class _Deallocated(Backend):
         return "none"
 
     def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("_"):
+            raise AttributeError(attr)
         raise NumerixError(
             f"{attr}: the tensor was deallocated with backend_deallocate; it holds no data any more"
         )
