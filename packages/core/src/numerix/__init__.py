@@ -10,8 +10,10 @@ from numerix import dtypes
 from numerix._version import __version__
 from numerix.backend import Backend
 from numerix.defaults import (
+    config,
     default_backend,
     get_default_backend,
+    reload_config,
     set_default_backend,
     set_global_default_backend,
 )
@@ -62,7 +64,7 @@ __all__ = [
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     "finfo", "iinfo", "isdtype", "result_type",
     "get_default_backend", "set_default_backend", "set_global_default_backend",
-    "default_backend", "get_backend", "register_backend", "unregister_backend",
+    "default_backend", "config", "reload_config", "get_backend", "register_backend", "unregister_backend",
     "NumerixError", "ShapeError", "DTypeError", "BackendMismatchError", "UnsupportedDTypeError",
     "BackendNotFoundError", "BackendOptionError", "PluginError", "ConfigError", "IndexingError",
     *_ops_all,

@@ -1,4 +1,4 @@
-"""The ``numerix`` command line: ``numerix info`` and ``numerix bench matmul``.
+"""The ``numerix`` command line: ``numerix info``, ``config``, ``doctor`` and ``bench matmul``.
 
 ``python -m numerix`` and the ``numerix`` console script both call :func:`main`.
 This module is not imported by ``import numerix``; rich (tables, progress bars) is
@@ -71,6 +71,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     info.add_argument("--json", action="store_true", help="print the same as JSON")
     info.set_defaults(func=_cmd_info)
+
+    cfg = sub.add_parser(
+        "config",
+        help="every effective setting and the source it came from",
+        description="Show every effective setting of numerix and where it came from: a file "
+        "(path, line and key), an environment variable, or the default. Sources, highest "
+        "first: environment › project file (numerix.toml or [tool.numerix] in pyproject.toml, "
+        "or the file named by NUMERIX_CONFIG) › user file › defaults.",
+    )
+    cfg.add_argument("--json", action="store_true", help="print the same as JSON")
+    cfg.set_defaults(func=_cmd_config)
+
+    doc = sub.add_parser(
+        "doctor",
+        help="check the installation against the settings; print a fix for each problem",
+        description="Check the configuration and the installation: the configuration is "
+        "valid, the configured backend is installed and available, no plugin is broken, "
+        "XLA_TARGET / LIBTORCH_TARGET ask for something installed. Prints the command that "
+        "fixes each problem; exits 1 when there is one, 0 when all is well.",
+    )
+    doc.add_argument("--json", action="store_true", help="print the checks as JSON")
+    doc.set_defaults(func=_cmd_doctor)
 
     bench = sub.add_parser(
         "bench",
@@ -315,6 +337,201 @@ def _cmd_info(args: argparse.Namespace) -> int:
                 "Default backend: ", (f"unavailable: {info['default_backend_error']}", "bold red")
             )
         )
+    return 0
+
+
+# ====================================================================== numerix config
+def collect_config() -> dict[str, Any]:
+    """Everything ``numerix config`` shows, as plain data (the ``--json`` form)."""
+    import os
+
+    from numerix import _config_state
+    from numerix.configuration import current, effective_values
+
+    eff = current()
+    user = _config_state.user_config_path()
+    return {
+        "values": effective_values(eff),
+        "files": [
+            {"path": str(f.path), "kind": f.kind, "table": ".".join(f.table) or None}
+            for f in eff.files
+        ],
+        "user_file": str(user) if user is not None else None,
+        "numerix_config": os.environ.get(_config_state.CONFIG_ENV),
+        "notes": [note for _, note in eff.notes],
+    }
+
+
+def _cmd_config(args: argparse.Namespace) -> int:
+    import warnings
+
+    with warnings.catch_warnings():  # notes are shown below, not as warnings
+        warnings.simplefilter("ignore")
+        data = collect_config()
+    if args.json:
+        print(json.dumps(data, indent=2, default=str))
+        return 0
+    from rich.table import Table
+    from rich.text import Text
+
+    con = _console()
+    if data["files"]:
+        for f in data["files"]:
+            table = f" [{f['table']}]" if f["table"] else ""
+            con.print(Text(f"Read {f['kind']} file: {f['path']}{table}"))
+    else:
+        con.print(
+            Text(
+                "No configuration file found (numerix.toml, pyproject.toml [tool.numerix], "
+                f"{data['user_file'] or 'user file'})"
+            )
+        )
+    t = Table(title="Effective settings (highest source wins)", title_justify="left")
+    t.add_column("key", style="bold", no_wrap=True)
+    t.add_column("value", overflow="fold")
+    t.add_column("source", overflow="fold")
+    t.add_column("environment variable", no_wrap=True)
+    for r in data["values"]:
+        src = r["source"]
+        style = "dim" if src["kind"] == "default" else ("cyan" if src["kind"] == "env" else "green")
+        t.add_row(
+            r["key"], json.dumps(r["value"], default=str), Text(src["text"], style=style), r["env"]
+        )
+    con.print(t)
+    for n in data["notes"]:
+        con.print(Text(f"note: {n}", style="yellow"))
+    return 0
+
+
+# ====================================================================== numerix doctor
+def collect_doctor() -> dict[str, Any]:
+    """The checks of ``numerix doctor``: ``{"ok": [...], "problems": [{"problem", "fix"}]}``."""
+    import warnings
+
+    from numerix import configuration as cfgmod
+    from numerix.errors import ConfigError, NumerixError
+    from numerix.plugins import backend_class, backend_entries, broken_plugins
+
+    ok: list[str] = []
+    problems: list[dict[str, str]] = []
+
+    def problem(what: str, fix: str) -> None:
+        problems.append({"problem": " ".join(what.split()), "fix": fix})
+
+    entries = backend_entries()
+    broken = broken_plugins()
+    for bp in broken:
+        dist = bp.distribution or bp.name
+        problem(
+            f"plugin {bp.name!r} ({dist}) failed to load: {bp.reason}",
+            f"pip install --force-reinstall {dist}   # or: pip uninstall {dist}",
+        )
+    if not broken:
+        ok.append("no broken plugin")
+
+    eff = None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            eff = cfgmod.current()
+        ok.append("configuration is valid")
+    except ConfigError as e:
+        src = str(e).split(": ")[0]
+        var = (
+            src.removeprefix("environment variable ")
+            if src.startswith("environment variable")
+            else None
+        )
+        problem(
+            f"invalid configuration: {e}",
+            f"unset {var.split('=')[0]}   # or correct its value"
+            if var
+            else f"edit {src.split(':')[0]} as the message says",
+        )
+
+    if eff is not None:
+        for name, note in eff.notes:
+            problem(note, f"pip install {cfgmod.KNOWN_PLUGINS[name]}")
+        s = eff.settings
+        try:
+            be = cfgmod.resolve_default_backend(eff)
+            ok.append(f"default backend {s.default_backend!r} → {be!r}")
+        except NumerixError as e:
+            specs = (
+                s.default_backend if isinstance(s.default_backend, list) else [s.default_backend]
+            )
+            missing = [
+                cfgmod.KNOWN_PLUGINS[n]
+                for n in (x.split(":")[0] for x in specs)
+                if n in cfgmod.KNOWN_PLUGINS and n not in entries
+            ]
+            fix = (
+                f"pip install {' '.join(missing)}"
+                if missing
+                else "choose an installed backend: numerix info lists them"
+            )
+            problem(str(e), fix)
+        compilers = {"evaluator"} | ({"xla", "torch"} & set(entries))
+        if s.default_compiler in compilers:
+            ok.append(f"default compiler {s.default_compiler!r}")
+        else:
+            hint = cfgmod.KNOWN_PLUGINS.get(s.default_compiler)
+            problem(
+                f"{eff.source(('default_compiler',))}: default_compiler: no compiler named "
+                f"{s.default_compiler!r}; available: {', '.join(sorted(compilers))}",
+                f"pip install {hint}" if hint else "set default_compiler to one of the available",
+            )
+        for var, value, backend, extras in (
+            ("XLA_TARGET", s.xla_target, "xla", cfgmod.XLA_TARGET_EXTRAS),
+            ("LIBTORCH_TARGET", s.libtorch_target, "torch", cfgmod.LIBTORCH_TARGET_EXTRAS),
+        ):
+            if value is None:
+                continue
+            dist = cfgmod.KNOWN_PLUGINS[backend]
+            if value not in extras:
+                problem(
+                    f"{var}={value}: not a target {dist} is built for (known: {', '.join(extras)})",
+                    f"export {var}=cpu   # or one of the known targets",
+                )
+                continue
+            req = f'"{dist}[{extras[value]}]"' if extras[value] else dist
+            if backend not in entries:
+                problem(
+                    f"{var}={value} asks for the {backend!r} backend, which is not installed",
+                    f"pip install {req}",
+                )
+                continue
+            try:
+                reachable = bool(backend_class(backend, "numerix doctor").is_available())
+            except NumerixError:
+                reachable = False
+            if reachable:
+                ok.append(f"{var}={value}: {dist} installed")
+            else:
+                problem(
+                    f"{var}={value}: {dist} is installed but reaches no device",
+                    f"pip install --force-reinstall {req}",
+                )
+    return {"ok": ok, "problems": problems}
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    res = collect_doctor()
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return 1 if res["problems"] else 0
+    from rich.text import Text
+
+    con = _console()
+    for line in res["ok"]:
+        con.print(Text.assemble(("✓ ", "green"), line))
+    for p in res["problems"]:
+        con.print(Text.assemble(("✗ ", "bold red"), p["problem"]))
+        con.print(Text.assemble("    fix: ", (p["fix"], "bold")))
+    if res["problems"]:
+        con.print(Text(f"{len(res['problems'])} problem(s) found", style="bold red"))
+        return 1
+    con.print(Text("no problems found", style="bold green"))
     return 0
 
 

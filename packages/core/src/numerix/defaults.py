@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from numerix import _config_state
 from numerix.backend import Backend
 from numerix.errors import BackendNotFoundError, NumerixError
 from numerix.plugins import backend_class, get_backend, parse_spec
@@ -17,6 +18,8 @@ __all__ = [
     "set_default_backend",
     "set_global_default_backend",
     "default_backend",
+    "config",
+    "reload_config",
 ]
 
 _EMBEDDED_DEFAULT = "binary"
@@ -58,32 +61,89 @@ def resolve_backend(spec: Any, op: str = "backend", **options: Any) -> Backend:
 
 
 def get_default_backend() -> Backend:
-    """The backend new tensors are created on: context › global › ``binary``."""
+    """The backend new tensors are created on.
+
+    In order: the context's (:func:`default_backend`, :func:`set_default_backend`), the
+    process-wide one (:func:`set_global_default_backend`), then the configuration's
+    ``default_backend`` (``with numerix.config(...)``, ``NUMERIX_DEFAULT_BACKEND``, the
+    project and user files), whose default is ``"binary"``.
+
+    :raises ConfigError: the configured backend is unknown or not available here.
+    """
     b = _context_default.get()
     if b is not None:
         return b
     b = _global_default
+    if b is not None:
+        return b
+    eff = _config_state.context.get()
+    if eff is not None:
+        return eff.default_backend()
+    b = _config_state.base_backend
     if b is None:
-        b = _set_embedded()
+        b = _configured_default()
     return b
 
 
-def _set_embedded() -> Backend:
-    global _global_default
-    _global_default = resolve_backend(_EMBEDDED_DEFAULT, "get_default_backend")
-    return _global_default
+def _configured_default() -> Backend:
+    with _config_state.lock:
+        if _config_state.base is None and _config_state.nothing_configured():
+            # no variable, no file: the embedded default, without importing pydantic
+            b = resolve_backend(_EMBEDDED_DEFAULT, "get_default_backend")
+        else:
+            from numerix.configuration import current
+
+            b = current().default_backend()
+        _config_state.base_backend = b
+        return b
+
+
+@contextmanager
+def config(**overrides: Any) -> Iterator[Any]:
+    """``with numerix.config(default_backend="binary"):`` scopes settings to this context.
+
+    The overrides sit above the environment and the files (see
+    :mod:`numerix.configuration`); they are validated on entry. Yields the effective
+    :class:`~numerix.configuration.NumerixSettings`.
+    """
+    from numerix.configuration import config as _config
+
+    with _config(**overrides) as s:
+        yield s
+
+
+def reload_config() -> Any:
+    """Read the configuration (environment and files) again; returns the new settings.
+
+    :raises ConfigError: the configuration is invalid.
+    """
+    return _config_state.reload_config()
 
 
 def set_default_backend(spec: Any, **options: Any) -> Backend:
-    """Set the default backend of the current context (thread / asyncio task); returns it."""
+    """Set the default backend of the current context (thread / asyncio task); returns it.
+
+    ``set_default_backend(None)`` clears it: the process-wide default, else the
+    configuration's, applies again.
+    """
+    if spec is None and not options:
+        _context_default.set(None)
+        return get_default_backend()
     b = resolve_backend(spec, "set_default_backend", **options)
     _context_default.set(b)
     return b
 
 
 def set_global_default_backend(spec: Any, **options: Any) -> Backend:
-    """Set the process-wide default backend (contexts that set their own keep theirs)."""
+    """Set the process-wide default backend (contexts that set their own keep theirs).
+
+    ``set_global_default_backend(None)`` clears it: the configuration's default
+    (``NUMERIX_DEFAULT_BACKEND``, the config files, ``"binary"``) applies again.
+    """
     global _global_default
+    if spec is None and not options:
+        _global_default = None
+        return get_default_backend()
     b = resolve_backend(spec, "set_global_default_backend", **options)
     _global_default = b
     return b

@@ -12,7 +12,7 @@ is first used, so ``import numerix`` stays fast whatever is installed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -35,4 +35,27 @@ def numerix_backends() -> list[BackendEntry]:  # type: ignore[empty-body]
         the ``"module:Class"`` that implements it (imported on first use) and the
         backend-contract version it was built for. Results of every plugin are
         collected; two entries with one name are reported by ``numerix info``.
+    """
+
+
+# --------------------------------------------------------------------------
+# Configuration
+# --------------------------------------------------------------------------
+
+
+@hookspec
+def numerix_settings_models() -> list[tuple[str, Any]]:  # type: ignore[empty-body]
+    """Name the settings model of each backend this plugin provides.
+
+    :returns: a list of ``(backend name, model)`` pairs, where ``model`` is a pydantic
+        ``BaseModel`` subclass (or its ``"module:Class"``) that should forbid unknown
+        keys (``model_config = ConfigDict(extra="forbid")``). It becomes
+        ``backends.<name>`` of :class:`numerix.configuration.NumerixSettings`: the
+        ``[backends.<name>]`` table of a config file and the
+        ``NUMERIX_BACKENDS__<NAME>__<FIELD>`` environment variables. Fields named like
+        the backend's options (``device``, ``client``) are passed to the backend when
+        the settings select it.
+
+    Called when the configuration is first read, never at ``import numerix``. Import
+    pydantic inside the hook, and never the backend's heavy library (JAX, PyTorch).
     """

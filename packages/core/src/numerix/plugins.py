@@ -27,6 +27,9 @@ __all__ = [
     "get_backend",
     "backend_entries",
     "broken_plugins",
+    "settings_models",
+    "register_settings_model",
+    "unregister_settings_model",
     "ENTRY_POINT_GROUP",
 ]
 
@@ -69,6 +72,12 @@ class _Registry:
         self.classes: dict[str, type[Backend]] = {}
         self.instances: dict[tuple[str, tuple[tuple[str, Any], ...]], Backend] = {}
         self.plugins: list[tuple[str, str | None, str | None]] = []
+        # (entry point, distribution, plugin object): their settings hooks are called
+        # only when the configuration is read, so discovery never imports pydantic
+        self.plugin_objects: list[tuple[str, str | None, Any]] = []
+        self.runtime_settings: dict[str, Any] = {}
+        self.settings: dict[str, tuple[Any, str | None]] | None = None
+        self.pm: Any = None
         self.discovered = False
         self.lock = threading.RLock()
 
@@ -84,6 +93,7 @@ class _Registry:
 
             pm = pluggy.PluginManager("numerix")
             pm.add_hookspecs(hookspecs)
+            self.pm = pm
             for ep in entry_points(group=ENTRY_POINT_GROUP):
                 dist = getattr(ep, "dist", None)
                 dname = dist.name if dist is not None else None
@@ -100,6 +110,7 @@ class _Registry:
                     self.broken.append(BrokenPlugin(ep.name, dname, f"{type(e).__name__}: {e}"))
                     continue
                 self.plugins.append((ep.name, dname, dver))
+                self.plugin_objects.append((ep.name, dname, obj))
                 for entry in found:
                     entry = BackendEntry(
                         entry.name, entry.target, entry.contract, entry.description, dname, dver
@@ -185,6 +196,70 @@ def loaded_plugins() -> list[tuple[str, str | None, str | None]]:
     """``(entry point, distribution, version)`` of each plugin that loaded."""
     _REG.discover()
     return list(_REG.plugins)
+
+
+def settings_models() -> dict[str, tuple[Any, str | None]]:
+    """The settings model each plugin contributes (hook ``numerix_settings_models``), by
+    backend name: ``{name: (model class, distribution)}``. Called when the configuration
+    is first read, not at discovery; a plugin whose hook fails is listed as broken.
+    """
+    _REG.discover()
+    with _REG.lock:
+        if _REG.settings is None:
+            found: dict[str, tuple[Any, str | None]] = {}
+            for ep_name, dist, obj in _REG.plugin_objects:
+                try:
+                    pairs: list[Any] = []
+                    for h in _REG.pm.hook.numerix_settings_models.get_hookimpls():
+                        if h.plugin is obj:
+                            pairs.extend(h.function() or [])
+                    for pair in pairs:
+                        name, model = pair
+                        if isinstance(model, str):
+                            mod, _, attr = model.partition(":")
+                            model = getattr(importlib.import_module(mod), attr)
+                        if not isinstance(name, str) or not isinstance(model, type):
+                            raise TypeError(f"expected (name, model class) pairs, got {pair!r}")
+                        if name in found:
+                            warnings.warn(
+                                f"two plugins provide settings for {name!r}: "
+                                f"{found[name][1] or '?'} and {dist or ep_name}; using the first",
+                                RuntimeWarning,
+                                stacklevel=2,
+                            )
+                            continue
+                        found[name] = (model, dist)
+                except Exception as e:  # a broken plugin must not break numerix
+                    _REG.broken.append(
+                        BrokenPlugin(
+                            ep_name, dist, f"numerix_settings_models: {type(e).__name__}: {e}"
+                        )
+                    )
+            _REG.settings = found
+        merged = dict(_REG.settings)
+        merged.update({k: (v, None) for k, v in _REG.runtime_settings.items()})
+        return merged
+
+
+def register_settings_model(name: str, model: Any, *, replace: bool = False) -> None:
+    """Register the settings model of backend ``name`` at run time (tests, notebooks).
+
+    ``model`` is a pydantic ``BaseModel`` subclass; it becomes ``backends.<name>`` of
+    the settings the next time they are read (call :func:`numerix.reload_config`).
+    """
+    with _REG.lock:
+        if name in settings_models() and not replace:
+            raise PluginError(
+                f"register_settings_model: settings for {name!r} are already registered; "
+                f"pass replace=True"
+            )
+        _REG.runtime_settings[name] = model
+
+
+def unregister_settings_model(name: str) -> None:
+    """Remove a settings model registered at run time."""
+    with _REG.lock:
+        _REG.runtime_settings.pop(name, None)
 
 
 def backend_class(name: str, op: str = "get_backend") -> type[Backend]:

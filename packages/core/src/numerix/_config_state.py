@@ -1,0 +1,260 @@
+"""Where numerix's configuration lives, found and read without importing pydantic.
+
+This module is light on purpose (stdlib only, ``tomllib`` imported when a file is
+read): :func:`numerix.get_default_backend` asks it whether anything is configured at
+all, and only when something is does :mod:`numerix.configuration` (pydantic) load.
+It also holds the state shared by both: the context of ``with numerix.config(...)``
+and the cache of the settings read from the environment and the files.
+
+Reading configuration never writes a file and never imports a backend's library.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from numerix.errors import ConfigError
+
+__all__ = [
+    "ENV_PREFIX",
+    "CONFIG_ENV",
+    "BARE_ENV",
+    "ConfigFile",
+    "user_config_path",
+    "project_config_file",
+    "config_files",
+    "read_toml",
+    "toml_key_line",
+    "nothing_configured",
+    "reload_config",
+]
+
+#: Prefix of numerix's environment variables (``NUMERIX_DEFAULT_BACKEND``).
+ENV_PREFIX = "NUMERIX_"
+#: The variable naming a configuration file explicitly.
+CONFIG_ENV = "NUMERIX_CONFIG"
+#: The ecosystem's own variables, read bare (as EXLA and Torchx read them).
+BARE_ENV = ("XLA_TARGET", "LIBTORCH_TARGET")
+
+PROJECT_FILE = "numerix.toml"
+PYPROJECT = "pyproject.toml"
+PYPROJECT_TABLE = ("tool", "numerix")
+
+# ---------------------------------------------------------------- shared state
+#: The effective configuration inside ``with numerix.config(...)`` (None outside).
+context: ContextVar[Any] = ContextVar("numerix_config", default=None)
+#: The configuration read from the environment and the files (read once, lazily).
+base: Any = None
+#: The backend the base configuration selects (cached by :mod:`numerix.defaults`).
+base_backend: Any = None
+lock = threading.RLock()
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """A configuration file: where it is, which layer it is, and the table numerix reads.
+
+    :param kind: ``"explicit"`` (named by ``NUMERIX_CONFIG``), ``"project"`` or ``"user"``.
+    :param table: the keys of numerix's table inside the file: ``()`` for
+        ``numerix.toml`` and the user file, ``("tool", "numerix")`` for ``pyproject.toml``.
+    """
+
+    path: Path
+    kind: str
+    table: tuple[str, ...] = ()
+
+
+def user_config_path() -> Path | None:
+    """``$XDG_CONFIG_HOME/numerix/config.toml`` (default ``~/.config/numerix/config.toml``)."""
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg:
+        return Path(xdg) / "numerix" / "config.toml"
+    try:
+        return Path.home() / ".config" / "numerix" / "config.toml"
+    except RuntimeError:  # no home directory
+        return None
+
+
+def project_config_file(start: Path | None = None) -> ConfigFile | None:
+    """The nearest ``numerix.toml`` or ``pyproject.toml`` in ``start`` (default: the working
+    directory) or its parents; ``numerix.toml`` wins in a folder that has both.
+
+    The first folder holding either is the project: the search stops there, so a
+    ``pyproject.toml`` without ``[tool.numerix]`` ends it with no project settings.
+    """
+    try:
+        here = (start or Path.cwd()).resolve()
+    except OSError:  # the working directory was removed
+        return None
+    for folder in (here, *here.parents):
+        if (folder / PROJECT_FILE).is_file():
+            return ConfigFile(folder / PROJECT_FILE, "project")
+        if (folder / PYPROJECT).is_file():
+            return ConfigFile(folder / PYPROJECT, "project", PYPROJECT_TABLE)
+    return None
+
+
+def config_files() -> list[ConfigFile]:
+    """The files read, highest precedence first: ``NUMERIX_CONFIG`` (or the project
+    file), then the user file. Files that do not exist are left out, except a file
+    named by ``NUMERIX_CONFIG``, which must exist."""
+    files: list[ConfigFile] = []
+    explicit = os.environ.get(CONFIG_ENV)
+    if explicit:
+        p = Path(explicit).expanduser()
+        if not p.is_file():
+            raise ConfigError(
+                f"{CONFIG_ENV}={explicit}: no such file; point {CONFIG_ENV} at a TOML file "
+                f"or unset it"
+            )
+        files.append(ConfigFile(p, "explicit", PYPROJECT_TABLE if p.name == PYPROJECT else ()))
+    else:
+        proj = project_config_file()
+        if proj is not None:
+            files.append(proj)
+    user = user_config_path()
+    if user is not None and user.is_file():
+        files.append(ConfigFile(user, "user"))
+    return files
+
+
+def _toml() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+    return tomllib
+
+
+_LINE_COL = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def read_toml(f: ConfigFile) -> dict[str, Any]:
+    """numerix's table of the file ``f`` (``{}`` when a ``pyproject.toml`` has none).
+
+    :raises ConfigError: the file cannot be read or is not valid TOML (naming the file
+        and the line), or numerix's table is not a table.
+    """
+    tomllib = _toml()
+    try:
+        with open(f.path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as e:
+        raise ConfigError(f"{f.path}: cannot read the configuration file: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{f.path}: not UTF-8 text: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = _LINE_COL.search(msg)
+        line = m.group(1) if m else None
+        detail = f" (line {line}, column {m.group(2)})" if m else ""
+        if line is None and "end of document" in msg:
+            try:
+                line = str(max(1, len(f.path.read_bytes().splitlines())))
+            except OSError:
+                line = None
+            detail = f" (line {line}, at the end of the file)" if line else ""
+        msg = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", msg).strip()
+        where = f"{f.path}:{line}" if line else str(f.path)
+        raise ConfigError(f"{where}: malformed TOML{detail}: {msg}") from None
+    for k in f.table:
+        data = data.get(k, {})
+        if not isinstance(data, dict):
+            raise ConfigError(
+                f"{f.path}: [{'.'.join(f.table)}] must be a table, got {type(data).__name__}"
+            )
+    if f.kind == "project" and not f.table and data:
+        sibling = f.path.with_name(PYPROJECT)
+        if sibling.is_file():
+            try:
+                with open(sibling, "rb") as fh:
+                    has = bool(tomllib.load(fh).get("tool", {}).get("numerix"))
+            except Exception:  # only numerix.toml is read in this folder
+                has = False
+            if has:
+                raise ConfigError(
+                    f"{f.path} and {sibling} [tool.numerix] both hold numerix settings; "
+                    f"keep one of them (numerix.toml would win, and the other would be ignored)"
+                )
+    return data
+
+
+def _split_key(key: str) -> tuple[str, ...]:
+    return tuple(p.strip().strip("\"'") for p in key.split("."))
+
+
+_HEADER = re.compile(r"^\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_ASSIGN = re.compile(r"^([A-Za-z0-9_\-.\"' ]+?)\s*=")
+
+
+def toml_key_line(path: Path, key: tuple[str, ...]) -> int | None:
+    """The line of ``path`` that sets ``key`` (a tuple of keys from the file's top), or
+    the line of the nearest enclosing key or table; None if it cannot be found."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    table: tuple[str, ...] = ()
+    best: tuple[int, int] | None = None  # (matched depth, line)
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _HEADER.match(line)
+        if m:
+            table = _split_key(m.group(1))
+            full = table
+        else:
+            m = _ASSIGN.match(line)
+            if not m:
+                continue
+            full = table + _split_key(m.group(1))
+        if full == key:
+            return n
+        if key[: len(full)] == full and (best is None or len(full) > best[0]):
+            best = (len(full), n)
+    return best[1] if best else None
+
+
+def env_is_set() -> bool:
+    """Whether any ``NUMERIX_…`` variable or ``XLA_TARGET``/``LIBTORCH_TARGET`` is set."""
+    for k in os.environ:
+        u = k.upper()
+        if u.startswith(ENV_PREFIX) or u in BARE_ENV:
+            return True
+    return False
+
+
+def nothing_configured() -> bool:
+    """True when no variable and no file configures numerix: the settings are the defaults
+    and pydantic need not be imported. A file that exists but says nothing counts as
+    nothing (a ``pyproject.toml`` without ``[tool.numerix]``)."""
+    if env_is_set():
+        return False
+    for f in config_files():
+        if read_toml(f):
+            return False
+    return True
+
+
+def reload_config() -> Any:
+    """Read the configuration again (environment and files), replacing what was read
+    before; returns the new :class:`numerix.configuration.NumerixSettings`.
+
+    Contexts opened with ``numerix.config(...)`` before the call keep the values they
+    were opened with. Bad configuration raises :class:`numerix.ConfigError` here.
+    """
+    global base, base_backend
+    with lock:
+        base = None
+        base_backend = None
+    from numerix.configuration import current
+
+    return current().settings
