@@ -83,15 +83,26 @@ def tensor(data: Any, dtype: Any = None, backend: Any = None, **backend_options:
             from numerix.ops.transfer import backend_transfer
 
             t = backend_transfer(t, be)
-        return t if dt is None else cast(t, dt)
+        return t if dt is None else _convert(t, dt, "tensor")
     t_data = type(data)
     if t_data in _PY_SCALARS:
         d = dt if dt is not None else D.scalar_dtype(data)
         if t_data is int and d.kind in "iu":
             check_scalar_fits("tensor", data, d)
-        return bind(P.full, new_out((), d, be), value=_scalar_for(data, d))
+        return bind(P.full, new_out((), d, be), value=_scalar_for(data, d, "tensor"))
     arr = _to_numpy(data, dt)
-    return from_numpy(arr, dtype=dt, backend=be)
+    t = from_numpy(arr, backend=be)
+    return t if dt is None else _convert(t, dt, "tensor")
+
+
+def _convert(t: Tensor, dt: DType, op: str) -> Tensor:
+    # numpy casting, except that complex to real is refused, as by astype
+    if t.dtype.kind == "c" and dt.kind != "c":
+        raise DTypeError(
+            f"{op}: converting complex {t.describe()} to {dt} would drop the imaginary part; "
+            f"give a complex dtype"
+        )
+    return cast(t, dt)
 
 
 def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Tensor:
@@ -104,19 +115,20 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     return t
 
 
-def _scalar_for(value: Any, d: DType) -> Any:
-    # a Python value the backend can store in d (numpy casting rules for explicit dtypes)
+def _scalar_for(value: Any, d: DType, op: str) -> Any:
+    # a Python value the backend can store in d (numpy casting rules for explicit dtypes;
+    # a float outside an integer dtype's range is refused, as a Python int is)
+    if type(value) is complex and d.kind != "c":
+        raise DTypeError(f"{op}: cannot store complex {value!r} in {d}; use a complex dtype")
     if d.kind == "b":
         return bool(value)
     if d.kind in "iu":
-        if type(value) is complex:
-            raise DTypeError(f"tensor: cannot store complex {value!r} in {d}")
-        return int(value)
+        if type(value) is float and not math.isfinite(value):
+            raise DTypeError(f"{op}: cannot store {value!r} in {d}; use a floating dtype")
+        v = int(value)
+        check_scalar_fits(op, v, d)
+        return v
     if d.kind == "f":
-        if type(value) is complex:
-            raise DTypeError(
-                f"tensor: cannot store complex {value!r} in {d}; use a complex dtype"
-            )
         return float(value)
     return complex(value)
 
@@ -153,7 +165,9 @@ def _to_numpy(data: Any, dt: DType | None) -> np.ndarray:
 
 
 def _from_sequence(data: Any, dt: DType | None) -> np.ndarray:
-    if any(type(x) is Tensor for x in data):
+    # tensors and numpy values carry their dtype: numpy promotes them, no default applies
+    strong = any(type(x) is Tensor or isinstance(x, (np.ndarray, np.generic)) for x in data)
+    if strong:
         data = [x.to_numpy() if type(x) is Tensor else x for x in data]
     try:
         if dt is None:
@@ -173,9 +187,8 @@ def _from_sequence(data: Any, dt: DType | None) -> np.ndarray:
     except TypeError as e:
         raise DTypeError(f"tensor: non-numeric data in {_preview(data)}: {e}") from None
     if arr.dtype.kind == "O":
-        if any(type(x) in (str, bytes) for x in _flat(data)):
-            raise DTypeError(f"tensor: non-numeric data in {_preview(data)}")
-        if any(type(x) is int for x in _flat(data)):
+        leaves = list(_flat(data))
+        if all(type(x) in _PY_SCALARS for x in leaves) and any(type(x) is int for x in leaves):
             raise DTypeError(
                 f"tensor: a Python int in {_preview(data)} does not fit int64; give dtype=numerix.uint64 "
                 f"or use floats"
@@ -184,7 +197,7 @@ def _from_sequence(data: Any, dt: DType | None) -> np.ndarray:
     if arr.dtype.kind in "US":
         raise DTypeError(f"tensor: non-numeric data (strings) in {_preview(data)}")
     # Python scalars take numerix's defaults, not numpy's (float64 / platform int)
-    if arr.dtype.kind in "biufc":
+    if arr.dtype.kind in "biufc" and not strong:
         target = _DEFAULT_FOR_KIND[arr.dtype.kind]
         if arr.dtype.kind == "u":  # numpy only picks uint64 for ints above int64's range
             target = D.uint64
@@ -214,7 +227,7 @@ def from_numpy(array: np.ndarray, dtype: Any = None, backend: Any = None) -> Ten
     d = D.from_numpy_dtype(arr.dtype, "from_numpy")
     t = bind(P.from_numpy, new_out(arr.shape, d, be), arr)
     dt = _opt_dtype(dtype, "from_numpy")
-    return t if dt is None else cast(t, dt)
+    return t if dt is None else _convert(t, dt, "from_numpy")
 
 
 def from_binary(data: bytes | bytearray | memoryview, dtype: Any, backend: Any = None) -> Tensor:
@@ -233,7 +246,8 @@ def from_binary(data: bytes | bytearray | memoryview, dtype: Any, backend: Any =
             f"from_binary: {n} bytes is not a whole number of {d} elements ({d.itemsize} bytes "
             f"each); check the dtype or trim the data"
         )
-    arr = np.frombuffer(data, dtype=d.numpy_dtype)
+    mv = memoryview(data)
+    arr = np.frombuffer(mv if mv.c_contiguous else mv.tobytes(), dtype=d.numpy_dtype)
     be = resolve(backend, "from_binary")
     return bind(P.from_numpy, new_out(arr.shape, d, be), arr)
 
@@ -260,17 +274,17 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, backend: Any = None) ->
     d = _opt_dtype(dtype, "full") or D.scalar_dtype(fill_value)
     check_scalar_fits("full", fill_value, d)
     be = resolve(backend, "full")
-    return bind(P.full, new_out(s, d, be), value=_scalar_for(fill_value, d))
+    return bind(P.full, new_out(s, d, be), value=_scalar_for(fill_value, d, "full"))
 
 
 def zeros(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
     """A tensor of zeros; ``dtype`` defaults to float32."""
-    return full(shape, 0, _opt_dtype(dtype, "zeros") or D.float32, backend)
+    return full(check_shape("zeros", shape), 0, _opt_dtype(dtype, "zeros") or D.float32, backend)
 
 
 def ones(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
     """A tensor of ones; ``dtype`` defaults to float32."""
-    return full(shape, 1, _opt_dtype(dtype, "ones") or D.float32, backend)
+    return full(check_shape("ones", shape), 1, _opt_dtype(dtype, "ones") or D.float32, backend)
 
 
 def empty(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
@@ -326,7 +340,15 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None,
         d = D.int64 if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) else D.float32
     if d.kind not in "iuf":
         raise DTypeError(f"arange: dtype must be integer or real floating, got {d}")
-    n = max(0, math.ceil((stop - start) / step))
+    span = (stop - start) / step
+    if not math.isfinite(span):
+        raise ShapeError(
+            f"arange: start, stop and step must be finite, got {start!r}, {stop!r}, {step!r}"
+        )
+    n = max(0, math.ceil(span))
+    if d.kind in "iu" and n:
+        for v in (start, start + (n - 1) * step):
+            check_scalar_fits("arange", int(v), d)
     be = resolve(backend, "arange")
     return bind(P.arange, new_out((n,), d, be), start=start, step=step)
 
@@ -369,8 +391,13 @@ def linspace(start: Any, stop: Any, num: int, dtype: Any = None, endpoint: bool 
         if type(v) not in (int, float, complex) and not isinstance(v, np.number):
             raise DTypeError(f"linspace: {name} must be a number, got {v!r}")
     d = _opt_dtype(dtype, "linspace")
+    is_complex = any(isinstance(v, (complex, np.complexfloating)) for v in (start, stop))
     if d is None:
-        d = D.complex64 if complex in (type(start), type(stop)) else D.float32
+        d = D.complex64 if is_complex else D.float32
+    elif is_complex and d.kind != "c":
+        raise DTypeError(
+            f"linspace: complex bounds {start!r}, {stop!r} do not fit {d}; use a complex dtype"
+        )
     if d.kind == "b":
         raise DTypeError("linspace: dtype must be numeric, got bool")
     be = resolve(backend, "linspace")

@@ -14,13 +14,16 @@ import numpy as np
 
 from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes
-from numerix.errors import IndexingError
+from numerix.errors import IndexingError, ShapeError
 from numerix.ops._core import as_tensor, bind, cast, check_concrete, new_out
 from numerix.primitives import indexing as PI
 from numerix.primitives import shape as PS
 from numerix._tensor import Tensor
 
 __all__ = ["getitem", "take"]
+
+
+_GAP = object()  # where an ellipsis stood for no axis
 
 
 def _is_int(k: Any) -> bool:
@@ -34,9 +37,14 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     items: list[Any] = []
     for k in key:
         if isinstance(k, (list, np.ndarray)):
+            from_list = isinstance(k, list)
             k = as_tensor(k, "getitem", x.backend)
+            if from_list and k.size == 0:  # numpy reads [] as an (empty) integer index
+                k = cast(k, D.int64)
         if type(k) is Tensor and k.dtype is D.bool_:
-            items.extend(_mask_to_indices(x, k, len(items)))
+            if k.ndim == 0:
+                raise IndexingError("getitem: a 0-d bool index is not supported; use numerix.where")
+            items.append(k)  # a mask; it becomes integer indices once its axes are known
             continue
         if type(k) is Tensor and k.dtype.kind not in "iu":
             raise IndexingError(
@@ -55,26 +63,41 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     n_ell = sum(1 for k in items if k is Ellipsis)
     if n_ell > 1:
         raise IndexingError("getitem: an index can only have a single ellipsis ('...')")
-    consumed = sum(1 for k in items if k is not None and k is not Ellipsis)
+    consumed = sum(_mask_ndim(k) for k in items if k is not None and k is not Ellipsis)
     if consumed > x.ndim:
         raise IndexingError(
             f"getitem: too many indices for {x.describe()}: {x.ndim} dimension(s), {consumed} "
             f"indexed"
         )
     if n_ell:
-        i = items.index(Ellipsis)
-        items[i : i + 1] = [slice(None)] * (x.ndim - consumed)
+        i = next(j for j, k in enumerate(items) if k is Ellipsis)  # `in` would compare tensors
+        # an ellipsis standing for no axis still separates advanced indices, as in numpy
+        items[i : i + 1] = [slice(None)] * (x.ndim - consumed) or [_GAP]
     else:
         items.extend([slice(None)] * (x.ndim - consumed))
+    if any(type(k) is Tensor and k.dtype is D.bool_ for k in items):
+        expanded: list[Any] = []
+        ax = 0
+        for k in items:
+            if type(k) is Tensor and k.dtype is D.bool_:
+                expanded.extend(_mask_to_indices(x, k, ax))
+            else:
+                expanded.append(k)
+            ax += 0 if k is None or k is _GAP else _mask_ndim(k)
+        items = expanded
     advanced = any(type(k) is Tensor for k in items)
 
     # one entry per item: ("slice", axis) | ("int", axis) | ("adv", axis, tensor) | ("new",)
+    # | ("gap",) for an ellipsis that stood for no axis
     starts, stops, strides, rev = [], [], [], []
     entries: list[tuple[Any, ...]] = []
     ax = 0
     for k in items:
         if k is None:
             entries.append(("new",))
+            continue
+        if k is _GAP:
+            entries.append(("gap",))
             continue
         dim = x.shape[ax]
         if isinstance(k, slice):
@@ -142,10 +165,11 @@ def getitem(x: Tensor, key: Any) -> Tensor:
             elif e[0] == "slice":
                 out_shape.append(y.shape[e[1]])
         return reshape(y, tuple(out_shape))
-    return _advanced(y, entries, reshape, transpose)
+    return _advanced(y, entries, reshape, transpose, x)
 
 
-def _advanced(y: Tensor, entries: list[tuple[Any, ...]], reshape: Any, transpose: Any) -> Tensor:
+def _advanced(y: Tensor, entries: list[tuple[Any, ...]], reshape: Any, transpose: Any,
+              x: Tensor) -> Tensor:
     adv = [e for e in entries if e[0] == "adv"]
     idx: list[Tensor] = []
     for e in adv:
@@ -154,9 +178,17 @@ def _advanced(y: Tensor, entries: list[tuple[Any, ...]], reshape: Any, transpose
         if isinstance(k, int):
             t = as_tensor(k, "getitem", y.backend)
         else:
-            t = _checked_index(k, dim, e[1], y)
+            t = _checked_index(k, dim, e[1], y, x)
         idx.append(cast(t, D.int64))
-    bshape = broadcast_shapes("getitem", *(t.shape for t in idx))
+    try:
+        bshape = broadcast_shapes("getitem", *(t.shape for t in idx))
+    except ShapeError:  # numpy raises IndexError here: so does numerix
+        raise IndexingError(
+            "getitem: the index arrays' shapes "
+            + " and ".join(str(t.shape) for t in idx)
+            + " cannot be broadcast together (a bool mask counts as one index per dimension, "
+            "of its number of true elements)"
+        ) from None
     from numerix.ops.shape import broadcast_to, stack
 
     idx = [broadcast_to(t, bshape) for t in idx]
@@ -189,11 +221,12 @@ def _advanced(y: Tensor, entries: list[tuple[Any, ...]], reshape: Any, transpose
     return transpose(r, order)
 
 
-def _checked_index(k: Tensor, dim: int, axis: int, x: Tensor) -> Tensor:
-    if k.backend is not x.backend:
+def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor) -> Tensor:
+    # k indexes axis `axis` of y, the basic-sliced x; errors name x, the tensor indexed
+    if k.backend is not y.backend:
         from numerix.ops._core import on_backend
 
-        k = on_backend(k, x.backend)
+        k = on_backend(k, y.backend)
     check_concrete(k, "getitem")
     host = k.backend.to_numpy(k)
     if host.size:
@@ -210,6 +243,11 @@ def _checked_index(k: Tensor, dim: int, axis: int, x: Tensor) -> Tensor:
             k = cast(k, D.int64)
             k = where(k < 0, add(k, dim), k)
     return k
+
+
+def _mask_ndim(k: Any) -> int:
+    """The number of axes index ``k`` consumes: a bool mask one per dimension, others 1."""
+    return k.ndim if type(k) is Tensor and k.dtype is D.bool_ else 1
 
 
 def _mask_to_indices(x: Tensor, mask: Tensor, at: int) -> list[Tensor]:

@@ -8,7 +8,16 @@ from typing import Any
 from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes, normalize_axis
 from numerix.errors import DTypeError, ShapeError
-from numerix.ops._core import bind, cast, new_out, unify
+from numerix.ops._core import (
+    _PY_SCALARS,
+    as_tensor,
+    bind,
+    cast,
+    check_scalar_fits,
+    new_out,
+    scalar,
+    unify,
+)
 from numerix.primitives import linalg as P
 from numerix._tensor import Tensor
 
@@ -16,8 +25,17 @@ __all__ = ["dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"]
 
 
 def _operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
-    backend, (x, y) = unify(op, a, b)
-    d = D.promote_types(x.dtype, y.dtype, op)
+    wa, wb = type(a) in _PY_SCALARS, type(b) in _PY_SCALARS
+    if wa != wb:
+        # a Python scalar is weak, as in the element-wise ops: the tensor's dtype wins
+        t = as_tensor(b if wa else a, op)
+        s = a if wa else b
+        d = D.weak_promote(t.dtype, s)
+        check_scalar_fits(op, s, d)
+        x, y = (scalar(s, d, t.backend), t) if wa else (t, scalar(s, d, t.backend))
+    else:
+        _, (x, y) = unify(op, a, b)
+        d = D.promote_types(x.dtype, y.dtype, op)
     if d.kind == "b":
         raise DTypeError(
             f"{op}: bool tensors have no product ({x.describe()}, {y.describe()}); cast them with "
@@ -30,7 +48,12 @@ def dot_general(x: Any, y: Any, contract: tuple[Sequence[int], Sequence[int]],
                 batch: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Tensor:
     """Contract axes ``contract[0]`` of ``x`` with ``contract[1]`` of ``y``, batching over
     ``batch`` (Nx ``dot/6``, XLA ``DotGeneral``). Output axes: batch, free of x, free of y."""
-    op = "dot_general"
+    return _dot_general("dot_general", x, y, contract, batch)
+
+
+def _dot_general(op: str, x: Any, y: Any, contract: tuple[Sequence[int], Sequence[int]],
+                 batch: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Tensor:
+    # dot_general's checks, with errors naming the public op that called it
     x, y = _operands(op, x, y)
     cx = tuple(normalize_axis(op, a, x.ndim, x.shape) for a in contract[0])
     cy = tuple(normalize_axis(op, a, y.ndim, y.shape) for a in contract[1])
@@ -66,14 +89,14 @@ def dot(a: Any, b: Any, /) -> Tensor:
 
     Mismatched sizes raise::
 
-        nx.dot(nx.ones((2, 3)), nx.ones((2, 3)))  # ShapeError: dot_general: cannot contract ...
+        nx.dot(nx.ones((2, 3)), nx.ones((2, 3)))  # ShapeError: dot: shapes ... are not aligned
     """
     x, y = _operands("dot", a, b)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     cy = 0 if y.ndim == 1 else y.ndim - 2
     _check_contract("dot", x, x.ndim - 1, y, cy)
-    return dot_general(x, y, ((x.ndim - 1,), (cy,)))
+    return _dot_general("dot", x, y, ((x.ndim - 1,), (cy,)))
 
 
 def _check_contract(op: str, x: Tensor, ax: int, y: Tensor, ay: int) -> None:
@@ -96,18 +119,18 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
             f"multiply for scalars"
         )
     xv, yv = x.ndim == 1, y.ndim == 1
+    _check_contract("matmul", x, x.ndim - 1, y, 0 if yv else y.ndim - 2)
     if xv:
         x = reshape(x, (1, x.shape[0]))
     if yv:
         y = reshape(y, (y.shape[0], 1))
-    _check_contract("matmul", x, x.ndim - 1, y, y.ndim - 2)
     batch = broadcast_shapes("matmul", x.shape[:-2], y.shape[:-2])
     if x.shape[:-2] != batch:
         x = broadcast_to(x, batch + x.shape[-2:])
     if y.shape[:-2] != batch:
         y = broadcast_to(y, batch + y.shape[-2:])
     nb = len(batch)
-    r = dot_general(x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
+    r = _dot_general("matmul", x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
     if xv and yv:
         return reshape(r, batch)
     if xv:
@@ -133,7 +156,7 @@ def tensordot(x1: Any, x2: Any, /, *, axes: int | tuple[Sequence[int], Sequence[
             raise ShapeError(f"tensordot: axes must be an int or a pair of sequences, got {axes!r}") from None
         ax = (a0,) if isinstance(a0, int) else tuple(a0)
         ay = (a1,) if isinstance(a1, int) else tuple(a1)
-    return dot_general(x, y, (ax, ay))
+    return _dot_general("tensordot", x, y, (ax, ay))
 
 
 def outer(x1: Any, x2: Any, /) -> Tensor:
@@ -141,7 +164,7 @@ def outer(x1: Any, x2: Any, /) -> Tensor:
     x, y = _operands("outer", x1, x2)
     if x.ndim != 1 or y.ndim != 1:
         raise ShapeError(f"outer: takes 1-d tensors, got {x.describe()} and {y.describe()}")
-    return dot_general(x, y, ((), ()))
+    return _dot_general("outer", x, y, ((), ()))
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:

@@ -1,0 +1,113 @@
+"""The dtype objects and the one promotion table, against numpy's ``result_type``."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import numerix as nx
+from numerix import dtypes as D
+from nx_oracle import ALL, ALL_PAIRS, expected_promotion, ids, pair_ids, weak_expected
+
+
+@pytest.mark.parametrize("pair", ALL_PAIRS, ids=pair_ids)
+def test_promote_types_table(pair: tuple[D.DType, D.DType]) -> None:
+    a, b = pair
+    want = expected_promotion(a, b)
+    if want is None:
+        with pytest.raises(
+            nx.DTypeError,
+            match=rf"^promote_types: cannot promote {a} with {b} "
+            r"without losing integers above 2\*\*53",
+        ):
+            D.promote_types(a, b)
+        with pytest.raises(nx.DTypeError, match=rf"^result_type: cannot promote {a} with {b}"):
+            nx.result_type(a, b)
+        return
+    assert D.promote_types(a, b) is want
+    assert D.promote_types(b, a) is want  # symmetric
+    assert nx.result_type(a, b) is want
+    assert nx.result_type(nx.zeros((), a), nx.zeros((2,), b)) is want
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_result_type_with_python_scalars(dtype: D.DType) -> None:
+    for s in (True, 2, 2.5, 1j):
+        assert nx.result_type(dtype, s) is weak_expected(dtype, s), s
+        assert nx.result_type(s, nx.ones((1,), dtype)) is weak_expected(dtype, s), s
+
+
+def test_result_type_of_python_scalars_alone() -> None:
+    # the first scalar takes its default dtype, the others promote it weakly
+    assert nx.result_type(1) is nx.int64
+    assert nx.result_type(1.0) is nx.float32
+    assert nx.result_type(True) is nx.bool
+    assert nx.result_type(1j) is nx.complex64
+    assert nx.result_type(1, 2.0) is nx.float32
+    assert nx.result_type(True, 1) is nx.int64
+    with pytest.raises(nx.DTypeError, match=r"^result_type: at least one tensor or dtype"):
+        nx.result_type()
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_dtype_names_and_numpy_equivalents(dtype: D.DType) -> None:
+    assert D.as_dtype(dtype.name) is dtype
+    assert D.as_dtype(dtype.short) is dtype
+    assert D.as_dtype(dtype.numpy_dtype) is dtype
+    assert dtype == dtype.name and dtype == dtype.short
+    want_np = np.dtype(ml_dtypes.bfloat16) if dtype is D.bfloat16 else np.dtype(dtype.name)
+    assert dtype.numpy_dtype == want_np
+    assert dtype.itemsize == want_np.itemsize
+    assert getattr(nx, dtype.name if dtype is not D.bool_ else "bool") is dtype
+
+
+def test_as_dtype_python_types_and_errors() -> None:
+    assert D.as_dtype(bool) is nx.bool
+    assert D.as_dtype(int) is nx.int64
+    assert D.as_dtype(float) is nx.float32
+    assert D.as_dtype(complex) is nx.complex64
+    with pytest.raises(nx.DTypeError, match=r"^as_dtype: unknown dtype 'f128'; use one of bool"):
+        D.as_dtype("f128")
+    with pytest.raises(
+        nx.DTypeError, match=r"^as_dtype: numpy dtype <U3 has no numerix equivalent"
+    ):
+        D.as_dtype(np.dtype("U3"))
+
+
+@pytest.mark.parametrize("dtype", [d for d in ALL if d.kind in "iu"], ids=ids)
+def test_iinfo(dtype: D.DType) -> None:
+    i = np.iinfo(dtype.numpy_dtype)
+    got = nx.iinfo(dtype)
+    assert (got.min, got.max, got.bits, got.dtype) == (int(i.min), int(i.max), i.bits, dtype)
+
+
+@pytest.mark.parametrize("dtype", [d for d in ALL if d.kind in "fc"], ids=ids)
+def test_finfo(dtype: D.DType) -> None:
+    real = {D.complex64: D.float32, D.complex128: D.float64}.get(dtype, dtype)
+    f = ml_dtypes.finfo(real.numpy_dtype) if real is D.bfloat16 else np.finfo(real.numpy_dtype)
+    got = nx.finfo(dtype)
+    assert (got.eps, got.max, got.min, got.bits, got.dtype) == (
+        float(f.eps),
+        float(f.max),
+        float(f.min),
+        int(f.bits),
+        real,
+    )
+
+
+def test_info_refusals() -> None:
+    with pytest.raises(nx.DTypeError, match=r"^iinfo: float32 is not an integer dtype"):
+        nx.iinfo(nx.float32)
+    with pytest.raises(nx.DTypeError, match=r"^finfo: int8 is not a floating dtype"):
+        nx.finfo(nx.int8)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_isdtype(dtype: D.DType) -> None:
+    kinds = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+             "real floating": "f", "complex floating": "c", "numeric": "iufc"}  # fmt: skip
+    for name, ks in kinds.items():
+        assert nx.isdtype(dtype, name) is (dtype.kind in ks), name
+    assert nx.isdtype(dtype, dtype)
+    assert nx.isdtype(dtype, ("bool", dtype.name))

@@ -1,0 +1,313 @@
+"""Shape ops against numpy: reshape, transpose, broadcast_to, expand_dims, squeeze,
+concatenate, stack, flip, over every dtype, with edge shapes and non-contiguous inputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import numerix as nx
+from numerix import dtypes as D
+from nx_oracle import (
+    ALL,
+    ALL_PAIRS,
+    Cases,
+    check,
+    expected_promotion,
+    ids,
+    noncontiguous,
+    pair_ids,
+    sample,
+)
+
+
+def run(cases: Cases, label: str, fn: Any, ref: Any, a: np.ndarray, dtype: D.DType) -> None:
+    """``fn`` on a tensor of ``a`` and on a non-contiguous numpy view of it, against ``ref``."""
+    with cases.case(label):
+        want = ref(a)
+        check(fn(nx.tensor(a)), want, dtype)
+        check(fn(noncontiguous(a)), want, dtype)
+
+
+RESHAPES = [
+    ((2, 3, 4), (24,)), ((2, 3, 4), (4, -1)), ((2, 3, 4), (-1,)), ((2, 3, 4), (2, 3, 4)),
+    ((2, 3, 4), (3, 2, 2, 2)), ((2, 3, 4), [6, 4]), ((2, 3, 4), 24), ((2, 3, 4), (-1, 2, 3)),
+    ((), (1, 1)), ((), ()), ((), (-1,)), ((1,), ()), ((0,), (0, 5)), ((2, 0), (0,)),
+    ((2, 0), (5, 0, 7)), ((2, 0), (0, 3)), ((6,), (3, -1)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_reshape(dtype: D.DType) -> None:
+    cases = Cases()
+    for src, shape in RESHAPES:
+        a = sample(dtype, src, 1)
+        np_shape = tuple(shape) if isinstance(shape, list) else shape
+        run(cases, f"{src}->{shape}", lambda x, s=shape: nx.reshape(x, s), lambda a, s=np_shape: a.reshape(s),
+            a, dtype)  # fmt: skip
+    a = sample(dtype, (2, 6), 2)
+    check(nx.tensor(a).reshape(3, 4), a.reshape(3, 4), dtype)
+    check(nx.tensor(a).reshape((4, -1)), a.reshape(4, -1), dtype)
+    check(nx.tensor(a).flatten(), a.reshape(-1), dtype)
+    check(nx.ravel(a.T), a.T.reshape(-1), dtype)  # C order of the transposed values
+    cases.finish()
+
+
+def test_reshape_errors() -> None:
+    x = nx.ones((2, 3))
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^reshape: cannot reshape f32\[2\]\[3\] binary\(cpu\) "
+        r"\(6 elements\) to \(4, 2\) \(8 elements\); the sizes "
+        r"must match",
+    ):
+        nx.reshape(x, (4, 2))
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^reshape: cannot reshape f32\[2\]\[3\] binary\(cpu\) "
+        r"\(6 elements\) to \(4, -1\): the -1 dimension has no "
+        r"whole size",
+    ):
+        nx.reshape(x, (4, -1))
+    with pytest.raises(
+        nx.ShapeError, match=r"^reshape: only one dimension can be -1, got \(-1, -1\)"
+    ):
+        nx.reshape(x, (-1, -1))
+    with pytest.raises(nx.ShapeError, match=r"^reshape: negative dimension in \(-2, -3\)"):
+        nx.reshape(x, (-2, -3))
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^reshape: shape must be an int or a tuple of ints, "
+        r"got \(2.0, 3\)",
+    ):
+        nx.reshape(x, (2.0, 3))
+    with pytest.raises(
+        nx.ShapeError, match=r"^reshape: cannot reshape f32\[2\]\[0\] .* to \(-1, 0\)"
+    ):
+        nx.reshape(nx.ones((2, 0)), (-1, 0))  # numpy refuses it too: -1 is ambiguous
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_transpose(dtype: D.DType) -> None:
+    cases = Cases()
+    for shape, axes in [((2, 3, 4), None), ((2, 3, 4), (1, 0, 2)), ((2, 3, 4), (-1, 0, 1)),
+                        ((2, 3, 4), [2, 1, 0]), ((2, 3), None), ((5,), None), ((), None),
+                        ((), ()), ((2, 0), (1, 0)), ((2, 3, 4), (0, 1, 2))]:  # fmt: skip
+        a = sample(dtype, shape, 3)
+        run(cases, f"{shape} {axes}", lambda x, ax=axes: nx.transpose(x, ax),
+            lambda a, ax=axes: np.transpose(a, ax), a, dtype)  # fmt: skip
+    a = sample(dtype, (2, 3, 4), 4)
+    check(nx.tensor(a).transpose(2, 0, 1), a.transpose(2, 0, 1), dtype)
+    check(nx.tensor(a).transpose(), a.transpose(), dtype)
+    check(nx.permute_dims(a, (1, 2, 0)), np.transpose(a, (1, 2, 0)), dtype)
+    check(nx.matrix_transpose(a), np.swapaxes(a, -1, -2), dtype)
+    check(nx.tensor(a).mT, np.swapaxes(a, -1, -2), dtype)
+    check(nx.tensor(a[0]).T, a[0].T, dtype)
+    cases.finish()
+
+
+def test_transpose_errors() -> None:
+    x = nx.ones((2, 3, 4))
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^transpose: axes \(0, 0, 1\) are not a permutation of "
+        r"the 3 axes of f32\[2\]\[3\]\[4\]",
+    ):
+        nx.transpose(x, (0, 0, 1))
+    with pytest.raises(nx.ShapeError, match=r"^transpose: axes \(1, 0\) are not a permutation"):
+        nx.transpose(x, (1, 0))
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^transpose: axis 3 is out of range for a tensor of shape "
+        r"\(2, 3, 4\)",
+    ):
+        nx.transpose(x, (0, 1, 3))
+    with pytest.raises(
+        nx.ShapeError, match=r"^T: .T is defined for 2-d tensors, got f32\[2\]\[3\]\[4\]"
+    ):
+        x.T  # noqa: B018
+    with pytest.raises(nx.ShapeError, match=r"^matrix_transpose: needs at least 2 dimensions"):
+        nx.ones((3,)).mT  # noqa: B018
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_broadcast_to(dtype: D.DType) -> None:
+    cases = Cases()
+    for src, shape in [((), (2, 3)), ((3, 1), (3, 4)), ((1, 4), (3, 4)), ((3,), (2, 3)),
+                       ((2, 3), (2, 3)), ((1,), (0,)), ((2, 1), (2, 0)), ((), ()), ((1, 1), (5, 2, 3)),
+                       ((4,), [2, 2, 4]), ((2, 1, 3), (2, 5, 3))]:  # fmt: skip
+        a = sample(dtype, src, 5)
+        np_shape = tuple(shape)
+        run(cases, f"{src}->{shape}", lambda x, s=shape: nx.broadcast_to(x, s),
+            lambda a, s=np_shape: np.broadcast_to(a, s), a, dtype)  # fmt: skip
+    a, b = sample(dtype, (3, 1), 6), sample(dtype, (1, 4), 7)
+    for got, want in zip(
+        nx.broadcast_arrays(a, nx.tensor(b)), np.broadcast_arrays(a, b), strict=True
+    ):
+        check(got, want, dtype)
+    cases.finish()
+
+
+def test_broadcast_to_errors() -> None:
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^broadcast_to: shapes \(3,\) and \(4,\) cannot be "
+        r"broadcast together",
+    ):
+        nx.broadcast_to(nx.ones((3,)), (4,))
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^broadcast_to: cannot broadcast f32\[3\] binary\(cpu\) "
+        r"to shape \(3, 1\)",
+    ):
+        nx.broadcast_to(nx.ones((3,)), (3, 1))
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^broadcast_to: cannot broadcast f32\[2\]\[3\] "
+        r"binary\(cpu\) to shape \(3,\)",
+    ):
+        nx.broadcast_to(nx.ones((2, 3)), (3,))
+    with pytest.raises(nx.ShapeError, match=r"^broadcast_to: negative dimension -1"):
+        nx.broadcast_to(nx.ones((3,)), (-1, 3))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_expand_dims_squeeze(dtype: D.DType) -> None:
+    cases = Cases()
+    for shape, axis in [((2, 3), 0), ((2, 3), 1), ((2, 3), 2), ((2, 3), -1), ((2, 3), -3),
+                        ((2, 3), (0, 3)), ((2, 3), (-1, 0)), ((), 0), ((), (0, 1)), ((0,), 1)]:  # fmt: skip
+        a = sample(dtype, shape, 8)
+        run(cases, f"expand_dims {shape} {axis}", lambda x, ax=axis: nx.expand_dims(x, ax),
+            lambda a, ax=axis: np.expand_dims(a, ax), a, dtype)  # fmt: skip
+    for shape, axis in [((1, 3, 1), None), ((1, 3, 1), 0), ((1, 3, 1), -1), ((1, 3, 1), (0, 2)),
+                        ((1, 1), None), ((1,), None), ((), None), ((3, 0, 1), 2), ((2, 3), None),
+                        ((1, 1, 1), (-3, 1))]:  # fmt: skip
+        a = sample(dtype, shape, 9)
+        run(cases, f"squeeze {shape} {axis}", lambda x, ax=axis: nx.squeeze(x, ax),
+            lambda a, ax=axis: np.squeeze(a, ax), a, dtype)  # fmt: skip
+    check(nx.tensor(sample(dtype, (1, 2), 10)).squeeze(0), sample(dtype, (1, 2), 10)[0], dtype)
+    cases.finish()
+
+
+def test_expand_dims_squeeze_errors() -> None:
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^squeeze: axis 1 of f32\[1\]\[3\] binary\(cpu\) has "
+        r"size 3, not 1",
+    ):
+        nx.squeeze(nx.ones((1, 3)), 1)
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^squeeze: axis 2 is out of range for a tensor of shape "
+        r"\(1, 3\)",
+    ):
+        nx.squeeze(nx.ones((1, 3)), 2)
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^expand_dims: axis 3 is out of range for a tensor of 3 "
+        r"dimensions",
+    ):
+        nx.expand_dims(nx.ones((1, 3)), 3)
+    with pytest.raises(nx.ShapeError, match=r"^expand_dims: repeated axis in \(0, 0\)"):
+        nx.expand_dims(nx.ones((3,)), (0, 0))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_concatenate_stack(dtype: D.DType) -> None:
+    cases = Cases()
+    for shapes, axis in [([(2, 3), (4, 3)], 0), ([(2, 3), (2, 1), (2, 0)], 1), ([(2, 3), (2, 2)], -1),
+                         ([(3,)], 0), ([(0,), (2,)], 0), ([(2, 3), (1, 4)], None), ([(), (2,)], None),
+                         ([(2, 0), (2, 0)], 0), ([(1, 2, 3)] * 3, 2)]:  # fmt: skip
+        arrs = [sample(dtype, s, 11 + i) for i, s in enumerate(shapes)]
+        with cases.case(f"concatenate {shapes} {axis}"):
+            want = np.concatenate(arrs, axis=axis)
+            check(nx.concatenate([nx.tensor(a) for a in arrs], axis=axis), want, dtype)
+            check(nx.concat(tuple(noncontiguous(a) for a in arrs), axis), want, dtype)
+    for shape, n, axis in [((2, 3), 3, 0), ((2, 3), 2, 1), ((2, 3), 2, 2), ((2, 3), 2, -1),
+                           ((2, 3), 2, -3), ((), 4, 0), ((0,), 3, 1), ((3,), 1, 0)]:  # fmt: skip
+        arrs = [sample(dtype, shape, 20 + i) for i in range(n)]
+        with cases.case(f"stack {shape} x{n} {axis}"):
+            want = np.stack(arrs, axis=axis)
+            check(nx.stack([nx.tensor(a) for a in arrs], axis=axis), want, dtype)
+            check(nx.stack([noncontiguous(a) for a in arrs], axis), want, dtype)
+    cases.finish()
+
+
+@pytest.mark.parametrize("pair", ALL_PAIRS, ids=pair_ids)
+def test_concatenate_stack_promote(pair: tuple[D.DType, D.DType]) -> None:
+    da, db = pair
+    a, b = sample(da, (2, 3), 30), sample(db, (1, 3), 31)
+    p = expected_promotion(da, db)
+    if p is None:
+        with pytest.raises(nx.DTypeError, match=rf"^concatenate: cannot promote {da} with {db}"):
+            nx.concatenate([nx.tensor(a), nx.tensor(b)])
+        return
+    via = [x.astype(np.float32) if x.dtype == D.bfloat16.numpy_dtype else x for x in (a, b)]
+    want = np.concatenate([x.astype(p.numpy_dtype) for x in via])
+    check(nx.concatenate([nx.tensor(a), nx.tensor(b)]), want, p)
+    check(nx.stack([nx.tensor(a[0]), nx.tensor(b[0])]), want[[0, 2]], p)
+
+
+def test_concatenate_stack_errors() -> None:
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^concatenate: shapes must match except on axis 0, got "
+        r"\(2, 3\), \(2, 4\)",
+    ):
+        nx.concatenate([nx.ones((2, 3)), nx.ones((2, 4))])
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^concatenate: tensors must have the same number of "
+        r"dimensions, got f32\[2\]\[3\] binary\(cpu\), f32\[3\]",
+    ):
+        nx.concatenate([nx.ones((2, 3)), nx.ones((3,))])
+    with pytest.raises(
+        nx.ShapeError, match=r"^concatenate: cannot concatenate 0-d tensors; use stack"
+    ):
+        nx.concatenate([nx.ones(()), nx.ones(())])
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^concatenate: axis 2 is out of range for a tensor of "
+        r"shape \(2, 3\)",
+    ):
+        nx.concatenate([nx.ones((2, 3)), nx.ones((2, 3))], axis=2)
+    with pytest.raises(nx.ShapeError, match=r"^concatenate: expects a non-empty list or tuple"):
+        nx.concatenate([])
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^stack: tensors must have the same shape, got \(2, 3\), "
+        r"\(3, 2\)",
+    ):
+        nx.stack([nx.ones((2, 3)), nx.ones((3, 2))])
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^stack: axis 3 is out of range for a tensor of 3 "
+        r"dimensions",
+    ):
+        nx.stack([nx.ones((2, 3))], axis=3)
+    with pytest.raises(nx.ShapeError, match=r"^stack: expects a non-empty list or tuple"):
+        nx.stack(nx.ones((2, 3)))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_flip(dtype: D.DType) -> None:
+    cases = Cases()
+    for shape, axis in [((2, 3, 4), None), ((2, 3, 4), 0), ((2, 3, 4), -1), ((2, 3, 4), (0, 2)),
+                        ((5,), None), ((), None), ((2, 0), 1), ((2, 0), None), ((2, 3), ())]:  # fmt: skip
+        a = sample(dtype, shape, 40)
+        run(cases, f"{shape} {axis}", lambda x, ax=axis: nx.flip(x, axis=ax),
+            lambda a, ax=axis: np.flip(a, axis=ax), a, dtype)  # fmt: skip
+    cases.finish()
+
+
+def test_flip_errors() -> None:
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^flip: axis 2 is out of range for a tensor of shape "
+        r"\(2, 3\)",
+    ):
+        nx.flip(nx.ones((2, 3)), axis=2)
+    with pytest.raises(nx.ShapeError, match=r"^flip: axis 0 is out of range for a 0-d tensor"):
+        nx.flip(nx.ones(()), axis=0)
