@@ -118,7 +118,9 @@ def test_priority_list_nothing_available():
 
 
 def test_unknown_backend_lists_installed():
-    with pytest.raises(nx.BackendNotFoundError, match=r"no backend named 'nosuch'; installed backends: .*binary"):
+    with pytest.raises(
+        nx.BackendNotFoundError, match=r"no backend named 'nosuch'; installed backends: .*binary"
+    ):
         nx.tensor([1], backend="nosuch")
 
 
@@ -130,7 +132,10 @@ def test_unknown_backend_suggests_install():
 
 
 def test_unknown_option_is_refused():
-    with pytest.raises(nx.BackendOptionError, match=r"backend 'binary' does not take option\(s\) 'client'; it accepts: device"):
+    with pytest.raises(
+        nx.BackendOptionError,
+        match=r"backend 'binary' does not take option\(s\) 'client'; it accepts: device",
+    ):
         nx.tensor([1], backend="binary", client="cuda")
     with pytest.raises(nx.BackendOptionError, match="device must be 'cpu'"):
         nx.get_backend("binary", device="cuda")
@@ -161,12 +166,14 @@ def test_binary_operands_move_to_the_other_backend(fakedev):
 def test_mixed_devices_raise_with_the_fix(fakedev):
     a = nx.tensor([1.0], backend="fakedev:cpu:0")
     b = nx.tensor([1.0], backend="fakedev:cpu:1")
-    msg = (r"add: operands live on different backends or devices \(operand 0: f32\[1\] "
-           r"fakedev\(cpu:0\), operand 1: f32\[1\] fakedev\(cpu:1\)\); move them to one first, "
-           r"e.g. numerix.backend_transfer\(t, 'fakedev', device='cpu', device_id=0\)")
+    msg = (
+        r"add: operands live on different backends or devices \(operand 0: f32\[1\] "
+        r"fakedev\(cpu:0\), operand 1: f32\[1\] fakedev\(cpu:1\)\); move them to one first, "
+        r"e.g. numerix.backend_transfer\(t, 'fakedev', device='cpu', device_id=0\)"
+    )
     with pytest.raises(nx.BackendMismatchError, match=msg):
         a + b
-    with pytest.raises(nx.BackendMismatchError, match="^dot: "):
+    with pytest.raises(nx.BackendMismatchError, match=r"^dot: "):
         nx.dot(a, b)
 
 
@@ -236,7 +243,9 @@ def test_register_refuses_other_contract():
 def test_backend_target_that_fails_to_import():
     nx.register_backend("broken", "numerix_no_such_module:Backend")
     try:
-        with pytest.raises(nx.PluginError, match=r"backend 'broken' .* failed to load: ModuleNotFoundError"):
+        with pytest.raises(
+            nx.PluginError, match=r"backend 'broken' .* failed to load: ModuleNotFoundError"
+        ):
             nx.tensor([1], backend="broken")
     finally:
         nx.unregister_backend("broken")
@@ -252,11 +261,13 @@ def test_target_that_is_not_a_backend():
 
 
 def test_registering_does_not_import_the_target(tmp_path, monkeypatch):
-    (tmp_path / "numerix_lazy_probe.py").write_text(textwrap.dedent("""
+    (tmp_path / "numerix_lazy_probe.py").write_text(
+        textwrap.dedent("""
         from numerix_binary.backend import BinaryBackend
         class Probe(BinaryBackend):
             name = "probe"
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     nx.register_backend("probe", "numerix_lazy_probe:Probe")
     try:
@@ -275,7 +286,9 @@ def test_broken_entry_point_is_listed_not_raised(tmp_path):
     (site / "numerix_broken_plugin.py").write_text("raise RuntimeError('boom at import')\n")
     dist = site / "numerix_broken_plugin-0.1.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: numerix-broken-plugin\nVersion: 0.1\n")
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: numerix-broken-plugin\nVersion: 0.1\n"
+    )
     (dist / "entry_points.txt").write_text("[numerix.plugins]\nbroken = numerix_broken_plugin\n")
     code = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(site)!r})
@@ -297,7 +310,9 @@ def test_broken_entry_point_is_listed_not_raised(tmp_path):
 def test_import_numerix_does_not_import_heavy_or_plugin_modules():
     import subprocess
 
-    code = ("import sys, numerix; print(sorted(m for m in ('jax', 'torch', 'numerix_binary.backend', "
-            "'pluggy', 'pydantic', 'rich') if m in sys.modules))")
+    code = (
+        "import sys, numerix; print(sorted(m for m in ('jax', 'torch', 'numerix_binary.backend', "
+        "'pluggy', 'pydantic', 'rich') if m in sys.modules))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]"

@@ -25,7 +25,9 @@ def test_matmul_notebook_flow():
     weights = nx.tensor(w_np)
     result = nx.dot(x_valid, weights)
 
-    oracle_x = np.frombuffer(raw, np.uint8).reshape(n_images, 784).astype(np.float32) / np.float32(255)
+    oracle_x = np.frombuffer(raw, np.uint8).reshape(n_images, 784).astype(np.float32) / np.float32(
+        255
+    )
     oracle = oracle_x[500:600] @ w_np
     assert result.shape == (100, 10) and result.dtype is nx.float32
     np.testing.assert_allclose(result.to_numpy(), oracle, rtol=1e-5, atol=1e-4)

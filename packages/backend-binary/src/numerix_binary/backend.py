@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import ml_dtypes  # noqa: F401 - registers bfloat16 with numpy
+import ml_dtypes
 import numpy as np
-from numerix.backend import Backend
+
 from numerix._tensor import Tensor
+from numerix.backend import Backend
 
 __all__ = ["BinaryBackend"]
 
@@ -307,8 +308,12 @@ class BinaryBackend(Backend):
         bf16 = a.dtype == _BF16
         if bf16:
             a, b = a.astype(np.float32), b.astype(np.float32)
-        if not batch_x and len(contract_x) == 1 and a.ndim <= 2 and b.ndim <= 2 and (
-            contract_x[0] == a.ndim - 1 and contract_y[0] == 0
+        if (
+            not batch_x
+            and len(contract_x) == 1
+            and a.ndim <= 2
+            and b.ndim <= 2
+            and (contract_x[0] == a.ndim - 1 and contract_y[0] == 0)
         ):
             r = a @ b if a.ndim and b.ndim else np.dot(a, b)
         elif not batch_x:
@@ -353,9 +358,11 @@ class BinaryBackend(Backend):
     # ------------------------------------------------------------ indexing
     def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         idx = indices.data
-        a = np.moveaxis(x.data, list(axes), list(range(len(axes)))) if axes != tuple(
-            range(len(axes))
-        ) else x.data
+        a = (
+            np.moveaxis(x.data, list(axes), list(range(len(axes))))
+            if axes != tuple(range(len(axes)))
+            else x.data
+        )
         r = a[tuple(idx[..., i] for i in range(len(axes)))]
         return _fill(out, r)
 

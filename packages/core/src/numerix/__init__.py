@@ -7,6 +7,7 @@
 """
 
 from numerix import dtypes
+from numerix._tensor import Tensor
 from numerix._version import __version__
 from numerix.backend import Backend
 from numerix.defaults import (
@@ -54,9 +55,8 @@ from numerix.errors import (
 from numerix.ops import *  # noqa: F403
 from numerix.ops import __all__ as _ops_all
 from numerix.plugins import get_backend, register_backend, unregister_backend
-from numerix._tensor import Tensor
 
-bool = bool_  # noqa: A001 - the array API names the dtype object `bool`
+bool = bool_
 
 __all__ = [
     "__version__", "Tensor", "Backend", "DType", "dtypes",

@@ -50,14 +50,16 @@ def normalize_axis(op: str, axis: int, ndim: int, shape: Shape | None = None) ->
         where = f"shape {shape}" if shape is not None else f"{ndim} dimensions"
         raise ShapeError(
             f"{op}: axis {axis} is out of range for a tensor of {where}; "
-            f"valid axes are {-ndim}..{ndim - 1}" if ndim else
-            f"{op}: axis {axis} is out of range for a 0-d tensor, which has no axes"
+            f"valid axes are {-ndim}..{ndim - 1}"
+            if ndim
+            else f"{op}: axis {axis} is out of range for a 0-d tensor, which has no axes"
         )
     return axis + ndim if axis < 0 else axis
 
 
-def normalize_axes(op: str, axis: int | Sequence[int] | None, ndim: int,
-                   shape: Shape | None = None) -> tuple[int, ...]:
+def normalize_axes(
+    op: str, axis: int | Sequence[int] | None, ndim: int, shape: Shape | None = None
+) -> tuple[int, ...]:
     """Sorted, non-negative, unique axes; ``None`` means every axis."""
     if axis is None:
         return tuple(range(ndim))

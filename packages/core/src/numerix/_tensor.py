@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-
 if TYPE_CHECKING:
     from numerix.backend import Backend
     from numerix.dtypes import DType
@@ -24,7 +23,7 @@ class Tensor:
     ``binary``); ``shape``, ``dtype`` and ``backend`` are always set.
     """
 
-    __slots__ = ("data", "shape", "dtype", "backend", "__weakref__")
+    __slots__ = ("__weakref__", "backend", "data", "dtype", "shape")
     __array_priority__ = 1000  # numpy defers its operators to ours
 
     data: Any
@@ -158,9 +157,7 @@ class Tensor:
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iu":
-            raise TypeError(
-                f"only integer tensors can be used as an index, got {self.describe()}"
-            )
+            raise TypeError(f"only integer tensors can be used as an index, got {self.describe()}")
         return int(self._scalar("index"))
 
     def _scalar(self, op: str) -> Any:
@@ -177,9 +174,7 @@ class Tensor:
         a = self.backend.to_numpy(self)
         if self.dtype.name == "bfloat16":
             a = a.astype(np.float32)
-        body = np.array2string(
-            a, threshold=_REPR_LIMIT, edgeitems=3, separator=", ", prefix="  "
-        )
+        body = np.array2string(a, threshold=_REPR_LIMIT, edgeitems=3, separator=", ", prefix="  ")
         return f"{head}\n  {body}"
 
     __str__ = __repr__

@@ -29,8 +29,8 @@ from numerix.errors import BackendOptionError, NumerixError
 if TYPE_CHECKING:
     import numpy as np
 
-    from numerix.dtypes import DType
     from numerix._tensor import Tensor
+    from numerix.dtypes import DType
 
 __all__ = ["Backend"]
 
@@ -55,7 +55,7 @@ class Backend:
     #: implicitly (as Nx moves BinaryBackend tensors). Only ``binary`` sets it.
     is_host: ClassVar[bool] = False
 
-    __slots__ = ("options", "device", "_key")
+    __slots__ = ("_key", "device", "options")
 
     def __init__(self, **options: Any) -> None:
         self.options = self.validate_options(options)

@@ -12,7 +12,7 @@ the dtype of the tensor it meets when the kinds allow it.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -55,7 +55,7 @@ class DType:
     ``"f"`` (real float) and ``"c"`` (complex float); ``bits`` its width.
     """
 
-    __slots__ = ("name", "short", "kind", "bits", "itemsize", "_np")
+    __slots__ = ("_np", "bits", "itemsize", "kind", "name", "short")
 
     def __init__(self, name: str, short: str, kind: str, bits: int) -> None:
         self.name = name
@@ -151,9 +151,7 @@ _BY_NAME["i16"] = int16
 _BY_NAME["i32"] = int32
 _BY_NAME["i64"] = int64
 
-_FROM_NUMPY: dict[np.dtype, DType] = {
-    np.dtype(d.name): d for d in ALL_DTYPES if d is not bfloat16
-}
+_FROM_NUMPY: dict[np.dtype, DType] = {np.dtype(d.name): d for d in ALL_DTYPES if d is not bfloat16}
 
 
 def default_float() -> DType:
@@ -215,7 +213,12 @@ def from_numpy_dtype(npd: np.dtype, op: str = "tensor") -> DType:
 
 _INT_BY_BITS = {8: int8, 16: int16, 32: int32, 64: int64}
 _FLOAT_BY_BITS = {16: float16, 32: float32, 64: float64}
-_COMPLEX_FOR_FLOAT = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
+_COMPLEX_FOR_FLOAT = {
+    float16: complex64,
+    bfloat16: complex64,
+    float32: complex64,
+    float64: complex128,
+}
 
 
 def _promote(a: DType, b: DType) -> DType | None:
@@ -391,7 +394,7 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     return d is as_dtype(kind, "isdtype")
 
 
-@lru_cache(maxsize=None)
+@cache
 def int_range(d: DType) -> tuple[int, int]:
     i = np.iinfo(d.numpy_dtype)
     return int(i.min), int(i.max)

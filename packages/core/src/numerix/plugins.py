@@ -86,8 +86,9 @@ class _Registry:
             if self.discovered:
                 return
             self.discovered = True
-            import pluggy
             from importlib.metadata import entry_points
+
+            import pluggy
 
             from numerix import hookspecs
 
@@ -106,7 +107,7 @@ class _Registry:
                     found: list[BackendEntry] = []
                     for h in mine:
                         found.extend(h.function() or [])  # type: ignore[arg-type]
-                except Exception as e:  # noqa: BLE001 - a broken plugin must not break numerix
+                except Exception as e:
                     self.broken.append(BrokenPlugin(ep.name, dname, f"{type(e).__name__}: {e}"))
                     continue
                 self.plugins.append((ep.name, dname, dver))
@@ -145,8 +146,14 @@ class _Registry:
 _REG = _Registry()
 
 
-def register_backend(name: str, cls: type[Backend] | str, *, description: str = "",
-                     contract: int = CONTRACT_VERSION, replace: bool = False) -> None:
+def register_backend(
+    name: str,
+    cls: type[Backend] | str,
+    *,
+    description: str = "",
+    contract: int = CONTRACT_VERSION,
+    replace: bool = False,
+) -> None:
     """Register a backend at run time (tests, notebooks).
 
     :param cls: the :class:`~numerix.backend.Backend` subclass or its ``"module:Class"``.
@@ -276,7 +283,7 @@ def backend_class(name: str, op: str = "get_backend") -> type[Backend]:
         mod, _, attr = target.partition(":")
         try:
             cls = getattr(importlib.import_module(mod), attr)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise PluginError(
                 f"{op}: backend {name!r} (from {entry.distribution or mod}) failed to load: "
                 f"{type(e).__name__}: {e}. Reinstall it, or pick another backend."
@@ -284,7 +291,9 @@ def backend_class(name: str, op: str = "get_backend") -> type[Backend]:
     else:
         cls = target
     if not (isinstance(cls, type) and issubclass(cls, Backend)):
-        raise PluginError(f"{op}: backend {name!r} target {target!r} is not a numerix Backend class")
+        raise PluginError(
+            f"{op}: backend {name!r} target {target!r} is not a numerix Backend class"
+        )
     _REG.classes[name] = cls
     return cls
 
@@ -310,7 +319,9 @@ def get_backend(name: str, **options: Any) -> Backend:
     except KeyError:
         pass
     except TypeError:  # unhashable option value
-        raise PluginError(f"get_backend: options of {name!r} must be hashable, got {options!r}") from None
+        raise PluginError(
+            f"get_backend: options of {name!r} must be hashable, got {options!r}"
+        ) from None
     cls = backend_class(name)
     be = cls(**options)
     with _REG.lock:
@@ -336,8 +347,11 @@ def parse_spec(spec: Any, op: str = "backend") -> tuple[str, dict[str, Any]]:
         for f, v in zip(cls.spec_fields, fields):
             opts[f] = int(v) if v.isdigit() else v
         return name, opts
-    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str) and isinstance(
-        spec[1], Mapping
+    if (
+        isinstance(spec, tuple)
+        and len(spec) == 2
+        and isinstance(spec[0], str)
+        and isinstance(spec[1], Mapping)
     ):
         return spec[0], dict(spec[1])
     raise BackendNotFoundError(

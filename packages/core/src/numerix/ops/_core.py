@@ -15,12 +15,12 @@ import numpy as np
 
 from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes, size_of
+from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.defaults import get_default_backend, resolve_backend
 from numerix.dtypes import DType
 from numerix.errors import BackendMismatchError, DTypeError, ShapeError
 from numerix.primitives._registry import Primitive
-from numerix._tensor import Tensor
 
 _PY_SCALARS = (bool, int, float, complex)
 _new = Tensor.__new__
@@ -162,15 +162,12 @@ def _dtype_error(prim: Primitive, x1: Any, x2: Any = None, *, arity: int = 2) ->
         return DTypeError(f"{name}: unsupported dtype for {describe(x1)}; {name} takes {accepts}")
     d1 = x1.dtype if isinstance(x1, Tensor) else type(x1).__name__
     d2 = x2.dtype if isinstance(x2, Tensor) else type(x2).__name__
-    p = None
     if isinstance(x1, Tensor) and isinstance(x2, Tensor):
-        p = D.PROMOTION_TABLE[(x1.dtype, x2.dtype)]
-        if p is None:
-            D.promote_types(x1.dtype, x2.dtype, name)
-    fix = "cast with astype" if p is not None and p.kind == "b" else "cast with astype"
+        if D.PROMOTION_TABLE[(x1.dtype, x2.dtype)] is None:
+            D.promote_types(x1.dtype, x2.dtype, name)  # raises, naming the lossy pair
     return DTypeError(
         f"{name}: unsupported dtypes {d1} and {d2} ({describe(x1)}, {describe(x2)}); "
-        f"{name} takes {accepts}; {fix}"
+        f"{name} takes {accepts}; cast with astype"
     )
 
 
@@ -217,7 +214,9 @@ def elementwise_binary(prim: Primitive, x1: Any, x2: Any) -> Tensor:
     return getattr(backend, prim.name)(out, x1, x2)
 
 
-def _with_scalars(prim: Primitive, x1: Any, x2: Any) -> tuple[Tensor, Tensor, Backend, DType, DType]:
+def _with_scalars(
+    prim: Primitive, x1: Any, x2: Any
+) -> tuple[Tensor, Tensor, Backend, DType, DType]:
     w1 = type(x1) in _PY_SCALARS
     w2 = type(x2) in _PY_SCALARS
     if w1 and w2:
@@ -236,7 +235,7 @@ def _with_scalars(prim: Primitive, x1: Any, x2: Any) -> tuple[Tensor, Tensor, Ba
         d = D.weak_promote(t.dtype, s)
         r = prim.extra["unary_table"][d]
         if r is None:
-            raise _dtype_error(prim, x1 if not w1 else x1, x2 if not w2 else x2)
+            raise _dtype_error(prim, x1, x2)
         cdt, odt = r
         check_scalar_fits(prim.name, s, cdt)
         st = scalar(s, cdt, t.backend)

@@ -9,6 +9,7 @@ import numpy as np
 
 from numerix import dtypes as D
 from numerix._shapes import check_shape, normalize_axis
+from numerix._tensor import Tensor
 from numerix.dtypes import DType
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import (
@@ -21,7 +22,6 @@ from numerix.ops._core import (
     resolve,
 )
 from numerix.primitives import creation as P
-from numerix._tensor import Tensor
 
 __all__ = [
     "tensor",
@@ -105,7 +105,9 @@ def _convert(t: Tensor, dt: DType, op: str) -> Tensor:
     return cast(t, dt)
 
 
-def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Tensor:
+def asarray(
+    obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None
+) -> Tensor:
     """Array API ``asarray``: :func:`tensor`, with ``device`` naming a backend spec."""
     t = tensor(obj, dtype=dtype, backend=device)
     if copy:
@@ -318,8 +320,9 @@ def empty_like(x: Any, dtype: Any = None, backend: Any = None) -> Tensor:
     return zeros_like(x, dtype, backend)
 
 
-def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None,
-           backend: Any = None) -> Tensor:
+def arange(
+    start: Any, stop: Any = None, step: Any = 1, dtype: Any = None, backend: Any = None
+) -> Tensor:
     """Evenly spaced values in ``[start, stop)`` (numpy / array API ``arange``).
 
     Integer arguments give int64, any float argument float32, unless ``dtype`` says.
@@ -337,7 +340,11 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None,
         raise ShapeError("arange: step must not be zero")
     d = _opt_dtype(dtype, "arange")
     if d is None:
-        d = D.int64 if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) else D.float32
+        d = (
+            D.int64
+            if all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+            else D.float32
+        )
     if d.kind not in "iuf":
         raise DTypeError(f"arange: dtype must be integer or real floating, got {d}")
     span = (stop - start) / step
@@ -371,8 +378,9 @@ def iota(shape: Any, axis: int | None = None, dtype: Any = None, backend: Any = 
     return bind(P.iota, new_out(s, d, be), axis=axis)
 
 
-def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
-        backend: Any = None) -> Tensor:
+def eye(
+    n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, backend: Any = None
+) -> Tensor:
     """A 2-d tensor with ones on the ``k``-th diagonal (array API ``eye``); float32 by default."""
     s = check_shape("eye", (n_rows, n_rows if n_cols is None else n_cols))
     if not isinstance(k, int) or isinstance(k, bool):
@@ -382,8 +390,9 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     return bind(P.eye, new_out(s, d, be), k=k)
 
 
-def linspace(start: Any, stop: Any, num: int, dtype: Any = None, endpoint: bool = True,
-             backend: Any = None) -> Tensor:
+def linspace(
+    start: Any, stop: Any, num: int, dtype: Any = None, endpoint: bool = True, backend: Any = None
+) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` (numpy ``linspace``); float32
     by default."""
     (n,) = check_shape("linspace", (num,))

@@ -11,6 +11,7 @@ from typing import Any
 
 from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes
+from numerix._tensor import Tensor
 from numerix.errors import DTypeError
 from numerix.ops._core import (
     _PY_SCALARS,
@@ -25,7 +26,6 @@ from numerix.ops._core import (
     unify,
 )
 from numerix.primitives import elementwise as P
-from numerix._tensor import Tensor
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
@@ -76,7 +76,7 @@ def remainder(x1: Any, x2: Any, /) -> Tensor:
     return elementwise_binary(P.remainder, x1, x2)
 
 
-def pow(x1: Any, x2: Any, /) -> Tensor:  # noqa: A001 - array API name
+def pow(x1: Any, x2: Any, /) -> Tensor:
     """``x1 ** x2`` (array API ``pow``)."""
     return elementwise_binary(P.pow, x1, x2)
 
@@ -104,7 +104,7 @@ def positive(x: Any, /) -> Tensor:
     return t
 
 
-def abs(x: Any, /) -> Tensor:  # noqa: A001
+def abs(x: Any, /) -> Tensor:
     """Absolute value; complex input gives its real magnitude."""
     return elementwise_unary(P.abs, x)
 
@@ -126,7 +126,7 @@ def ceil(x: Any, /) -> Tensor:
     return t if t.dtype.kind in "iu" else elementwise_unary(P.ceil, t)
 
 
-def round(x: Any, /) -> Tensor:  # noqa: A001
+def round(x: Any, /) -> Tensor:
     """Round half to even (numpy / array API ``round``); integer tensors unchanged."""
     t = as_tensor(x, "round")
     return t if t.dtype.kind in "iu" else elementwise_unary(P.round, t)
@@ -310,7 +310,7 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
     return bind(P.select, new_out(shape, d, backend), cond, a, b)
 
 
-def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to ``[min, max]`` (array API ``clip``); the result keeps ``x``'s dtype.
 
     >>> import numerix as nx
@@ -370,4 +370,3 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Tensor:
             return backend_copy(t)
         return t
     return bind(P.as_type, new_out(t.shape, d, t.backend), t)
-

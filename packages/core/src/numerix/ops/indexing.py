@@ -14,11 +14,11 @@ import numpy as np
 
 from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes
+from numerix._tensor import Tensor
 from numerix.errors import IndexingError, ShapeError
 from numerix.ops._core import as_tensor, bind, cast, check_concrete, new_out
 from numerix.primitives import indexing as PI
 from numerix.primitives import shape as PS
-from numerix._tensor import Tensor
 
 __all__ = ["getitem", "take"]
 
@@ -27,7 +27,7 @@ _GAP = object()  # where an ellipsis stood for no axis
 
 
 def _is_int(k: Any) -> bool:
-    return (isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)))
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
 def getitem(x: Tensor, key: Any) -> Tensor:
@@ -53,8 +53,9 @@ def getitem(x: Tensor, key: Any) -> Tensor:
             )
         if isinstance(k, (bool, np.bool_)):
             raise IndexingError("getitem: a Python bool is not a valid index; use a bool tensor")
-        if not (k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)
-                or type(k) is Tensor):
+        if not (
+            k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k) or type(k) is Tensor
+        ):
             raise IndexingError(
                 f"getitem: invalid index {k!r} of type {type(k).__name__}; use ints, slices, None, "
                 f"..., or integer/bool tensors"
@@ -72,7 +73,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     if n_ell:
         i = next(j for j, k in enumerate(items) if k is Ellipsis)  # `in` would compare tensors
         # an ellipsis standing for no axis still separates advanced indices, as in numpy
-        items[i : i + 1] = [slice(None)] * (x.ndim - consumed) or [_GAP]
+        fill: list[Any] = [slice(None)] * (x.ndim - consumed)
+        items[i : i + 1] = fill or [_GAP]
     else:
         items.extend([slice(None)] * (x.ndim - consumed))
     if any(type(k) is Tensor and k.dtype is D.bool_ for k in items):
@@ -102,8 +104,10 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         dim = x.shape[ax]
         if isinstance(k, slice):
             for part in (k.start, k.stop, k.step):
-                if part is not None and not _is_int(part) and not (
-                    type(part) is Tensor and part.ndim == 0
+                if (
+                    part is not None
+                    and not _is_int(part)
+                    and not (type(part) is Tensor and part.ndim == 0)
                 ):
                     raise IndexingError(f"getitem: slice bounds must be ints, got {k!r}")
             if k.step is not None and int(k.step) == 0:
@@ -168,8 +172,9 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     return _advanced(y, entries, reshape, transpose, x)
 
 
-def _advanced(y: Tensor, entries: list[tuple[Any, ...]], reshape: Any, transpose: Any,
-              x: Tensor) -> Tensor:
+def _advanced(
+    y: Tensor, entries: list[tuple[Any, ...]], reshape: Any, transpose: Any, x: Tensor
+) -> Tensor:
     adv = [e for e in entries if e[0] == "adv"]
     idx: list[Tensor] = []
     for e in adv:
@@ -196,7 +201,7 @@ def _advanced(y: Tensor, entries: list[tuple[Any, ...]], reshape: Any, transpose
     adv_axes = [e[1] for e in adv]
     rest = [a for a in range(y.ndim) if a not in adv_axes]
     yt = transpose(y, adv_axes + rest)
-    gshape = bshape + tuple(yt.shape[len(adv_axes):])
+    gshape = bshape + tuple(yt.shape[len(adv_axes) :])
     r = bind(PI.gather, new_out(gshape, y.dtype, y.backend), yt, indices,
              axes=tuple(range(len(adv_axes))))  # fmt: skip
     # label result dims, then place them as numpy does

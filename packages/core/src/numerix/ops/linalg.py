@@ -7,6 +7,7 @@ from typing import Any
 
 from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes, normalize_axis
+from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import (
     _PY_SCALARS,
@@ -19,7 +20,6 @@ from numerix.ops._core import (
     unify,
 )
 from numerix.primitives import linalg as P
-from numerix._tensor import Tensor
 
 __all__ = ["dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"]
 
@@ -44,15 +44,24 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     return cast(x, d), cast(y, d)
 
 
-def dot_general(x: Any, y: Any, contract: tuple[Sequence[int], Sequence[int]],
-                batch: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Tensor:
+def dot_general(
+    x: Any,
+    y: Any,
+    contract: tuple[Sequence[int], Sequence[int]],
+    batch: tuple[Sequence[int], Sequence[int]] = ((), ()),
+) -> Tensor:
     """Contract axes ``contract[0]`` of ``x`` with ``contract[1]`` of ``y``, batching over
     ``batch`` (Nx ``dot/6``, XLA ``DotGeneral``). Output axes: batch, free of x, free of y."""
     return _dot_general("dot_general", x, y, contract, batch)
 
 
-def _dot_general(op: str, x: Any, y: Any, contract: tuple[Sequence[int], Sequence[int]],
-                 batch: tuple[Sequence[int], Sequence[int]] = ((), ())) -> Tensor:
+def _dot_general(
+    op: str,
+    x: Any,
+    y: Any,
+    contract: tuple[Sequence[int], Sequence[int]],
+    batch: tuple[Sequence[int], Sequence[int]] = ((), ()),
+) -> Tensor:
     # dot_general's checks, with errors naming the public op that called it
     x, y = _operands(op, x, y)
     cx = tuple(normalize_axis(op, a, x.ndim, x.shape) for a in contract[0])
@@ -140,20 +149,26 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
     return r
 
 
-def tensordot(x1: Any, x2: Any, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Tensor:
+def tensordot(
+    x1: Any, x2: Any, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2
+) -> Tensor:
     """Contract the last ``axes`` axes of ``x1`` with the first of ``x2``, or the explicit
     pairs ``(axes_x1, axes_x2)`` (array API ``tensordot``)."""
     x, y = _operands("tensordot", x1, x2)
     if isinstance(axes, int) and not isinstance(axes, bool):
         if axes < 0 or axes > x.ndim or axes > y.ndim:
-            raise ShapeError(f"tensordot: axes={axes} out of range for {x.describe()}, {y.describe()}")
+            raise ShapeError(
+                f"tensordot: axes={axes} out of range for {x.describe()}, {y.describe()}"
+            )
         ax = tuple(range(x.ndim - axes, x.ndim))
         ay = tuple(range(axes))
     else:
         try:
             a0, a1 = axes  # type: ignore[misc]
         except (TypeError, ValueError):
-            raise ShapeError(f"tensordot: axes must be an int or a pair of sequences, got {axes!r}") from None
+            raise ShapeError(
+                f"tensordot: axes must be an int or a pair of sequences, got {axes!r}"
+            ) from None
         ax = (a0,) if isinstance(a0, int) else tuple(a0)
         ay = (a1,) if isinstance(a1, int) else tuple(a1)
     return _dot_general("tensordot", x, y, (ax, ay))

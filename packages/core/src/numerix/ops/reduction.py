@@ -6,11 +6,11 @@ from typing import Any
 
 from numerix import dtypes as D
 from numerix._shapes import normalize_axes, normalize_axis
+from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import as_tensor, bind, cast, new_out
 from numerix.primitives import reduction as P
 from numerix.primitives._registry import Primitive
-from numerix._tensor import Tensor
 
 __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "all", "any"]
 
@@ -34,7 +34,7 @@ def _reduce(prim: Primitive, x: Any, axis: Any, keepdims: bool, dtype: Any = Non
     return bind(prim, new_out(shape, odt, t.backend), t, axes=axes, keepdims=bool(keepdims))
 
 
-def sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:  # noqa: A001
+def sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """Sum over ``axis`` (an int, a tuple, or None for all) (array API ``sum``).
 
     Integers accumulate in int64 (unsigned in uint64), bool counts in int64.
@@ -51,22 +51,22 @@ def prod(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = No
     return _reduce(P.prod, x, axis, keepdims, dtype)
 
 
-def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Maximum over ``axis``; NaN propagates; an empty reduction raises (no identity)."""
     return _reduce(P.max, x, axis, keepdims)
 
 
-def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Minimum over ``axis``; NaN propagates; an empty reduction raises (no identity)."""
     return _reduce(P.min, x, axis, keepdims)
 
 
-def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether every element over ``axis`` is true (non-zero) -> bool."""
     return _reduce(P.all, x, axis, keepdims)
 
 
-def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether any element over ``axis`` is true (non-zero) -> bool."""
     return _reduce(P.any, x, axis, keepdims)
 

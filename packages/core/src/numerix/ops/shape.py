@@ -7,10 +7,10 @@ from typing import Any
 
 from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis, size_of
+from numerix._tensor import Tensor
 from numerix.errors import ShapeError
 from numerix.ops._core import as_tensor, bind, cast, new_out, unify
 from numerix.primitives import shape as P
-from numerix._tensor import Tensor
 
 __all__ = [
     "reshape", "transpose", "permute_dims", "matrix_transpose", "broadcast_to",
@@ -203,7 +203,8 @@ def stack(arrays: Sequence[Any], /, axis: int = 0) -> Tensor:
     for t in ts[1:]:
         if t.shape != s:
             raise ShapeError(
-                "stack: tensors must have the same shape, got " + ", ".join(str(t.shape) for t in ts)
+                "stack: tensors must have the same shape, got "
+                + ", ".join(str(t.shape) for t in ts)
             )
     ax = normalize_axis("stack", axis, len(s) + 1)
     return concatenate([expand_dims(t, ax) for t in ts], axis=ax)

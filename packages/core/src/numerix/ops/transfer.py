@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.errors import NumerixError
 from numerix.ops._core import bind, check_concrete, new_out
 from numerix.primitives import creation as P
-from numerix._tensor import Tensor
 
 __all__ = ["backend_transfer", "backend_copy", "backend_deallocate"]
 
@@ -46,7 +46,9 @@ def backend_copy(t: Tensor, backend: Any = None, **options: Any) -> Tensor:
     """A copy of ``t`` on ``backend`` (default: ``t``'s own) that shares no memory with it."""
     if type(t) is not Tensor:
         raise TypeError(f"backend_copy: expected a Tensor, got {type(t).__name__}")
-    target = t.backend if backend is None and not options else _target(backend, options, "backend_copy")
+    target = (
+        t.backend if backend is None and not options else _target(backend, options, "backend_copy")
+    )
     check_concrete(t, "backend_copy")
     host = t.backend.to_numpy(t).copy()
     return bind(P.from_numpy, new_out(t.shape, t.dtype, target), host)

@@ -117,7 +117,9 @@ def elementwise_unary_shape_rule(x: tuple[int, ...]) -> tuple[int, ...]:
     return x
 
 
-def elementwise_binary_shape_rule(x1: tuple[int, ...], x2: tuple[int, ...], op: str = "binary") -> tuple[int, ...]:
+def elementwise_binary_shape_rule(
+    x1: tuple[int, ...], x2: tuple[int, ...], op: str = "binary"
+) -> tuple[int, ...]:
     return broadcast_shapes(op, x1, x2)
 
 
@@ -190,7 +192,9 @@ greater_equal = _binary("greater_equal", _table_order, "x1 >= x2 -> bool")
 # ---------------------------------------------------------------- select, as_type
 
 
-def select_shape_rule(pred: tuple[int, ...], on_true: tuple[int, ...], on_false: tuple[int, ...]) -> tuple[int, ...]:
+def select_shape_rule(
+    pred: tuple[int, ...], on_true: tuple[int, ...], on_false: tuple[int, ...]
+) -> tuple[int, ...]:
     return broadcast_shapes("where", pred, on_true, on_false)
 
 

@@ -9,7 +9,9 @@ from numerix.errors import DTypeError
 from numerix.primitives._registry import REGISTRY
 
 
-def reduce_shape_rule(x: tuple[int, ...], *, axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
+def reduce_shape_rule(
+    x: tuple[int, ...], *, axes: tuple[int, ...], keepdims: bool
+) -> tuple[int, ...]:
     if keepdims:
         return tuple(1 if i in axes else d for i, d in enumerate(x))
     return tuple(d for i, d in enumerate(x) if i not in axes)
