@@ -27,6 +27,7 @@ import difflib
 import json
 import os
 import re
+import typing
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -706,7 +707,9 @@ def effective_values(eff: Effective | None = None) -> list[dict[str, Any]]:
 
 # ====================================================================== reference
 def _type_name(ann: Any) -> str:
-    s = getattr(ann, "__name__", None) if isinstance(ann, type) else None
+    # get_origin: on 3.10, dict[str, Any] also passes isinstance(ann, type)
+    plain = isinstance(ann, type) and typing.get_origin(ann) is None
+    s = getattr(ann, "__name__", None) if plain else None
     s = s or str(ann)
     return s.replace("typing.", "").replace("NoneType", "None")
 
