@@ -7,6 +7,7 @@ bfloat16 is held through ``ml_dtypes``.
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import ml_dtypes
@@ -181,9 +182,83 @@ class BinaryBackend(Backend):
 
     def _math(self, out: Tensor, fn: Any, x: Tensor) -> Tensor:
         a = x.data
-        if a.dtype == _BF16:
-            return _fill(out, fn(a.astype(np.float32)).astype(_BF16))
-        return _fill(out, fn(a))
+        # domain edges (log1p(-1), asin(2), ...) give inf / NaN as documented, silently
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if a.dtype == _BF16:
+                return _fill(out, fn(a.astype(np.float32)).astype(_BF16))
+            return _fill(out, fn(a))
+
+    def expm1(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.expm1, x)
+
+    def log1p(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.log1p, x)
+
+    def rsqrt(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, _rsqrt, x)
+
+    def cbrt(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.cbrt, x)
+
+    def sin(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.sin, x)
+
+    def cos(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.cos, x)
+
+    def tan(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.tan, x)
+
+    def asin(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.arcsin, x)
+
+    def acos(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.arccos, x)
+
+    def atan(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.arctan, x)
+
+    def sinh(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.sinh, x)
+
+    def cosh(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.cosh, x)
+
+    def asinh(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.arcsinh, x)
+
+    def acosh(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.arccosh, x)
+
+    def atanh(self, out: Tensor, x: Tensor) -> Tensor:
+        return self._math(out, np.arctanh, x)
+
+    def erf(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, _erf(x.data).astype(out.dtype.numpy_dtype))
+
+    def erfc(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, _erfc(x.data).astype(out.dtype.numpy_dtype))
+
+    def erf_inv(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, _erf_inv(x.data).astype(out.dtype.numpy_dtype))
+
+    def isnan(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.isnan(_upcast(x.data)))
+
+    def isinf(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.isinf(_upcast(x.data)))
+
+    def isfinite(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.isfinite(_upcast(x.data)))
+
+    def real(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.real(x.data).copy())
+
+    def imag(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.imag(x.data).copy())
+
+    def conj(self, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, np.conj(x.data))
 
     def bitwise_invert(self, out: Tensor, x: Tensor) -> Tensor:
         return _fill(out, np.invert(x.data))
@@ -223,6 +298,24 @@ class BinaryBackend(Backend):
                 return _fill(out, np.where(b < 0, neg, r).astype(out.dtype.numpy_dtype))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return _fill(out, np.power(a, b))
+
+    def atan2(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        a, b = x1.data, x2.data
+        if a.dtype == _BF16:
+            return _fill(out, np.arctan2(a.astype(np.float32), b.astype(np.float32)).astype(_BF16))
+        return _fill(out, np.arctan2(a, b))
+
+    def bitwise_left_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        a, b, ok = _shift_args(x1, x2)
+        r = np.left_shift(a, np.where(ok, b, 0).astype(a.dtype, copy=False))
+        return _fill(out, np.where(ok, r, 0).astype(out.dtype.numpy_dtype, copy=False))
+
+    def bitwise_right_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        a, b, ok = _shift_args(x1, x2)
+        r = np.right_shift(a, np.where(ok, b, 0).astype(a.dtype, copy=False))
+        # out of range: arithmetic shifts saturate to the sign, logical ones to 0 (XLA)
+        fill = np.where(a < 0, -1, 0) if out.dtype.kind == "i" else 0
+        return _fill(out, np.where(ok, r, fill).astype(out.dtype.numpy_dtype, copy=False))
 
     def maximum(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         return _fill(out, np.maximum(x1.data, x2.data))
@@ -365,6 +458,55 @@ class BinaryBackend(Backend):
         )
         r = a[tuple(idx[..., i] for i in range(len(axes)))]
         return _fill(out, r)
+
+
+def _rsqrt(a: np.ndarray) -> np.ndarray:
+    return np.reciprocal(np.sqrt(a))
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _erf(a: np.ndarray) -> np.ndarray:
+    # numpy has no erf; math.erf is correctly rounded enough in float64 for every dtype
+    return np.asarray(_ERF(np.asarray(a, dtype=np.float64)), dtype=np.float64)
+
+
+def _erfc(a: np.ndarray) -> np.ndarray:
+    return np.asarray(_ERFC(np.asarray(a, dtype=np.float64)), dtype=np.float64)
+
+
+def _erf_inv(a: np.ndarray) -> np.ndarray:
+    # Giles' single-precision approximation, then two Newton steps on erf in float64
+    y = np.asarray(a, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        inner = np.abs(y) < 1
+        yi = np.where(inner, y, 0.0)
+        w = -np.log((1.0 - yi) * (1.0 + yi))
+        lo = w - 2.5
+        p = np.full_like(y, 2.81022636e-08)
+        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                  -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):  # fmt: skip
+            p = c + p * lo
+        hi = np.sqrt(w) - 3.0
+        q = np.full_like(y, -0.000200214257)
+        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                  -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):  # fmt: skip
+            q = c + q * hi
+        r = np.where(w < 5.0, p, q) * yi
+        for _ in range(2):
+            r = r - (_erf(r) - yi) / (2.0 / math.sqrt(math.pi) * np.exp(-r * r))
+        edge = np.where(np.abs(y) == 1, np.copysign(np.inf, y), np.nan)
+        return np.where(inner, r, edge)
+
+
+def _shift_args(x1: Tensor, x2: Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # numpy leaves shifts by negative or too-large amounts to C (undefined); mask them
+    a, b = np.asarray(x1.data), np.asarray(x2.data)
+    bits = a.dtype.itemsize * 8
+    ok = (b < bits) if a.dtype.kind == "u" else ((b >= 0) & (b < bits))
+    return a, b, ok
 
 
 def _batched_dot(a: np.ndarray, b: np.ndarray, cx: tuple[int, ...], bx: tuple[int, ...],

@@ -277,6 +277,18 @@ class Tensor:
     def __rxor__(self, o: Any) -> Tensor:
         return _ops.bitwise_xor(o, self)
 
+    def __lshift__(self, o: Any) -> Tensor:
+        return _ops.bitwise_left_shift(self, o)
+
+    def __rlshift__(self, o: Any) -> Tensor:
+        return _ops.bitwise_left_shift(o, self)
+
+    def __rshift__(self, o: Any) -> Tensor:
+        return _ops.bitwise_right_shift(self, o)
+
+    def __rrshift__(self, o: Any) -> Tensor:
+        return _ops.bitwise_right_shift(o, self)
+
     def __eq__(self, o: Any) -> Tensor:  # type: ignore[override]
         return _ops.equal(self, o)
 

@@ -31,6 +31,10 @@ __all__ = [
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
     "maximum", "minimum", "negative", "positive", "abs", "sign", "floor", "ceil", "round",
     "trunc", "exp", "log", "sqrt", "square", "reciprocal", "tanh", "sigmoid",
+    "expm1", "log1p", "rsqrt", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "asinh", "acosh", "atanh", "atan2", "isnan", "isinf", "isfinite",
+    "real", "imag", "conj", "bitwise_left_shift", "bitwise_right_shift",
+    "erf", "erfc", "erf_inv",
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "bitwise_not",
@@ -185,6 +189,142 @@ def sigmoid(x: Any, /) -> Tensor:
     return elementwise_unary(P.sigmoid, x)
 
 
+def expm1(x: Any, /) -> Tensor:
+    """``exp(x) - 1``, accurate for small ``x``; integers compute in float32."""
+    return elementwise_unary(P.expm1, x)
+
+
+def log1p(x: Any, /) -> Tensor:
+    """``log(1 + x)``, accurate for small ``x``; integers compute in float32."""
+    return elementwise_unary(P.log1p, x)
+
+
+def rsqrt(x: Any, /) -> Tensor:
+    """``1 / sqrt(x)``; integers compute in float32."""
+    return elementwise_unary(P.rsqrt, x)
+
+
+def cbrt(x: Any, /) -> Tensor:
+    """Real cube root; integers compute in float32; complex is refused."""
+    return elementwise_unary(P.cbrt, x)
+
+
+def sin(x: Any, /) -> Tensor:
+    """Sine; integers compute in float32."""
+    return elementwise_unary(P.sin, x)
+
+
+def cos(x: Any, /) -> Tensor:
+    """Cosine; integers compute in float32."""
+    return elementwise_unary(P.cos, x)
+
+
+def tan(x: Any, /) -> Tensor:
+    """Tangent; integers compute in float32."""
+    return elementwise_unary(P.tan, x)
+
+
+def asin(x: Any, /) -> Tensor:
+    """Inverse sine (NaN outside [-1, 1] for real input); integers compute in float32."""
+    return elementwise_unary(P.asin, x)
+
+
+def acos(x: Any, /) -> Tensor:
+    """Inverse cosine (NaN outside [-1, 1] for real input); integers compute in float32."""
+    return elementwise_unary(P.acos, x)
+
+
+def atan(x: Any, /) -> Tensor:
+    """Inverse tangent; integers compute in float32."""
+    return elementwise_unary(P.atan, x)
+
+
+def sinh(x: Any, /) -> Tensor:
+    """Hyperbolic sine; integers compute in float32."""
+    return elementwise_unary(P.sinh, x)
+
+
+def cosh(x: Any, /) -> Tensor:
+    """Hyperbolic cosine; integers compute in float32."""
+    return elementwise_unary(P.cosh, x)
+
+
+def asinh(x: Any, /) -> Tensor:
+    """Inverse hyperbolic sine; integers compute in float32."""
+    return elementwise_unary(P.asinh, x)
+
+
+def acosh(x: Any, /) -> Tensor:
+    """Inverse hyperbolic cosine (NaN below 1 for real input); integers compute in float32."""
+    return elementwise_unary(P.acosh, x)
+
+
+def atanh(x: Any, /) -> Tensor:
+    """Inverse hyperbolic tangent (+-inf at +-1, NaN beyond); integers compute in float32."""
+    return elementwise_unary(P.atanh, x)
+
+
+def atan2(x1: Any, x2: Any, /) -> Tensor:
+    """The angle of the point ``(x2, x1)`` in ``[-pi, pi]`` (numpy ``arctan2``); integers
+    compute in float32; complex is refused."""
+    return elementwise_binary(P.atan2, x1, x2)
+
+
+def erf(x: Any, /) -> Tensor:
+    """The error function; integers compute in float32; complex is refused."""
+    return elementwise_unary(P.erf, x)
+
+
+def erfc(x: Any, /) -> Tensor:
+    """The complementary error function ``1 - erf(x)``; integers compute in float32."""
+    return elementwise_unary(P.erfc, x)
+
+
+def erf_inv(x: Any, /) -> Tensor:
+    """The inverse error function: ``erf(erf_inv(y)) == y`` on ``[-1, 1]``, +-inf at +-1,
+    NaN beyond; integers compute in float32; complex is refused."""
+    return elementwise_unary(P.erf_inv, x)
+
+
+def isnan(x: Any, /) -> Tensor:
+    """``x`` is NaN (either part, for complex) -> bool; false for bool and integers."""
+    return elementwise_unary(P.isnan, x)
+
+
+def isinf(x: Any, /) -> Tensor:
+    """``x`` is +-inf (either part, for complex) -> bool; false for bool and integers."""
+    return elementwise_unary(P.isinf, x)
+
+
+def isfinite(x: Any, /) -> Tensor:
+    """``x`` is neither NaN nor infinite -> bool; true for bool and integers."""
+    return elementwise_unary(P.isfinite, x)
+
+
+def real(x: Any, /) -> Tensor:
+    """The real part: float32 / float64 for complex64 / complex128; other tensors are
+    returned unchanged."""
+    t = as_tensor(x, "real")
+    return elementwise_unary(P.real, t) if t.dtype.kind == "c" else t
+
+
+def imag(x: Any, /) -> Tensor:
+    """The imaginary part: float32 / float64 for complex64 / complex128; zeros of ``x``'s
+    dtype for other tensors."""
+    t = as_tensor(x, "imag")
+    if t.dtype.kind == "c":
+        return elementwise_unary(P.imag, t)
+    from numerix.ops.creation import zeros_like
+
+    return zeros_like(t)
+
+
+def conj(x: Any, /) -> Tensor:
+    """The complex conjugate; other tensors are returned unchanged."""
+    t = as_tensor(x, "conj")
+    return elementwise_unary(P.conj, t) if t.dtype.kind == "c" else t
+
+
 # ---------------------------------------------------------------- comparison
 
 
@@ -267,6 +407,18 @@ def bitwise_invert(x: Any, /) -> Tensor:
 
 
 bitwise_not = bitwise_invert
+
+
+def bitwise_left_shift(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 << x2`` on integer tensors; shift amounts that are negative or at least the
+    bit width give 0 (as XLA)."""
+    return elementwise_binary(P.bitwise_left_shift, x1, x2)
+
+
+def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor:
+    """``x1 >> x2`` on integer tensors, arithmetic for signed ones; shift amounts that are
+    negative or at least the bit width give -1 for negative ``x1``, else 0 (as XLA)."""
+    return elementwise_binary(P.bitwise_right_shift, x1, x2)
 
 
 # ---------------------------------------------------------------- where, clip, astype

@@ -83,6 +83,14 @@ def _table_real_part(d: DType) -> tuple[DType, DType] | None:
     return None
 
 
+def _table_complex(d: DType) -> tuple[DType, DType] | None:
+    return (d, d) if d.kind == "c" else None
+
+
+def _table_classify(d: DType) -> tuple[DType, DType] | None:
+    return (d, D.bool_)
+
+
 _CATEGORY_ACCEPTS = {
     _table_numeric: "numeric dtypes (not bool)",
     _table_real: "real numeric dtypes (integer or floating, not bool or complex)",
@@ -96,6 +104,8 @@ _CATEGORY_ACCEPTS = {
     _table_order: "real dtypes (complex numbers have no order)",
     _table_abs: "numeric dtypes (not bool)",
     _table_real_part: "complex dtypes",
+    _table_complex: "complex dtypes",
+    _table_classify: "any dtype",
 }
 
 
@@ -166,6 +176,30 @@ log = _unary("log", _table_inexact, "natural logarithm")
 sqrt = _unary("sqrt", _table_inexact, "square root")
 tanh = _unary("tanh", _table_inexact, "hyperbolic tangent")
 sigmoid = _unary("sigmoid", _table_real_inexact, "1 / (1 + exp(-x)), computed without overflow")
+expm1 = _unary("expm1", _table_inexact, "exp(x) - 1, accurate near 0")
+log1p = _unary("log1p", _table_inexact, "log(1 + x), accurate near 0")
+rsqrt = _unary("rsqrt", _table_inexact, "1 / sqrt(x)")
+cbrt = _unary("cbrt", _table_real_inexact, "real cube root")
+sin = _unary("sin", _table_inexact, "sine")
+cos = _unary("cos", _table_inexact, "cosine")
+tan = _unary("tan", _table_inexact, "tangent")
+asin = _unary("asin", _table_inexact, "inverse sine (principal value)")
+acos = _unary("acos", _table_inexact, "inverse cosine (principal value)")
+atan = _unary("atan", _table_inexact, "inverse tangent (principal value)")
+sinh = _unary("sinh", _table_inexact, "hyperbolic sine")
+cosh = _unary("cosh", _table_inexact, "hyperbolic cosine")
+asinh = _unary("asinh", _table_inexact, "inverse hyperbolic sine")
+acosh = _unary("acosh", _table_inexact, "inverse hyperbolic cosine")
+atanh = _unary("atanh", _table_inexact, "inverse hyperbolic tangent")
+erf = _unary("erf", _table_real_inexact, "the error function")
+erfc = _unary("erfc", _table_real_inexact, "1 - erf(x), accurate for large x")
+erf_inv = _unary("erf_inv", _table_real_inexact, "inverse of erf: +-inf at +-1, NaN beyond")
+isnan = _unary("isnan", _table_classify, "x is NaN -> bool (false for bool and integers)")
+isinf = _unary("isinf", _table_classify, "x is +-inf -> bool (false for bool and integers)")
+isfinite = _unary("isfinite", _table_classify, "x is neither NaN nor inf -> bool")
+real = _unary("real", _table_real_part, "real part of a complex number")
+imag = _unary("imag", _table_real_part, "imaginary part of a complex number")
+conj = _unary("conj", _table_complex, "complex conjugate")
 bitwise_invert = _unary("bitwise_invert", _table_integer_or_bool, "~x (logical not on bool)")
 
 # ---------------------------------------------------------------- binary
@@ -181,6 +215,15 @@ minimum = _binary("minimum", _table_real, "element-wise min; NaN propagates")
 bitwise_and = _binary("bitwise_and", _table_integer_or_bool, "x1 & x2")
 bitwise_or = _binary("bitwise_or", _table_integer_or_bool, "x1 | x2")
 bitwise_xor = _binary("bitwise_xor", _table_integer_or_bool, "x1 ^ x2")
+atan2 = _binary("atan2", _table_real_inexact, "angle of (x2, x1) in [-pi, pi]; as numpy arctan2")
+bitwise_left_shift = _binary(
+    "bitwise_left_shift", _table_integer, "x1 << x2; amounts < 0 or >= the bit width give 0"
+)
+bitwise_right_shift = _binary(
+    "bitwise_right_shift", _table_integer,
+    "x1 >> x2 (arithmetic for signed); amounts < 0 or >= the bit width give -1 for negative "
+    "signed x1, else 0",
+)  # fmt: skip
 equal = _binary("equal", _table_compare, "x1 == x2 -> bool")
 not_equal = _binary("not_equal", _table_compare, "x1 != x2 -> bool")
 less = _binary("less", _table_order, "x1 < x2 -> bool")

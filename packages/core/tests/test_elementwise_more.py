@@ -1,0 +1,294 @@
+"""The second batch of element-wise ops against numpy: transcendental functions,
+classification, complex parts and shifts, over every dtype, edge shapes and refusals."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import numerix as nx
+from numerix import dtypes as D
+from nx_oracle import (
+    ALL,
+    ALL_PAIRS,
+    BINARY_SHAPES,
+    COMPLEX,
+    FLOATS,
+    INTS,
+    UNARY_SHAPES,
+    check,
+    expected_promotion,
+    ids,
+    inexact,
+    oracle,
+    pair_ids,
+    real_of,
+    sample,
+    shape_id,
+    t,
+)
+
+# name -> (numerix fn, numpy fn, domain: "any" | "unit" (|x| < 1) | "ge1" | "gtm1" | "pos")
+UNARY_INEXACT: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = {
+    "expm1": (nx.expm1, np.expm1, "any"),
+    "log1p": (nx.log1p, np.log1p, "gtm1"),
+    "rsqrt": (nx.rsqrt, lambda a: 1 / np.sqrt(a), "pos"),
+    "sin": (nx.sin, np.sin, "any"),
+    "cos": (nx.cos, np.cos, "any"),
+    "tan": (nx.tan, np.tan, "unit"),
+    "asin": (nx.asin, np.arcsin, "unit"),
+    "acos": (nx.acos, np.arccos, "unit"),
+    "atan": (nx.atan, np.arctan, "any"),
+    "sinh": (nx.sinh, np.sinh, "any"),
+    "cosh": (nx.cosh, np.cosh, "any"),
+    "asinh": (nx.asinh, np.arcsinh, "any"),
+    "acosh": (nx.acosh, np.arccosh, "ge1"),
+    "atanh": (nx.atanh, np.arctanh, "unit"),
+}
+# numpy has no erf: math's, element by element, in float64
+_np_erf = np.frompyfunc(math.erf, 1, 1)
+_np_erfc = np.frompyfunc(math.erfc, 1, 1)
+REAL_ONLY = {
+    "cbrt": (nx.cbrt, np.cbrt, "any"),
+    "erf": (nx.erf, lambda a: np.asarray(_np_erf(a), np.float64), "any"),
+    "erfc": (nx.erfc, lambda a: np.asarray(_np_erfc(a), np.float64), "any"),
+}
+
+
+def _data(d: D.DType, domain: str, shape: tuple[int, ...] = (3, 4)) -> np.ndarray:
+    if d.kind == "b":
+        return sample(d, shape)
+    if domain == "unit" and d.kind in "iu":
+        return sample(d, shape, small=True) // 2 if d.kind == "i" else sample(d, shape) % 2
+    if domain == "unit":
+        return (sample(d, shape) / 5).astype(d.numpy_dtype)
+    if domain in ("ge1", "pos", "gtm1"):
+        return sample(d, shape, positive=True) + np.asarray(1 if domain == "ge1" else 0).astype(
+            d.numpy_dtype
+        )
+    return sample(d, shape)
+
+
+@pytest.mark.parametrize("d", ALL, ids=ids)
+@pytest.mark.parametrize("name", sorted(UNARY_INEXACT) + sorted(REAL_ONLY))
+def test_unary_inexact(name: str, d: D.DType) -> None:
+    fn, ref, domain = {**UNARY_INEXACT, **REAL_ONLY}[name]
+    if name in REAL_ONLY and d.kind == "c":
+        with pytest.raises(nx.DTypeError):
+            fn(t(sample(d)))
+        return
+    a = _data(d, domain)
+    c = inexact(d)
+    check(fn(t(a, d)), oracle(ref, a, compute=c, out=c), c)
+
+
+@pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
+@pytest.mark.parametrize("name", sorted(UNARY_INEXACT) + sorted(REAL_ONLY))
+def test_unary_inexact_shapes(name: str, shape: tuple[int, ...]) -> None:
+    fn, ref, domain = {**UNARY_INEXACT, **REAL_ONLY}[name]
+    a = _data(D.float32, domain, shape)
+    check(fn(t(a)), oracle(ref, a, compute=D.float32, out=D.float32), D.float32)
+
+
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, np.inf, -np.inf, np.nan]
+
+
+@pytest.mark.parametrize("d", FLOATS, ids=ids)
+@pytest.mark.parametrize("name", sorted(UNARY_INEXACT) + sorted(REAL_ONLY))
+def test_unary_special_values(name: str, d: D.DType) -> None:
+    fn, ref, _ = {**UNARY_INEXACT, **REAL_ONLY}[name]
+    a = np.asarray(SPECIAL, dtype=d.numpy_dtype)
+    with np.errstate(all="raise"):
+        r = fn(t(a))
+    check(r, oracle(ref, a, compute=d, out=d), d)
+
+
+@pytest.mark.parametrize("d", ALL, ids=ids)
+def test_erf_inv(d: D.DType) -> None:
+    a = _data(d, "unit")
+    if d.kind == "c":
+        with pytest.raises(nx.DTypeError):
+            nx.erf_inv(t(a))
+        return
+    c = inexact(d)
+    r = nx.erf_inv(t(a, d))
+    assert r.dtype is c
+    # the round trip erf(erf_inv(y)) == y (no independent erf_inv oracle without scipy)
+    check(nx.erf(r), oracle(lambda v: v, a, compute=c, out=c), c)
+    # and erf_inv(erf(x)) == x away from the flat tails
+    x = (sample(D.float64) / 3).astype(c.numpy_dtype)
+    y = nx.erf(t(x))
+    want = oracle(lambda v: v, x, compute=c, out=c)
+    check(nx.erf_inv(y), want, c)
+
+
+@pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
+def test_erf_inv_shapes(shape: tuple[int, ...]) -> None:
+    a = sample(D.float64, shape) / 5
+    check(nx.erf(nx.erf_inv(t(a))), a, D.float64)
+
+
+def test_erf_inv_special_values() -> None:
+    a = np.asarray([1.0, -1.0, 1.5, -2.0, np.nan, 0.0, np.inf, -np.inf])
+    want = np.asarray([np.inf, -np.inf, np.nan, np.nan, np.nan, 0.0, np.nan, np.nan])
+    for d in FLOATS:
+        with np.errstate(all="raise"):
+            check(nx.erf_inv(t(a, d)), want.astype(d.numpy_dtype), d)
+
+
+@pytest.mark.parametrize("p", ALL_PAIRS, ids=pair_ids)
+def test_atan2(p: tuple[D.DType, D.DType]) -> None:
+    a, b = sample(p[0], seed=1), sample(p[1], seed=2)
+    e = expected_promotion(*p)
+    if e is None or e.kind == "c":
+        with pytest.raises(nx.DTypeError):
+            nx.atan2(t(a), t(b))
+        return
+    c = inexact(e)
+    check(nx.atan2(t(a), t(b)), oracle(np.arctan2, a, b, compute=c, out=c), c)
+
+
+@pytest.mark.parametrize("shapes", BINARY_SHAPES, ids=shape_id)
+def test_atan2_shapes(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+    a, b = sample(D.float64, shapes[0], 1), sample(D.float64, shapes[1], 2)
+    check(nx.atan2(t(a), t(b)), np.arctan2(a, b), D.float64)
+
+
+def test_atan2_special_values() -> None:
+    v = np.asarray(SPECIAL)
+    a, b = np.meshgrid(v, v)
+    check(nx.atan2(t(a), t(b)), np.arctan2(a, b), D.float64)
+
+
+# ---------------------------------------------------------------- classification
+
+CLASSIFY = {"isnan": (nx.isnan, np.isnan), "isinf": (nx.isinf, np.isinf),
+            "isfinite": (nx.isfinite, np.isfinite)}  # fmt: skip
+
+
+def _with_specials(d: D.DType) -> np.ndarray:
+    a = sample(d, (12,))
+    if d.kind == "f":
+        a[:4] = np.asarray([np.nan, np.inf, -np.inf, 0.0]).astype(d.numpy_dtype)
+    if d.kind == "c":
+        a[:5] = np.asarray([complex(np.nan, 0), complex(0, np.inf), complex(-np.inf, 1),
+                            complex(1, np.nan), 0]).astype(d.numpy_dtype)  # fmt: skip
+    return a
+
+
+@pytest.mark.parametrize("d", ALL, ids=ids)
+@pytest.mark.parametrize("name", sorted(CLASSIFY))
+def test_classify(name: str, d: D.DType) -> None:
+    fn, ref = CLASSIFY[name]
+    a = _with_specials(d)
+    want = ref(a.astype(np.float32) if d is D.bfloat16 else a)
+    check(fn(t(a, d)), want, D.bool_)
+
+
+@pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
+@pytest.mark.parametrize("name", sorted(CLASSIFY))
+def test_classify_shapes(name: str, shape: tuple[int, ...]) -> None:
+    fn, ref = CLASSIFY[name]
+    a = sample(D.float32, shape)
+    check(fn(t(a)), ref(a), D.bool_)
+
+
+# ---------------------------------------------------------------- complex parts
+
+
+@pytest.mark.parametrize("d", ALL, ids=ids)
+def test_real_imag_conj(d: D.DType) -> None:
+    a = sample(d)
+    check(nx.real(t(a, d)), np.real(a), real_of(d))
+    check(nx.imag(t(a, d)), np.imag(a).astype(real_of(d).numpy_dtype), real_of(d))
+    check(nx.conj(t(a, d)), np.conj(a) if d.kind != "b" else a, d)
+
+
+@pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
+@pytest.mark.parametrize("d", COMPLEX + (D.float32,), ids=ids)
+def test_real_imag_conj_shapes(d: D.DType, shape: tuple[int, ...]) -> None:
+    a = sample(d, shape)
+    check(nx.real(t(a)), np.real(a), real_of(d))
+    check(nx.imag(t(a)), np.imag(a), real_of(d))
+    check(nx.conj(t(a)), np.conj(a), d)
+
+
+def test_complex_parts_special_values() -> None:
+    a = np.asarray([complex(np.nan, np.inf), complex(-np.inf, -0.0)], np.complex64)
+    check(nx.real(t(a)), np.real(a), D.float32)
+    check(nx.imag(t(a)), np.imag(a), D.float32)
+    check(nx.conj(t(a)), np.conj(a), D.complex64)
+
+
+# ---------------------------------------------------------------- shifts
+
+
+def _shift_ref(a: np.ndarray, b: np.ndarray, left: bool) -> np.ndarray:
+    # Python ints as the oracle: no overflow, then wrap into the dtype; out-of-range
+    # amounts as XLA defines them
+    dt = np.result_type(a, b)
+    bits = dt.itemsize * 8
+    a, b = np.broadcast_arrays(a.astype(dt), b.astype(dt))
+    out = []
+    for x, s in zip(a.ravel().tolist(), b.ravel().tolist()):
+        if s < 0 or s >= bits:
+            out.append(0 if left or x >= 0 else -1)
+        elif left:
+            v = (x << s) & ((1 << bits) - 1)
+            out.append(v - (1 << bits) if dt.kind == "i" and v >= 1 << (bits - 1) else v)
+        else:
+            out.append(x >> s)
+    return np.asarray(out, dtype=dt).reshape(a.shape)
+
+
+SHIFTS = {"left": (nx.bitwise_left_shift, True), "right": (nx.bitwise_right_shift, False)}
+
+
+@pytest.mark.parametrize("p", ALL_PAIRS, ids=pair_ids)
+@pytest.mark.parametrize("name", sorted(SHIFTS))
+def test_shift_dtypes(name: str, p: tuple[D.DType, D.DType]) -> None:
+    fn, left = SHIFTS[name]
+    a, b = sample(p[0], seed=1), sample(p[1], seed=2)
+    e = expected_promotion(*p)
+    if e is None or e.kind not in "iu":
+        with pytest.raises(nx.DTypeError):
+            fn(t(a), t(b))
+        return
+    b = np.abs(b) % 8 if p[1].kind in "iu" else b
+    check(fn(t(a), t(b)), _shift_ref(a.astype(e.numpy_dtype), b.astype(e.numpy_dtype), left), e)
+
+
+@pytest.mark.parametrize("d", INTS, ids=ids)
+@pytest.mark.parametrize("name", sorted(SHIFTS))
+def test_shift_out_of_range(name: str, d: D.DType) -> None:
+    fn, left = SHIFTS[name]
+    bits = d.numpy_dtype.itemsize * 8
+    info = np.iinfo(d.numpy_dtype)
+    xs = [info.min, info.max, 0, 1, 5] + ([-1, -7] if d.kind == "i" else [])
+    ss = [0, 1, bits - 1, bits, bits + 1, info.max] + ([-1, info.min] if d.kind == "i" else [])
+    a, b = np.meshgrid(np.asarray(xs, d.numpy_dtype), np.asarray(ss, d.numpy_dtype))
+    check(fn(t(a), t(b)), _shift_ref(a, b, left), d)
+
+
+@pytest.mark.parametrize("shapes", BINARY_SHAPES, ids=shape_id)
+@pytest.mark.parametrize("name", sorted(SHIFTS))
+def test_shift_shapes(name: str, shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+    fn, left = SHIFTS[name]
+    a = sample(D.int32, shapes[0], 1)
+    b = np.abs(sample(D.int32, shapes[1], 2))
+    check(fn(t(a), t(b)), _shift_ref(a, b, left), D.int32)
+
+
+def test_shift_operators() -> None:
+    a = np.asarray([-8, 3, 100], np.int16)
+    x = t(a)
+    check(x << 2, _shift_ref(a, np.int16(2), True), D.int16)
+    check(x >> 1, _shift_ref(a, np.int16(1), False), D.int16)
+    check(1 << t(np.asarray([0, 3], np.int16)), np.asarray([1, 8], np.int16), D.int16)
+    check(64 >> t(np.asarray([0, 3], np.int16)), np.asarray([64, 8], np.int16), D.int16)
+    with pytest.raises(nx.DTypeError):
+        t(np.asarray([1.0])) << 1
