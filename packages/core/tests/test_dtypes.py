@@ -8,7 +8,7 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes as D
-from nx_oracle import ALL, ALL_PAIRS, expected_promotion, ids, pair_ids, weak_expected
+from numerix.testing.oracle import ALL, ALL_PAIRS, expected_promotion, ids, pair_ids, weak_expected
 
 
 @pytest.mark.parametrize("pair", ALL_PAIRS, ids=pair_ids)

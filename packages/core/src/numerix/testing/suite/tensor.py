@@ -12,7 +12,7 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes as D
-from nx_oracle import ALL, check, ids, sample
+from numerix.testing.oracle import ALL, check, ids, sample
 
 SHAPES = [(), (0,), (2, 0), (1,), (3,), (2, 3), (2, 1, 4)]
 

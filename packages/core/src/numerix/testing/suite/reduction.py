@@ -13,7 +13,17 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes as D
-from nx_oracle import ALL, FLOATS, Cases, check, ids, noncontiguous, sample, shape_id, to_compute
+from numerix.testing.oracle import (
+    ALL,
+    FLOATS,
+    Cases,
+    check,
+    ids,
+    noncontiguous,
+    sample,
+    shape_id,
+    to_compute,
+)
 
 SHAPES = [(), (5,), (0,), (2, 0), (2, 3, 4)]
 

@@ -9,7 +9,7 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes as D
-from nx_oracle import (
+from numerix.testing.oracle import (
     ALL,
     ALL_PAIRS,
     Cases,

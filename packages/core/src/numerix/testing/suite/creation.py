@@ -10,7 +10,7 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes as D
-from nx_oracle import ALL, FLOATS, INTS, check, ids, noncontiguous, sample, shape_id
+from numerix.testing.oracle import ALL, FLOATS, INTS, check, ids, noncontiguous, sample, shape_id
 
 # a Python value of each kind, and the default dtype it takes
 PY_VALUES = [(True, nx.bool), (3, nx.int64), (-2.5, nx.float32), (1.5 - 2j, nx.complex64)]

@@ -11,7 +11,7 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes as D
-from nx_oracle import ALL, check, ids, noncontiguous, sample
+from numerix.testing.oracle import ALL, check, ids, noncontiguous, sample
 
 S = slice
 E = Ellipsis
