@@ -15,6 +15,9 @@ import numpy as np
 
 from numerix._tensor import Tensor
 from numerix.backend import Backend
+from numerix_binary._conv import ConvKernels
+from numerix_binary._sort import SortKernels
+from numerix_binary._window import WindowKernels
 
 __all__ = ["BinaryBackend"]
 
@@ -35,7 +38,7 @@ def _upcast(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float32) if a.dtype == _BF16 else a
 
 
-class BinaryBackend(Backend):
+class BinaryBackend(WindowKernels, ConvKernels, SortKernels, Backend):
     """Host memory, numpy kernels. ``numerix.tensor(x, backend="binary")``."""
 
     name = "binary"

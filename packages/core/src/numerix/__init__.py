@@ -6,7 +6,7 @@
 [[7.0, 10.0], [15.0, 22.0]]
 """
 
-from numerix import dtypes
+from numerix import dtypes, ops
 from numerix._tensor import Tensor
 from numerix._version import __version__
 from numerix.backend import Backend
@@ -52,8 +52,17 @@ from numerix.errors import (
     ShapeError,
     UnsupportedDTypeError,
 )
-from numerix.ops import *  # noqa: F403
-from numerix.ops import __all__ as _ops_all
+from numerix.ops.composites import *  # noqa: F403
+from numerix.ops.conv import *  # noqa: F403
+from numerix.ops.creation import *  # noqa: F403
+from numerix.ops.elementwise import *  # noqa: F403
+from numerix.ops.indexing import *  # noqa: F403
+from numerix.ops.linalg import *  # noqa: F403
+from numerix.ops.reduction import *  # noqa: F403
+from numerix.ops.shape import *  # noqa: F403
+from numerix.ops.sort import *  # noqa: F403
+from numerix.ops.transfer import *  # noqa: F403
+from numerix.ops.window import *  # noqa: F403
 from numerix.plugins import get_backend, register_backend, unregister_backend
 
 bool = bool_
@@ -67,5 +76,15 @@ __all__ = [
     "default_backend", "config", "reload_config", "get_backend", "register_backend", "unregister_backend",
     "NumerixError", "ShapeError", "DTypeError", "BackendMismatchError", "UnsupportedDTypeError",
     "BackendNotFoundError", "BackendOptionError", "PluginError", "ConfigError", "IndexingError",
-    *_ops_all,
 ]  # fmt: skip
+__all__ += ops.creation.__all__
+__all__ += ops.elementwise.__all__
+__all__ += ops.reduction.__all__
+__all__ += ops.linalg.__all__
+__all__ += ops.shape.__all__
+__all__ += ops.indexing.__all__
+__all__ += ops.window.__all__
+__all__ += ops.conv.__all__
+__all__ += ops.sort.__all__
+__all__ += ops.composites.__all__
+__all__ += ops.transfer.__all__

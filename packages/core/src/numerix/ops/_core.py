@@ -20,7 +20,7 @@ from numerix.backend import Backend
 from numerix.defaults import get_default_backend, resolve_backend
 from numerix.dtypes import DType
 from numerix.errors import BackendMismatchError, DTypeError, ShapeError
-from numerix.primitives._registry import Primitive
+from numerix.primitives._registry import Block, Primitive
 
 _PY_SCALARS = (bool, int, float, complex)
 _new = Tensor.__new__
@@ -54,6 +54,20 @@ def is_concrete(t: Tensor) -> bool:
 def check_concrete(t: Tensor, op: str) -> None:
     if not is_concrete(t):
         raise t.backend.concrete_error(t, op)
+
+
+def run_block(block: Block, out: Any, fallback: Any, *inputs: Any, **params: Any) -> Any:
+    """Run a block: the backend's ``block_<name>(out, *inputs, **params)`` when it has
+    one, else ``fallback(*inputs, **params)``, the core's composite of primitives.
+
+    ``out`` (a tensor or a tuple of tensors from :func:`new_out`) carries the inferred
+    output; its backend decides. A tracing backend records the block as one node.
+    """
+    first = out[0] if isinstance(out, tuple) else out
+    impl = getattr(type(first.backend), block.method, None)
+    if impl is None:
+        return fallback(*inputs, **params)
+    return impl(first.backend, out, *inputs, **params)
 
 
 # ---------------------------------------------------------------- conversion of operands

@@ -1,10 +1,32 @@
 """The primitives of the backend contract, declared once in :data:`REGISTRY`."""
 
-from numerix.primitives import creation, elementwise, indexing, linalg, reduction, shape
-from numerix.primitives._registry import CONTRACT_VERSION, REGISTRY, Primitive, PrimitiveRegistry
+from numerix.primitives import (
+    conv,
+    creation,
+    elementwise,
+    indexing,
+    linalg,
+    reduction,
+    shape,
+    sort,
+    window,
+)
+from numerix.primitives._registry import (
+    BLOCKS,
+    CONTRACT_VERSION,
+    REGISTRY,
+    Block,
+    Primitive,
+    PrimitiveRegistry,
+)
 
 __all__ = [
     "REGISTRY",
+    "BLOCKS",
+    "Block",
+    "conv",
+    "sort",
+    "window",
     "CONTRACT_VERSION",
     "Primitive",
     "PrimitiveRegistry",

@@ -14,7 +14,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Primitive", "PrimitiveRegistry", "REGISTRY", "CONTRACT_VERSION"]
+__all__ = [
+    "Primitive", "PrimitiveRegistry", "REGISTRY", "CONTRACT_VERSION", "Block", "BLOCKS",
+    "declare_block",
+]  # fmt: skip
 
 #: The version of the backend contract this core implements. A plugin declares the
 #: contract version it was built for; the core refuses any other major version.
@@ -96,3 +99,37 @@ class PrimitiveRegistry:
 
 
 REGISTRY = PrimitiveRegistry()
+
+
+@dataclass(frozen=True, eq=False)
+class Block:
+    """A composite a backend may implement natively (Nx's "optional" callbacks).
+
+    The core's version, written with primitives, is the fallback; a backend that has a
+    method ``block_<name>(out, *inputs, **params)`` runs instead. ``out`` is the
+    inferred output (a tensor, or a tuple of tensors).
+    """
+
+    name: str
+    family: str
+    inputs: tuple[str, ...]
+    params: tuple[str, ...]
+    doc: str
+
+    @property
+    def method(self) -> str:
+        return f"block_{self.name}"
+
+
+BLOCKS: dict[str, Block] = {}
+
+
+def declare_block(
+    name: str, family: str, *, inputs: tuple[str, ...], params: tuple[str, ...] = (), doc: str
+) -> Block:
+    """Declare a block (once); see :class:`Block`."""
+    if name in BLOCKS:
+        raise ValueError(f"block {name!r} is declared twice")
+    b = Block(name, family, inputs, params, doc)
+    BLOCKS[name] = b
+    return b

@@ -70,7 +70,7 @@ def _sample(
     rng = np.random.default_rng(seed * 7919 + len(shape) * 31 + sum(shape))
     k = dtype.kind
     if k == "b":
-        a = rng.random(shape) < 0.5
+        a: Any = rng.random(shape) < 0.5
         if positive or nonzero:
             a = np.ones(shape, bool)
         return a

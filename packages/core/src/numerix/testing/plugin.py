@@ -119,7 +119,7 @@ def _numerix_kit(request: pytest.FixtureRequest, numerix_backend: Any) -> Iterat
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
+    outcome: Any = yield
     rep = outcome.get_result()
     if not _is_kit(item):
         return

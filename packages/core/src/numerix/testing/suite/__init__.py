@@ -24,6 +24,10 @@ FAMILIES = (
     "shape",
     "indexing",
     "tensor",
+    "window",
+    "conv",
+    "sort",
+    "composites",
 )
 
 

@@ -1,0 +1,5 @@
+"""Convolution, on the conv primitive."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""Sorting, top_k and cumulative ops."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

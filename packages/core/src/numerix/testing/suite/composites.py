@@ -1,0 +1,3 @@
+"""Conformance of the composites ops against numpy."""
+
+from __future__ import annotations

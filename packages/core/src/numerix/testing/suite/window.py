@@ -1,0 +1,3 @@
+"""Conformance of the window ops against numpy."""
+
+from __future__ import annotations
