@@ -77,14 +77,4 @@ __all__ = [
     "NumerixError", "ShapeError", "DTypeError", "BackendMismatchError", "UnsupportedDTypeError",
     "BackendNotFoundError", "BackendOptionError", "PluginError", "ConfigError", "IndexingError",
 ]  # fmt: skip
-__all__ += ops.creation.__all__
-__all__ += ops.elementwise.__all__
-__all__ += ops.reduction.__all__
-__all__ += ops.linalg.__all__
-__all__ += ops.shape.__all__
-__all__ += ops.indexing.__all__
-__all__ += ops.window.__all__
-__all__ += ops.conv.__all__
-__all__ += ops.sort.__all__
-__all__ += ops.composites.__all__
-__all__ += ops.transfer.__all__
+__all__ += ops.__all__  # every family module's __all__, see numerix/ops/__init__.py

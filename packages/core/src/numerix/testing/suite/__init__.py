@@ -28,7 +28,16 @@ FAMILIES = (
     "conv",
     "sort",
     "composites",
+    "errors",
+    "properties",
 )
+
+
+def _is_fixture(obj: Any) -> bool:
+    # pytest >= 8.4 wraps fixtures in FixtureFunctionDefinition; older ones mark the function
+    return type(obj).__name__ == "FixtureFunctionDefinition" or hasattr(
+        obj, "_pytestfixturefunction"
+    )
 
 
 def _collect() -> dict[str, Any]:
@@ -37,7 +46,7 @@ def _collect() -> dict[str, Any]:
     for fam in FAMILIES:
         mod = importlib.import_module(f"numerix.testing.suite.{fam}")
         for name, obj in vars(mod).items():
-            if not (name.startswith("test_") or name.startswith("Test")):
+            if not (name.startswith(("test_", "Test")) or _is_fixture(obj)):
                 continue
             if name in names and names[name] is not obj:
                 raise RuntimeError(
