@@ -2,8 +2,132 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from numerix._tensor import Tensor
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_Pairs = tuple[tuple[int, int], ...]
+
+
+def _compute(a: np.ndarray) -> np.ndarray:
+    # float16 and bfloat16 accumulate in float32 and round once, as XLA does on CPU
+    return a.astype(np.float32) if a.dtype in (_BF16, np.dtype(np.float16)) else a
+
+
+def _extreme(dt: np.dtype, highest: bool) -> Any:
+    """The identity of max (``highest`` False: the lowest value) or of min."""
+    if dt.kind == "b":
+        return highest
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return info.max if highest else info.min
+    return np.inf if highest else -np.inf
+
+
+def windows(
+    a: np.ndarray, dims: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs,
+    dilations: tuple[int, ...], fill: Any,
+) -> np.ndarray:  # fmt: skip
+    """A view ``[*out, *dims]`` of every window of ``a`` padded with ``fill``. Every axis
+    must have at least one window."""
+    if any(p != (0, 0) for p in padding):
+        a = np.pad(a, padding, constant_values=fill)
+    spans = tuple((w - 1) * d + 1 for w, d in zip(dims, dilations))
+    v = sliding_window_view(a, spans) if a.ndim else a
+    return v[tuple(slice(None, None, s) for s in strides)
+             + tuple(slice(None, None, d) for d in dilations)]  # fmt: skip
+
 
 class WindowKernels:
     """numpy kernels of the window primitives."""
 
     __slots__ = ()
+
+    def _window_reduce(self, out: Tensor, x: Tensor, how: str, **params: Any) -> Tensor:
+        odt = out.dtype.numpy_dtype
+        if 0 in out.shape:
+            out.data = np.zeros(out.shape, odt)
+            return out
+        a = _compute(x.data)
+        fill = {"sum": 0, "prod": 1, "max": _extreme(a.dtype, False),
+                "min": _extreme(a.dtype, True)}[how]  # fmt: skip
+        v = windows(a, params["window_dimensions"], params["strides"], params["padding"],
+                    params["window_dilations"], fill)  # fmt: skip
+        axes = tuple(range(x.ndim, 2 * x.ndim))
+        with np.errstate(over="ignore", invalid="ignore"):
+            if how == "sum":
+                r = np.sum(v, axis=axes, dtype=a.dtype)
+            elif how == "prod":
+                r = np.prod(v, axis=axes, dtype=a.dtype)
+            elif how == "max":
+                r = np.max(v, axis=axes)
+            else:
+                r = np.min(v, axis=axes)
+        out.data = np.asarray(r).astype(odt, copy=False)
+        return out
+
+    def window_sum(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
+        return self._window_reduce(out, x, "sum", **params)
+
+    def window_prod(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
+        return self._window_reduce(out, x, "prod", **params)
+
+    def window_max(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
+        return self._window_reduce(out, x, "max", **params)
+
+    def window_min(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
+        return self._window_reduce(out, x, "min", **params)
+
+    def _window_scatter(
+        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, highest: bool,
+        window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs,
+    ) -> Tensor:  # fmt: skip
+        src = _compute(source.data)
+        res = np.full(out.shape, _compute(np.asarray(init_value.data)), dtype=src.dtype)
+        if src.size and x.ndim:
+            a = _compute(x.data)
+            ones = (1,) * x.ndim
+            # the first max (min) among a window's in-bounds positions; padding never wins
+            fill = _extreme(a.dtype, highest)
+            v = windows(a, window_dimensions, strides, padding, ones, fill)
+            valid = windows(np.ones(a.shape, bool), window_dimensions, strides, padding, ones,
+                            False)  # fmt: skip
+            grid = src.shape
+            v = v.reshape(*grid, -1)
+            valid = valid.reshape(*grid, -1)
+            key = np.where(valid, v, fill)
+            best = (np.argmin if highest else np.argmax)(key, axis=-1)
+            sel = np.take_along_axis(key, best[..., None], -1)
+            same = key == sel
+            if a.dtype.kind in "fc":
+                same |= np.isnan(key) & np.isnan(sel)
+            cand = valid & same
+            pick = np.argmax(cand, axis=-1)
+            has = cand.any(axis=-1)
+            local = np.unravel_index(pick, window_dimensions)
+            index = np.indices(grid, sparse=False)
+            pos = tuple(
+                (index[d] * strides[d] + local[d] - padding[d][0])[has] for d in range(x.ndim)
+            )
+            with np.errstate(over="ignore"):
+                np.add.at(res, pos, src[has])
+        elif src.size:  # 0-d x: its one window is x itself
+            with np.errstate(over="ignore"):
+                res = res + src
+        out.data = np.asarray(res).astype(out.dtype.numpy_dtype, copy=False)
+        return out
+
+    def window_scatter_max(
+        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
+    ) -> Tensor:
+        return self._window_scatter(out, x, source, init_value, False, **params)
+
+    def window_scatter_min(
+        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
+    ) -> Tensor:
+        return self._window_scatter(out, x, source, init_value, True, **params)

@@ -15,7 +15,10 @@ import numpy as np
 
 from numerix._tensor import Tensor
 from numerix.backend import Backend
+from numerix_binary._bits import BitsKernels
 from numerix_binary._conv import ConvKernels
+from numerix_binary._fft import FftKernels
+from numerix_binary._linalg import LinalgKernels
 from numerix_binary._sort import SortKernels
 from numerix_binary._window import WindowKernels
 
@@ -38,7 +41,9 @@ def _upcast(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float32) if a.dtype == _BF16 else a
 
 
-class BinaryBackend(WindowKernels, ConvKernels, SortKernels, Backend):
+class BinaryBackend(
+    WindowKernels, ConvKernels, SortKernels, BitsKernels, LinalgKernels, FftKernels, Backend
+):
     """Host memory, numpy kernels. ``numerix.tensor(x, backend="binary")``."""
 
     name = "binary"
@@ -451,6 +456,33 @@ class BinaryBackend(WindowKernels, ConvKernels, SortKernels, Backend):
         out.data = np.flip(x.data, axis=axes)
         return out
 
+    def pad(self, out: Tensor, x: Tensor, pad_value: Tensor, *,
+            config: tuple[tuple[int, int, int], ...]) -> Tensor:  # fmt: skip
+        # place x with interior gaps and the non-negative edges, then crop negative edges
+        full, place, crop = [], [], []
+        for d, (lo, hi, interior) in zip(x.shape, config):
+            n = d + max(d - 1, 0) * interior
+            full.append(max(lo, 0) + n + max(hi, 0))
+            place.append(slice(max(lo, 0), max(lo, 0) + n, interior + 1))
+            crop.append(slice(max(-lo, 0), full[-1] - max(-hi, 0)))
+        r = np.full(full, pad_value.data, dtype=out.dtype.numpy_dtype)
+        r[tuple(place)] = x.data
+        out.data = r[tuple(crop)]
+        return out
+
+    def dynamic_slice(self, out: Tensor, x: Tensor, *starts: Tensor,
+                      sizes: tuple[int, ...]) -> Tensor:  # fmt: skip
+        at = _clamped(starts, x.shape, sizes)
+        out.data = x.data[tuple(slice(a, a + n) for a, n in zip(at, sizes))].copy()
+        return out
+
+    def put_slice(self, out: Tensor, x: Tensor, update: Tensor, *starts: Tensor) -> Tensor:
+        at = _clamped(starts, x.shape, update.shape)
+        r = x.data.copy()
+        r[tuple(slice(a, a + n) for a, n in zip(at, update.shape))] = update.data
+        out.data = r
+        return out
+
     # ------------------------------------------------------------ indexing
     def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         idx = indices.data
@@ -461,6 +493,44 @@ class BinaryBackend(WindowKernels, ConvKernels, SortKernels, Backend):
         )
         r = a[tuple(idx[..., i] for i in range(len(axes)))]
         return _fill(out, r)
+
+    def indexed_add(self, out: Tensor, x: Tensor, indices: Tensor, updates: Tensor, *,
+                    axes: tuple[int, ...]) -> Tensor:  # fmt: skip
+        k = len(axes)
+        a, u = x.data, updates.data
+        low = a.dtype.kind == "f" and a.dtype.itemsize == 2
+        if low:  # float16 / bfloat16: sum in float32, round once
+            a, u = a.astype(np.float32), u.astype(np.float32)
+        else:
+            a = a.copy()
+        v = np.moveaxis(a, list(axes), list(range(k)))
+        np.add.at(v, tuple(indices.data[:, i] for i in range(k)), u)
+        return _fill(out, a.astype(out.dtype.numpy_dtype, copy=False))
+
+    def indexed_put(self, out: Tensor, x: Tensor, indices: Tensor, updates: Tensor, *,
+                    axes: tuple[int, ...]) -> Tensor:  # fmt: skip
+        k = len(axes)
+        a = x.data.copy()
+        v = np.moveaxis(a, list(axes), list(range(k)))
+        idx = indices.data
+        if idx.shape[0] > 1:
+            # numpy leaves the winner of repeated indices unspecified: keep the last of each
+            flat = np.ravel_multi_index(tuple(idx[:, i] for i in range(k)), v.shape[:k])
+            _, first_rev = np.unique(flat[::-1], return_index=True)
+            keep = np.sort(idx.shape[0] - 1 - first_rev)
+            idx, u = idx[keep], updates.data[keep]
+        else:
+            u = updates.data
+        v[tuple(idx[:, i] for i in range(k))] = u
+        out.data = a
+        return out
+
+
+def _clamped(
+    starts: tuple[Tensor, ...], shape: tuple[int, ...], sizes: tuple[int, ...]
+) -> list[int]:
+    # XLA's rule: each start moves into [0, dim - size] so the window stays in bounds
+    return [min(max(int(s.data), 0), d - n) for s, d, n in zip(starts, shape, sizes)]
 
 
 def _rsqrt(a: np.ndarray) -> np.ndarray:

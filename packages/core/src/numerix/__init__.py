@@ -56,8 +56,10 @@ from numerix.ops.composites import *  # noqa: F403
 from numerix.ops.conv import *  # noqa: F403
 from numerix.ops.creation import *  # noqa: F403
 from numerix.ops.elementwise import *  # noqa: F403
+from numerix.ops.fft import *  # noqa: F403
 from numerix.ops.indexing import *  # noqa: F403
 from numerix.ops.linalg import *  # noqa: F403
+from numerix.ops.linalg_blocks import *  # noqa: F403
 from numerix.ops.reduction import *  # noqa: F403
 from numerix.ops.shape import *  # noqa: F403
 from numerix.ops.sort import *  # noqa: F403

@@ -1,5 +1,763 @@
-"""Composites written once from primitives: softmax, logsumexp, norm, split, one_hot, ..."""
+"""Composites written once from primitives: softmax, logsumexp, norm, split, one_hot, ...
+
+Every function here is built from the public ops (and the small helpers of
+``ops._core``); none reads tensor values on the host, so each works eagerly and,
+later, traced.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from numerix import dtypes as D
+from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis
+from numerix._tensor import Tensor
+from numerix.defaults import get_default_backend
+from numerix.dtypes import DType
+from numerix.errors import DTypeError, ShapeError
+from numerix.ops._core import _PY_SCALARS, as_tensor, cast, scalar, unify
+from numerix.ops.creation import iota
+from numerix.ops.elementwise import (
+    abs,
+    equal,
+    exp,
+    isfinite,
+    isnan,
+    less_equal,
+    log,
+    logical_and,
+    logical_or,
+    not_equal,
+    pow,
+    sqrt,
+    square,
+    subtract,
+    where,
+)
+from numerix.ops.reduction import all as _all
+from numerix.ops.reduction import max as _max
+from numerix.ops.reduction import min as _min
+from numerix.ops.reduction import sum as _sum
+from numerix.ops.shape import broadcast_to, concatenate, reshape, squeeze
+
+__all__ = [
+    "logsumexp", "softmax", "log_softmax",
+    "vector_norm", "matrix_norm", "norm",
+    "split", "array_split", "meshgrid", "diag", "diagonal", "tril", "triu", "one_hot",
+    "isclose", "allclose", "all_close",
+]  # fmt: skip
+
+_HALF = (D.float16, D.bfloat16)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _float_operand(x: Any, op: str) -> tuple[Tensor, DType]:
+    """``x`` in the dtype the op computes in, and the dtype of its result.
+
+    Bool and integers give float32 (as the element-wise float math); float16 and
+    bfloat16 compute in float32 and are rounded once at the end, so that sums of
+    exponentials and squares neither overflow nor lose digits on the way."""
+    t = as_tensor(x, op)
+    if t.dtype.kind == "c":
+        raise DTypeError(
+            f"{op}: complex input is not supported, got {t.describe()}; take numerix.real(x) or "
+            f"numerix.abs(x) first"
+        )
+    out = D.default_float() if t.dtype.kind in "biu" else t.dtype
+    return cast(t, D.float32 if out in _HALF else out), out
+
+
+def _axes(op: str, axis: Any, t: Tensor) -> tuple[int, ...]:
+    return normalize_axes(op, axis, t.ndim, t.shape)
+
+
+def _empty_axis(t: Tensor, axes: Sequence[int]) -> bool:
+    return any(t.shape[a] == 0 for a in axes)
+
+
+# ---------------------------------------------------------------- logsumexp, softmax
+
+
+def logsumexp(x: Any, /, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """``log(sum(exp(x), axis))`` computed without overflow (scipy / JAX ``logsumexp``).
+
+    The maximum of each slice is subtracted first; a slice of only ``-inf`` gives
+    ``-inf`` (not NaN) and a reduction over an empty axis gives ``-inf``. Bool and
+    integers compute in float32; complex input is refused.
+
+    Args:
+        x: the tensor.
+        axis: an int, a tuple of ints, or None (every axis).
+        keepdims: keep the reduced axes with size 1.
+
+    >>> import numerix as nx
+    >>> round(nx.logsumexp(nx.tensor([1000.0, 1000.0])).item(), 2)
+    1000.69
+    >>> nx.logsumexp(nx.tensor([1 + 2j]))
+    Traceback (most recent call last):
+    numerix.errors.DTypeError: logsumexp: complex input is not supported, ...
+    """
+    t, out = _float_operand(x, "logsumexp")
+    axes = _axes("logsumexp", axis, t)
+    keep = bool(keepdims)
+    if _empty_axis(t, axes):
+        return cast(log(_sum(exp(t), axis=axes, keepdims=keep)), out)
+    m = _max(t, axis=axes, keepdims=True)
+    # an infinite (or NaN) maximum would turn x - m into NaN: shift by 0 there instead
+    m = where(isfinite(m), m, scalar(0, t.dtype, t.backend))
+    r = log(_sum(exp(t - m), axis=axes, keepdims=True)) + m
+    if not keep:
+        r = squeeze(r, axes)
+    return cast(r, out)
+
+
+def _softmax_axes(op: str, axis: Any, t: Tensor) -> tuple[int, ...]:
+    if t.ndim == 0 and axis is not None:
+        raise ShapeError(
+            f"{op}: axis {axis!r} is out of range for {t.describe()}, which has no axes; pass "
+            f"axis=None or reshape it to 1-d"
+        )
+    return _axes(op, axis, t)
+
+
+def softmax(x: Any, /, axis: Any = -1) -> Tensor:
+    """``exp(x) / sum(exp(x), axis)``, computed stably (JAX ``nn.softmax``, scipy ``softmax``).
+
+    The maximum along ``axis`` is subtracted before exponentiating, so large inputs do
+    not overflow. A slice that is all ``-inf`` has no softmax and gives NaN, as in JAX
+    and scipy. Bool and integers compute in float32; complex input is refused.
+
+    Args:
+        x: the tensor.
+        axis: an int, a tuple of ints, or None (every axis); default the last.
+
+    >>> import numerix as nx
+    >>> nx.softmax(nx.tensor([1000.0, 1000.0])).tolist()
+    [0.5, 0.5]
+    >>> nx.softmax(nx.tensor(1.0))
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: softmax: axis -1 is out of range for ...
+    """
+    t, out = _float_operand(x, "softmax")
+    axes = _softmax_axes("softmax", axis, t)
+    if _empty_axis(t, axes):
+        return cast(t, out)  # no element: nothing to normalise
+    e = exp(t - _max(t, axis=axes, keepdims=True))
+    return cast(e / _sum(e, axis=axes, keepdims=True), out)
+
+
+def log_softmax(x: Any, /, axis: Any = -1) -> Tensor:
+    """``log(softmax(x, axis))``, computed as ``x - logsumexp(x, axis)`` without overflow
+    or ``log(0)`` (JAX ``nn.log_softmax``, scipy ``log_softmax``).
+
+    A slice that is all ``-inf`` gives NaN, as in JAX. Bool and integers compute in
+    float32; complex input is refused.
+
+    Args:
+        x: the tensor.
+        axis: an int, a tuple of ints, or None (every axis); default the last.
+
+    >>> import numerix as nx
+    >>> [round(v, 4) for v in nx.log_softmax(nx.tensor([0.0, 1000.0])).tolist()]
+    [-1000.0, 0.0]
+    >>> nx.log_softmax(nx.tensor([1.0]), axis=1)
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: log_softmax: axis 1 is out of range ...
+    """
+    t, out = _float_operand(x, "log_softmax")
+    axes = _softmax_axes("log_softmax", axis, t)
+    if _empty_axis(t, axes):
+        return cast(t, out)
+    shifted = t - _max(t, axis=axes, keepdims=True)
+    return cast(shifted - log(_sum(exp(shifted), axis=axes, keepdims=True)), out)
+
+
+# ---------------------------------------------------------------- norms
+
+
+def _norm_operand(x: Any, op: str) -> tuple[Tensor, DType]:
+    """``|x|`` in the dtype the norm computes in, and the (real) dtype of its result."""
+    t = as_tensor(x, op)
+    out = D.default_float() if t.dtype.kind in "biu" else t.dtype
+    out = {D.complex64: D.float32, D.complex128: D.float64}.get(out, out)
+    if t.dtype.kind in "biu" or t.dtype in _HALF:
+        t = cast(t, D.float32)
+    return abs(t), out
+
+
+def _check_number_ord(op: str, ord: Any) -> float:
+    if isinstance(ord, (bool, np.bool_)) or not isinstance(
+        ord, (int, float, np.integer, np.floating)
+    ):
+        raise ShapeError(
+            f"{op}: ord must be a real number (2, 1, inf, -inf, 0 or any other p), got {ord!r}"
+            + ("; for matrix norms use numerix.matrix_norm" if isinstance(ord, str) else "")
+        )
+    if math.isnan(float(ord)):
+        raise ShapeError(f"{op}: ord must not be NaN")
+    return float(ord)
+
+
+def _vector_norm(
+    x: Any, axis: Any, keepdims: bool, ord: float, op: str, *, all_axes: bool = False
+) -> Tensor:
+    a, out = _norm_operand(x, op)
+    axes = tuple(range(a.ndim)) if all_axes else _axes(op, axis, a)
+    keep = bool(keepdims)
+    if ord == 2:
+        r = sqrt(_sum(square(a), axis=axes, keepdims=keep))
+    elif ord == 1:
+        r = _sum(a, axis=axes, keepdims=keep)
+    elif math.isinf(ord):
+        if not _empty_axis(a, axes):
+            r = (_max if ord > 0 else _min)(a, axis=axes, keepdims=keep)
+        elif ord > 0:
+            r = _sum(a, axis=axes, keepdims=keep)  # the largest |x| of none is 0, as numpy
+        else:
+            raise ShapeError(
+                f"{op}: ord=-inf over the empty axis/axes {axes} of {_describe(x, op)} has no "
+                f"value (the smallest |x| of no elements); use another ord or a non-empty tensor"
+            )
+    elif ord == 0:
+        r = _sum(cast(not_equal(a, 0), a.dtype), axis=axes, keepdims=keep)
+    else:
+        r = pow(_sum(pow(a, ord), axis=axes, keepdims=keep), 1.0 / ord)
+    return cast(r, out)
+
+
+def _describe(x: Any, op: str) -> str:
+    return as_tensor(x, op).describe()
+
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Tensor:
+    """The vector ``ord``-norm over ``axis`` (array API ``linalg.vector_norm``).
+
+    ``axis=None`` treats the whole tensor as one vector; a tuple of axes treats those
+    axes together as one vector. ``ord`` is 2 (default), 1, ``inf`` (max ``|x|``),
+    ``-inf`` (min ``|x|``), 0 (the count of non-zeros) or any other ``p``
+    (``sum(|x|**p)**(1/p)``). Complex input gives a real result; bool and integers
+    compute in float32; float16 and bfloat16 compute in float32, rounded once.
+
+    Args:
+        x: the tensor.
+        axis: an int, a tuple of ints, or None (every axis).
+        keepdims: keep the reduced axes with size 1.
+        ord: the order of the norm.
+
+    >>> import numerix as nx
+    >>> nx.vector_norm(nx.tensor([3.0, -4.0])).item()
+    5.0
+    >>> nx.vector_norm(nx.tensor([3.0, -4.0]), ord="fro")
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: vector_norm: ord must be a real number ...
+    """
+    o = _check_number_ord("vector_norm", ord)
+    return _vector_norm(x, axis, keepdims, o, "vector_norm")
+
+
+_MATRIX_ORDS = ("fro", 1, -1, math.inf, -math.inf)
+
+
+def _matrix_ord(op: str, ord: Any) -> Any:
+    if isinstance(ord, str):
+        if ord == "fro":
+            return ord
+        if ord == "nuc":
+            raise ShapeError(_svd_message(op, "'nuc'"))
+    elif not isinstance(ord, (bool, np.bool_)) and isinstance(
+        ord, (int, float, np.integer, np.floating)
+    ):
+        o = float(ord)
+        if o in (1.0, -1.0) or math.isinf(o):
+            return o
+        if o in (2.0, -2.0):
+            raise ShapeError(_svd_message(op, repr(ord)))
+    raise ShapeError(
+        f"{op}: invalid matrix norm order {ord!r}; use 'fro', 1, -1, inf or -inf (2, -2 and "
+        f"'nuc' need singular values, not available yet)"
+    )
+
+
+def _svd_message(op: str, ord: str) -> str:
+    return (
+        f"{op}: ord={ord} needs the singular values of the matrix, and numerix has no SVD yet; "
+        f"use ord='fro' (an upper bound of the 2-norm), 1, -1, inf or -inf, or compute it on the "
+        f"host with numpy.linalg.matrix_norm(x.to_numpy(), ord={ord})"
+    )
+
+
+def _matrix_norm(x: Any, row: int, col: int, keepdims: bool, ord: Any, op: str) -> Tensor:
+    a, out = _norm_operand(x, op)
+    if ord == "fro":
+        r = sqrt(_sum(square(a), axis=(row, col), keepdims=True))
+    else:
+        # ord 1 / -1: max / min over columns of the column sums; inf / -inf: over rows of row sums
+        summed, over = (row, col) if _abs_ord(ord) == 1 else (col, row)
+        s = _sum(a, axis=summed, keepdims=True)
+        if a.shape[over] != 0:
+            r = (_max if ord > 0 else _min)(s, axis=over, keepdims=True)
+        elif ord > 0:
+            r = _sum(s, axis=over, keepdims=True)  # the largest sum of none is 0, as numpy
+        else:
+            raise ShapeError(
+                f"{op}: ord={_fmt(ord)} of {_describe(x, op)} has no value: the matrices have no "
+                f"{'columns' if over == col else 'rows'} to take the minimum over; use ord='fro' "
+                f"or a positive order"
+            )
+    if not keepdims:
+        r = squeeze(r, (row, col))
+    return cast(r, out)
+
+
+def _fmt(o: Any) -> str:
+    if isinstance(o, float) and (math.isinf(o) or o.is_integer()):
+        return str(o) if math.isinf(o) else str(int(o))
+    return repr(o)
+
+
+def _abs_ord(o: float) -> float:
+    return o if o >= 0 else -o
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Tensor:
+    """The matrix ``ord``-norm over the last two axes, batched (array API
+    ``linalg.matrix_norm``).
+
+    ``ord`` is ``"fro"`` (default, Frobenius), 1 (max column sum of ``|x|``), -1 (min
+    column sum), ``inf`` (max row sum) or ``-inf`` (min row sum). 2, -2 and
+    ``"nuc"`` need singular values and are refused until numerix has an SVD.
+    Complex input gives a real result; bool and integers compute in float32.
+
+    Args:
+        x: a tensor of at least 2 dimensions.
+        keepdims: keep the two reduced axes with size 1.
+        ord: the order of the norm.
+
+    >>> import numerix as nx
+    >>> nx.matrix_norm(nx.tensor([[1.0, -2.0], [3.0, 4.0]]), ord=1).item()
+    6.0
+    >>> nx.matrix_norm(nx.tensor([[1.0]]), ord=2)
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: matrix_norm: ord=2 needs the singular values ...
+    """
+    o = _matrix_ord("matrix_norm", ord)
+    t = as_tensor(x, "matrix_norm")
+    if t.ndim < 2:
+        raise ShapeError(
+            f"matrix_norm: needs a tensor of at least 2 dimensions (a matrix or a stack of them), "
+            f"got {t.describe()}; use vector_norm for vectors"
+        )
+    return _matrix_norm(t, t.ndim - 2, t.ndim - 1, bool(keepdims), o, "matrix_norm")
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """A vector or matrix norm, chosen as ``numpy.linalg.norm`` chooses.
+
+    ``axis=None``: with ``ord=None`` the 2-norm of all elements; with an ``ord`` the
+    vector norm of a 1-d tensor or the matrix norm of a 2-d one. An int ``axis`` gives
+    a vector norm (see :func:`vector_norm`); a pair of axes gives a matrix norm over
+    them (see :func:`matrix_norm`; ``ord=None`` is ``"fro"``; 2, -2 and ``"nuc"`` are
+    refused until numerix has an SVD).
+
+    Args:
+        x: the tensor.
+        ord: the order of the norm (None: 2 for vectors, "fro" for matrices).
+        axis: None, an int, or a pair of ints.
+        keepdims: keep the reduced axes with size 1.
+
+    >>> import numerix as nx
+    >>> nx.norm(nx.tensor([[3.0, 0.0], [0.0, 4.0]])).item()
+    5.0
+    >>> nx.norm(nx.ones((2, 2, 2)), ord=1)
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: norm: ord=1 with axis=None needs a 1-d or 2-d tensor, ...
+    """
+    t = as_tensor(x, "norm")
+    if axis is None:
+        if ord is None:
+            return _vector_norm(t, None, keepdims, 2.0, "norm", all_axes=True)
+        if t.ndim not in (1, 2):
+            raise ShapeError(
+                f"norm: ord={ord!r} with axis=None needs a 1-d or 2-d tensor, got {t.describe()}; "
+                f"pass axis (an int for a vector norm, a pair for a matrix norm)"
+            )
+        axes: tuple[int, ...] = tuple(range(t.ndim))
+    elif _is_int(axis):
+        axes = (normalize_axis("norm", int(axis), t.ndim, t.shape),)
+    elif isinstance(axis, (tuple, list)) and all(_is_int(a) for a in axis):
+        axes = tuple(normalize_axis("norm", int(a), t.ndim, t.shape) for a in axis)
+    else:
+        raise ShapeError(f"norm: axis must be None, an int or a pair of ints, got {axis!r}")
+    if len(axes) == 1:
+        o = 2.0 if ord is None else _check_number_ord("norm", ord)
+        return _vector_norm(t, axes, keepdims, o, "norm")
+    if len(axes) == 2:
+        if axes[0] == axes[1]:
+            raise ShapeError(f"norm: repeated axis in {tuple(axis)}; a matrix norm needs two axes")
+        mo = _matrix_ord("norm", "fro" if ord is None else ord)
+        return _matrix_norm(t, axes[0], axes[1], bool(keepdims), mo, "norm")
+    raise ShapeError(
+        f"norm: axis {tuple(axes)} names {len(axes)} axes; give one (vector norm) or two (matrix "
+        f"norm), or use vector_norm for a norm over more axes at once"
+    )
+
+
+# ---------------------------------------------------------------- split, meshgrid
+
+
+def _split_at(t: Tensor, ax: int, points: Sequence[int]) -> list[Tensor]:
+    bounds = [0, *points, t.shape[ax]]
+    lead = (slice(None),) * ax
+    return [t[lead + (slice(a, b),)] for a, b in itertools.pairwise(bounds)]
+
+
+def _split_points(op: str, t: Tensor, ax: int, indices_or_sections: Any, even: bool) -> list[int]:
+    n = t.shape[ax]
+    if _is_int(indices_or_sections):
+        s = int(indices_or_sections)
+        if s <= 0:
+            raise ShapeError(f"{op}: the number of sections must be positive, got {s}")
+        if even and n % s:
+            raise ShapeError(
+                f"{op}: axis {ax} of {t.describe()} (size {n}) does not split into {s} equal "
+                f"sections; give a divisor of {n}, a list of split points, or use array_split"
+            )
+        each, extra = divmod(n, s)
+        sizes = [each + 1] * extra + [each] * (s - extra)
+        return [sum(sizes[:i]) for i in range(1, s)]
+    seq = indices_or_sections
+    if isinstance(seq, np.ndarray) and seq.ndim == 1:
+        seq = seq.tolist()
+    if isinstance(seq, (list, tuple)) and all(_is_int(i) for i in seq):
+        return [int(i) for i in seq]
+    raise ShapeError(
+        f"{op}: indices_or_sections must be an int or a list of ints, got {indices_or_sections!r}"
+    )
+
+
+def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
+    """Split ``x`` along ``axis`` into a list of tensors (numpy ``split``).
+
+    An int ``N`` gives ``N`` equal parts (the axis must divide evenly); a list of
+    indices gives the parts between them, with Python slice semantics (negative
+    indices count from the end; out-of-range or decreasing ones give empty parts).
+
+    Args:
+        x: the tensor (at least 1-d).
+        indices_or_sections: an int, or a list of split points.
+        axis: the axis to split.
+
+    >>> import numerix as nx
+    >>> [p.tolist() for p in nx.split(nx.arange(6), [2, 5])]
+    [[0, 1], [2, 3, 4], [5]]
+    >>> nx.split(nx.arange(5), 2)
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: split: axis 0 of ... does not split into 2 equal sections; ...
+    """
+    t = as_tensor(x, "split")
+    ax = normalize_axis("split", axis, t.ndim, t.shape)
+    return _split_at(t, ax, _split_points("split", t, ax, indices_or_sections, True))
+
+
+def array_split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Tensor]:
+    """Split ``x`` along ``axis`` as :func:`split`, except that an int ``N`` need not
+    divide the axis: the first ``size % N`` parts get one element more (numpy
+    ``array_split``).
+
+    >>> import numerix as nx
+    >>> [p.tolist() for p in nx.array_split(nx.arange(5), 3)]
+    [[0, 1], [2, 3], [4]]
+    >>> nx.array_split(nx.arange(5), 0)
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: array_split: the number of sections must be positive, got 0
+    """
+    t = as_tensor(x, "array_split")
+    ax = normalize_axis("array_split", axis, t.ndim, t.shape)
+    return _split_at(t, ax, _split_points("array_split", t, ax, indices_or_sections, False))
+
+
+def meshgrid(*xs: Any, indexing: str = "xy", sparse: bool = False) -> list[Tensor]:
+    """Coordinate grids from 1-d coordinate vectors (numpy / array API ``meshgrid``).
+
+    With ``N`` inputs of lengths ``n0, n1, ...`` each output has shape ``(n0, n1, ...)``
+    for ``indexing="ij"`` and ``(n1, n0, ...)`` (the first two swapped) for ``"xy"``.
+    Each output keeps its input's dtype; inputs of more dimensions are flattened, as
+    numpy does. ``sparse=True`` returns the size-1-broadcastable views instead.
+
+    >>> import numerix as nx
+    >>> gx, gy = nx.meshgrid(nx.tensor([1, 2, 3]), nx.tensor([7, 8]))
+    >>> gx.tolist(), gy.tolist()
+    ([[1, 2, 3], [1, 2, 3]], [[7, 7, 7], [8, 8, 8]])
+    >>> nx.meshgrid(nx.tensor([1]), indexing="yx")
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: meshgrid: indexing must be 'xy' or 'ij', got 'yx'
+    """
+    if indexing not in ("xy", "ij"):
+        raise ShapeError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    if not xs:
+        return []
+    _, ts = unify("meshgrid", *xs)
+    ts = [reshape(t, (t.size,)) for t in ts]
+    n = len(ts)
+    pos = list(range(n))
+    if indexing == "xy" and n > 1:
+        pos[0], pos[1] = 1, 0
+    shape = [0] * n
+    for t, p in zip(ts, pos):
+        shape[p] = t.shape[0]
+    out = []
+    for t, p in zip(ts, pos):
+        s = [1] * n
+        s[p] = t.shape[0]
+        g = reshape(t, tuple(s))
+        out.append(g if sparse else broadcast_to(g, tuple(shape)))
+    return out
+
+
+# ---------------------------------------------------------------- diagonals and triangles
+
+
+def _check_k(op: str, name: str, k: Any) -> int:
+    if not _is_int(k):
+        raise ShapeError(f"{op}: {name} must be an int, got {k!r}")
+    return int(k)
+
+
+def _diag_len(r: int, c: int, k: int) -> int:
+    return max(0, min(r, c - k) if k >= 0 else min(r + k, c))
+
+
+def _diagonal(t: Tensor, k: int) -> Tensor:
+    r, c = t.shape[-2:]
+    n = _diag_len(r, c, k)
+    # element (i, i + k) sits at i * (c + 1) + k of the flattened matrix ((i - k, i): at
+    # -k * c + i * (c + 1)): one strided slice, no arithmetic on the values
+    flat = reshape(t, (*t.shape[:-2], r * c))
+    if n == 0:
+        return flat[..., 0:0]
+    start = k if k >= 0 else -k * c
+    return flat[..., start : start + (n - 1) * (c + 1) + 1 : c + 1]
+
+
+def diagonal(x: Any, /, offset: int = 0) -> Tensor:
+    """The ``offset``-th diagonal of the matrices in the last two axes (array API
+    ``linalg.diagonal``): shape ``(..., L)``.
+
+    ``offset > 0`` is above the main diagonal, ``offset < 0`` below; an offset past
+    the matrix gives an empty diagonal.
+
+    >>> import numerix as nx
+    >>> nx.diagonal(nx.tensor([[1, 2, 3], [4, 5, 6]]), offset=1).tolist()
+    [2, 6]
+    >>> nx.diagonal(nx.tensor([1, 2]))
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: diagonal: needs a tensor of at least 2 dimensions, ...
+    """
+    t = as_tensor(x, "diagonal")
+    k = _check_k("diagonal", "offset", offset)
+    if t.ndim < 2:
+        raise ShapeError(
+            f"diagonal: needs a tensor of at least 2 dimensions, got {t.describe()}; use diag to "
+            f"build a matrix from a vector"
+        )
+    return _diagonal(t, k)
+
+
+def diag(x: Any, /, k: int = 0) -> Tensor:
+    """A 2-d matrix with the 1-d ``x`` on its ``k``-th diagonal, or the ``k``-th diagonal
+    of the 2-d ``x`` (numpy ``diag``).
+
+    >>> import numerix as nx
+    >>> nx.diag(nx.tensor([1, 2]), k=1).tolist()
+    [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
+    >>> nx.diag(nx.tensor([[1, 2], [3, 4]])).tolist()
+    [1, 4]
+    >>> nx.diag(nx.tensor(1))
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: diag: input must be 1-d or 2-d, got ...
+    """
+    t = as_tensor(x, "diag")
+    k = _check_k("diag", "k", k)
+    if t.ndim == 2:
+        return _diagonal(t, k)
+    if t.ndim != 1:
+        raise ShapeError(
+            f"diag: input must be 1-d or 2-d, got {t.describe()}; use diagonal for the diagonals "
+            f"of a stack of matrices"
+        )
+    m = t.shape[0] + (k if k >= 0 else -k)
+    zero = scalar(0, t.dtype, t.backend)
+    padded = t if k == 0 else concatenate([t, broadcast_to(zero, (m - t.shape[0],))])
+    vals = reshape(padded, (m, 1) if k >= 0 else (1, m))
+    rows = iota((m, m), axis=0, backend=t.backend)
+    cols = iota((m, m), axis=1, backend=t.backend)
+    return where(equal(subtract(cols, rows), k), vals, zero)
+
+
+def _triangle(op: str, x: Any, k: Any, lower: bool) -> Tensor:
+    t = as_tensor(x, op)
+    kk = _check_k(op, "k", k)
+    if t.ndim < 2:
+        raise ShapeError(
+            f"{op}: needs a tensor of at least 2 dimensions (a matrix or a stack of them), got "
+            f"{t.describe()}"
+        )
+    r, c = t.shape[-2:]
+    rows = iota((r, c), axis=0, backend=t.backend)
+    cols = iota((r, c), axis=1, backend=t.backend)
+    diff = subtract(cols, rows)  # the diagonal each element lies on
+    keep = less_equal(diff, kk) if lower else less_equal(kk, diff)
+    return where(keep, t, scalar(0, t.dtype, t.backend))
+
+
+def tril(x: Any, /, k: int = 0) -> Tensor:
+    """The lower triangle of the matrices in the last two axes: elements above the
+    ``k``-th diagonal become zero (array API / numpy ``tril``).
+
+    >>> import numerix as nx
+    >>> nx.tril(nx.tensor([[1, 2], [3, 4]])).tolist()
+    [[1, 0], [3, 4]]
+    >>> nx.tril(nx.tensor([1, 2]))
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: tril: needs a tensor of at least 2 dimensions ...
+    """
+    return _triangle("tril", x, k, True)
+
+
+def triu(x: Any, /, k: int = 0) -> Tensor:
+    """The upper triangle of the matrices in the last two axes: elements below the
+    ``k``-th diagonal become zero (array API / numpy ``triu``).
+
+    >>> import numerix as nx
+    >>> nx.triu(nx.tensor([[1, 2], [3, 4]]), k=1).tolist()
+    [[0, 2], [0, 0]]
+    >>> nx.triu(nx.ones((2, 2)), k=0.5)
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: triu: k must be an int, got 0.5
+    """
+    return _triangle("triu", x, k, False)
+
+
+# ---------------------------------------------------------------- one_hot
+
+
+def one_hot(indices: Any, num_classes: int, *, dtype: Any = D.float32, axis: int = -1) -> Tensor:
+    """One-hot encoding of integer ``indices`` along a new axis of size ``num_classes``
+    (JAX ``nn.one_hot``; Nx's ``Nx.equal(Nx.new_axis(t, -1), Nx.iota(...))`` idiom).
+
+    An index outside ``0 .. num_classes - 1`` (negative ones included) gives an
+    all-zero row. ``axis`` is where the new axis goes in the result.
+
+    Args:
+        indices: an integer tensor.
+        num_classes: the size of the new axis.
+        dtype: the result dtype (float32 by default).
+        axis: the position of the new axis in the result.
+
+    >>> import numerix as nx
+    >>> nx.one_hot(nx.tensor([0, 2, 5]), 3, dtype=nx.int32).tolist()
+    [[1, 0, 0], [0, 0, 1], [0, 0, 0]]
+    >>> nx.one_hot(nx.tensor([0.0]), 3)
+    Traceback (most recent call last):
+    numerix.errors.DTypeError: one_hot: indices must be integers, ...
+    """
+    t = as_tensor(indices, "one_hot")
+    if t.dtype.kind not in "iu":
+        raise DTypeError(
+            f"one_hot: indices must be integers, got {t.describe()}; cast them with "
+            f"astype(numerix.int64)"
+        )
+    if not _is_int(num_classes) or int(num_classes) < 0:
+        raise ShapeError(f"one_hot: num_classes must be a non-negative int, got {num_classes!r}")
+    n = int(num_classes)
+    d = D.as_dtype(dtype, "one_hot")
+    ax = normalize_axis("one_hot", axis, t.ndim + 1)
+    # compare in a wide dtype: an iota in int8 would wrap past 127 classes
+    wide = D.uint64 if t.dtype is D.uint64 else D.int64
+    shape = [1] * (t.ndim + 1)
+    shape[ax] = n
+    classes = iota(tuple(shape), axis=ax, dtype=wide, backend=t.backend)
+    lead = (*t.shape[:ax], 1, *t.shape[ax:])
+    return cast(equal(reshape(cast(t, wide), lead), classes), d)
+
+
+# ---------------------------------------------------------------- isclose, allclose
+
+
+def _check_tol(op: str, name: str, v: Any) -> float:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise DTypeError(f"{op}: {name} must be a real Python number, got {v!r}")
+    return float(v)
+
+
+def isclose(
+    a: Any, b: Any, /, *, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    """Element-wise ``|a - b| <= atol + rtol * |b|`` -> bool, broadcasting (numpy ``isclose``).
+
+    Infinities are close only to themselves; NaN is close to NaN only with
+    ``equal_nan``. The comparison runs in ``result_type(a, b, 1.0)``: bool and
+    integers in float32 (numerix's weak-scalar form of numpy's rule); note the
+    asymmetry in ``b``, as in numpy.
+
+    Args:
+        a, b: tensors (or numbers) that broadcast together.
+        rtol: relative tolerance.
+        atol: absolute tolerance.
+        equal_nan: whether NaN compares close to NaN.
+
+    >>> import numerix as nx
+    >>> nx.isclose(nx.tensor([1.0, 2.0]), nx.tensor([1.0 + 1e-9, 2.1])).tolist()
+    [True, False]
+    >>> nx.isclose(nx.tensor([1.0]), nx.tensor([1.0]), rtol="1e-5")
+    Traceback (most recent call last):
+    numerix.errors.DTypeError: isclose: rtol must be a real Python number, got '1e-5'
+    """
+    return _isclose("isclose", a, b, rtol, atol, equal_nan)
+
+
+def _isclose(op: str, a: Any, b: Any, rtol: Any, atol: Any, equal_nan: bool) -> Tensor:
+    r, at = _check_tol(op, "rtol", rtol), _check_tol(op, "atol", atol)
+    ops = [v if type(v) in _PY_SCALARS else as_tensor(v, op) for v in (a, b)]
+    tensors = [v for v in ops if type(v) is Tensor]
+    try:
+        d = D.result_type(*ops, 1.0)
+    except DTypeError as e:
+        raise DTypeError(str(e).replace("result_type", op, 1)) from None
+    backend, tensors = unify(op, *tensors) if tensors else (get_default_backend(), [])
+    if len(tensors) == 2:
+        broadcast_shapes(op, tensors[0].shape, tensors[1].shape)
+    it = iter(tensors)
+    x, y = (cast(next(it), d) if type(v) is Tensor else scalar(v, d, backend) for v in ops)
+    within = logical_and(less_equal(abs(x - y), at + r * abs(y)), isfinite(y))
+    close = logical_or(within, equal(x, y))
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(x), isnan(y)))
+    return close
+
+
+def allclose(
+    a: Any, b: Any, /, *, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    """Whether every element of ``a`` is close to ``b`` (see :func:`isclose`) -> 0-d bool
+    tensor (numpy ``allclose``, Nx ``all_close``).
+
+    >>> import numerix as nx
+    >>> bool(nx.allclose(nx.tensor([1.0, 2.0]), nx.tensor([1.0, 2.0 + 1e-7])))
+    True
+    >>> nx.allclose(nx.ones(2), nx.ones(3))
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: allclose: shapes (2,) and (3,) cannot be broadcast together ...
+    """
+    return _all(_isclose("allclose", a, b, rtol, atol, equal_nan))
+
+
+all_close = allclose

@@ -39,6 +39,7 @@ __all__ = [
     "logical_and", "logical_or", "logical_xor", "logical_not",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "bitwise_not",
     "where", "clip", "astype",
+    "population_count", "count_leading_zeros", "bitcast",
 ]  # fmt: skip
 
 
@@ -522,3 +523,81 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Tensor:
             return backend_copy(t)
         return t
     return bind(P.as_type, new_out(t.shape, d, t.backend), t)
+
+
+# ---------------------------------------------------------------- bits
+
+
+def population_count(x: Any, /) -> Tensor:
+    """The number of bits set in each element, in ``x``'s dtype (``Nx.population_count``,
+    ``jax.lax.population_count``; numpy's ``bitwise_count``, which counts ``|x|``).
+
+    Signed integers count their two's complement pattern (``-1`` has every bit set).
+
+    :param x: an integer tensor (bool, floating and complex are refused).
+    :raises DTypeError: for a non-integer tensor.
+
+    >>> import numerix as nx
+    >>> nx.population_count(nx.tensor([0, 7, -1], dtype=nx.int8)).tolist()
+    [0, 3, 8]
+    >>> nx.population_count(nx.tensor([1.0]))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.DTypeError: population_count: unsupported dtype for f32[1] binary(cpu); population_count takes integer dtypes
+    """
+    return elementwise_unary(P.population_count, x)
+
+
+def count_leading_zeros(x: Any, /) -> Tensor:
+    """The number of 0 bits above the highest set bit, in ``x``'s dtype
+    (``Nx.count_leading_zeros``, ``jax.lax.clz``); 0 gives the bit width.
+
+    Signed integers count their two's complement pattern (negative numbers give 0).
+
+    :param x: an integer tensor (bool, floating and complex are refused).
+    :raises DTypeError: for a non-integer tensor.
+
+    >>> import numerix as nx
+    >>> nx.count_leading_zeros(nx.tensor([0, 1, 255, -1], dtype=nx.int16)).tolist()
+    [16, 15, 8, 0]
+    >>> nx.count_leading_zeros(nx.tensor([True]))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.DTypeError: count_leading_zeros: unsupported dtype for pred[1] binary(cpu); count_leading_zeros takes integer dtypes
+    """
+    return elementwise_unary(P.count_leading_zeros, x)
+
+
+def bitcast(x: Any, dtype: Any, /) -> Tensor:
+    """``x``'s bits reinterpreted as ``dtype``, shape unchanged (``Nx.bitcast``,
+    ``jax.lax.bitcast_convert_type``; numpy's ``x.view(dtype)`` for one bit width).
+
+    Both dtypes must be integer or floating and of the same bit width. Note: numpy's
+    ``view`` also takes bool, complex and other widths (changing the last dimension);
+    numerix, as Nx and XLA, refuses them.
+
+    :param x: an integer or floating tensor.
+    :param dtype: an integer or floating dtype of ``x``'s bit width.
+    :raises DTypeError: for bool or complex, or for dtypes of different bit widths.
+
+    >>> import numerix as nx
+    >>> nx.bitcast(nx.tensor([1.0], dtype=nx.float32), nx.int32).tolist()
+    [1065353216]
+    >>> nx.bitcast(nx.tensor([1.0], dtype=nx.float32), nx.int64)
+    Traceback (most recent call last):
+    ...
+    numerix.errors.DTypeError: bitcast: float32 (32 bits) and int64 (64 bits) differ in bit width; got f32[1] binary(cpu): bitcast to a dtype of the same width (e.g. int32 for float32) or convert with astype
+    """
+    t = as_tensor(x, "bitcast")
+    d = D.as_dtype(dtype, "bitcast")
+    assert P.bitcast.dtype_rule is not None
+    try:
+        P.bitcast.dtype_rule(t.dtype, dtype=d)
+    except DTypeError as e:
+        raise DTypeError(
+            f"{e}; got {t.describe()}: bitcast to a dtype of the same width (e.g. int32 for "
+            f"float32) or convert with astype"
+        ) from None
+    if d is t.dtype:
+        return t
+    return bind(P.bitcast, new_out(t.shape, d, t.backend), t)

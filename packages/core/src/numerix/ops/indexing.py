@@ -1,4 +1,5 @@
-"""numpy-style indexing: ints, slices with steps, None, ``...``, integer and boolean tensors.
+"""numpy-style indexing: ints, slices with steps, None, ``...``, integer and boolean tensors;
+take and take_along_axis; dynamic_slice and put_slice; scatter (indexed_add, indexed_put).
 
 Basic indices become one ``slice`` (plus ``reverse`` for negative steps) and a reshape;
 integer-tensor (advanced) indices become one ``gather``, with numpy's placement rule:
@@ -8,6 +9,7 @@ adjacent, and go first otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -15,12 +17,15 @@ import numpy as np
 from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
-from numerix.errors import IndexingError, ShapeError
-from numerix.ops._core import as_tensor, bind, cast, check_concrete, new_out
+from numerix.errors import DTypeError, IndexingError, ShapeError
+from numerix.ops._core import as_tensor, bind, cast, check_concrete, is_concrete, new_out
 from numerix.primitives import indexing as PI
 from numerix.primitives import shape as PS
 
-__all__ = ["getitem", "take"]
+__all__ = [
+    "getitem", "take", "take_along_axis", "dynamic_slice", "put_slice", "indexed_add",
+    "indexed_put",
+]  # fmt: skip
 
 
 _GAP = object()  # where an ellipsis stood for no axis
@@ -286,3 +291,322 @@ def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Tensor:
         raise IndexingError(f"take: indices must be integers, got {i.describe()}")
     key = (slice(None),) * ax + (i,)
     return getitem(t, key)
+
+
+def _in_range(op: str, k: Tensor, axes: Sequence[int], what: Tensor) -> Tensor:
+    """Integer indices ``k`` into ``axes`` of ``what``, as int64 in ``[0, dim)``: the last
+    axis of ``k`` runs over ``axes`` (with one axis, every element indexes it). Negative
+    indices count from the end, as in numpy. Out-of-range indices raise IndexingError
+    when ``k`` has values (eagerly); traced indices are not checked."""
+    from numerix.ops.elementwise import add, where
+
+    if k.dtype.kind not in "iu":
+        raise IndexingError(
+            f"{op}: indices must be integers, got {k.describe()}; cast with astype(numerix.int64)"
+        )
+    k = cast(k, D.int64) if k.dtype is not D.uint64 else k
+    dims = [what.shape[a] for a in axes]
+    bound = np.asarray(dims, dtype=np.int64)
+    if is_concrete(k):
+        host = k.backend.to_numpy(k)
+        if host.size:
+            h = host.reshape(-1, len(dims)) if len(dims) > 1 else host.reshape(-1, 1)
+            bad = (h < -bound) | (h >= bound)
+            if bad.any():
+                row, col = np.argwhere(bad)[0]
+                raise IndexingError(
+                    f"{op}: index {int(h[row, col])} is out of bounds for axis {axes[col]} "
+                    f"with size {dims[col]} ({what.describe()})"
+                )
+            if k.dtype is D.uint64:
+                k = cast(k, D.int64)
+            if not (h < 0).any():
+                return k
+    if k.dtype is D.uint64:  # traced: values beyond int64 are out of range anyway
+        k = cast(k, D.int64)
+    b = as_tensor(bound if len(dims) > 1 else bound[0], op, k.backend)
+    return where(k < 0, add(k, b), k)
+
+
+def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Tensor:
+    """Pick values along ``axis`` at per-position ``indices`` (array API ``take_along_axis``).
+
+    Follows numpy and the array API: ``indices`` has ``x``'s number of dimensions;
+    along ``axis`` it may have any length, the other dimensions broadcast with ``x``'s.
+    Negative indices count from the end; out-of-range ones raise IndexingError.
+
+    >>> import numerix as nx
+    >>> x = nx.tensor([[10, 30, 20], [60, 40, 50]])
+    >>> nx.take_along_axis(x, nx.tensor([[0], [1]]), axis=1).tolist()
+    [[10], [40]]
+
+    An index past the end raises::
+
+        nx.take_along_axis(x, nx.tensor([[3], [0]]), axis=1)  # IndexingError: ... index 3 ...
+    """
+    from numerix._shapes import normalize_axis
+    from numerix.ops.shape import broadcast_to, stack
+
+    t = as_tensor(x, "take_along_axis")
+    i = as_tensor(indices, "take_along_axis", t.backend)
+    if t.ndim == 0:
+        raise ShapeError(f"take_along_axis: needs at least 1 dimension, got {t.describe()}")
+    if i.ndim != t.ndim:
+        raise ShapeError(
+            f"take_along_axis: indices {i.describe()} must have as many dimensions as "
+            f"x {t.describe()}"
+        )
+    ax = normalize_axis("take_along_axis", axis, t.ndim, t.shape)
+    xs = t.shape[:ax] + (1,) + t.shape[ax + 1 :]
+    js = i.shape[:ax] + (1,) + i.shape[ax + 1 :]
+    try:
+        b = broadcast_shapes("take_along_axis", xs, js)
+    except ShapeError:
+        raise ShapeError(
+            f"take_along_axis: indices {i.describe()} and x {t.describe()} must broadcast in "
+            f"every dimension but axis {ax}"
+        ) from None
+    out_shape = b[:ax] + (i.shape[ax],) + b[ax + 1 :]
+    i = _in_range("take_along_axis", i, (ax,), t)
+    if i.backend is not t.backend:
+        from numerix.ops._core import on_backend
+
+        i = on_backend(i, t.backend)
+    from numerix.primitives.creation import iota
+
+    t = broadcast_to(t, b[:ax] + (t.shape[ax],) + b[ax + 1 :])
+    cols = [
+        broadcast_to(i, out_shape)
+        if a == ax
+        else bind(iota, new_out(out_shape, D.int64, t.backend), axis=a)
+        for a in range(t.ndim)
+    ]
+    full = stack(cols, axis=-1)
+    return bind(PI.gather, new_out(out_shape, t.dtype, t.backend), t, full,
+                axes=tuple(range(t.ndim)))  # fmt: skip
+
+
+# ---------------------------------------------------------------- dynamic slices
+
+
+def _starts(op: str, t: Tensor, start_indices: Any, sizes: tuple[int, ...]) -> list[Any]:
+    """One start per axis: Python ints clamped here, 0-d tensors as int64 (the backend
+    clamps those)."""
+    from numerix.ops.elementwise import minimum
+
+    starts = start_indices
+    if type(starts) is Tensor or isinstance(starts, np.ndarray):
+        arr = as_tensor(starts, op, t.backend)
+        if arr.ndim != 1:
+            raise IndexingError(
+                f"{op}: start_indices must be a sequence or a 1-d tensor, got {arr.describe()}"
+            )
+        starts = [arr[j] for j in range(arr.shape[0])]
+    if not isinstance(starts, (tuple, list)):
+        raise IndexingError(
+            f"{op}: start_indices must be a sequence of ints or 0-d integer tensors, one per "
+            f"axis, got {start_indices!r}"
+        )
+    if len(starts) != t.ndim:
+        raise IndexingError(
+            f"{op}: {len(starts)} start indices for {t.describe()}; give one per axis"
+        )
+    out: list[Any] = []
+    for a, (s, n) in enumerate(zip(starts, sizes)):
+        hi = t.shape[a] - n
+        if _is_int(s):
+            out.append(min(max(int(s), 0), hi))
+            continue
+        if isinstance(s, np.ndarray):
+            s = as_tensor(s, op, t.backend)
+        if type(s) is not Tensor or s.ndim or s.dtype.kind not in "iu":
+            shown = s.describe() if type(s) is Tensor else repr(s)
+            raise IndexingError(
+                f"{op}: start index {a} must be an int or a 0-d integer tensor, got {shown}"
+            )
+        if s.backend is not t.backend:
+            from numerix.ops._core import on_backend
+
+            s = on_backend(s, t.backend)
+        if s.dtype is D.uint64:  # values past int64 would wrap negative: clamp them first
+            s = minimum(s, hi)
+        out.append(cast(s, D.int64))
+    return out
+
+
+def _as_start_tensors(starts: list[Any], t: Tensor) -> list[Tensor]:
+    from numerix.ops._core import scalar
+
+    return [s if type(s) is Tensor else scalar(s, D.int64, t.backend) for s in starts]
+
+
+def dynamic_slice(x: Any, /, start_indices: Any, sizes: Sequence[int]) -> Tensor:
+    """The block of shape ``sizes`` starting at ``start_indices``, starts clamped in bounds.
+
+    Follows ``Nx.slice`` with tensor starts and XLA's DynamicSlice (``lax.dynamic_slice``):
+    ``start_indices`` holds one int or 0-d integer tensor per axis (or is a 1-d integer
+    tensor); each start is clamped to ``[0, dim - size]`` so the block always lies in
+    ``x``: a start past the end reads the last ``size`` elements. Note: negative starts
+    clamp to 0; they do not count from the end.
+
+    >>> import numerix as nx
+    >>> x = nx.arange(6)
+    >>> nx.dynamic_slice(x, [nx.tensor(1)], [3]).tolist()
+    [1, 2, 3]
+    >>> nx.dynamic_slice(x, [5], [3]).tolist()
+    [3, 4, 5]
+
+    A size larger than the axis raises::
+
+        nx.dynamic_slice(x, [0], [7])  # ShapeError: dynamic_slice: size 7 ...
+    """
+    from numerix._shapes import check_shape
+    from numerix.primitives import shape as PSH
+
+    t = as_tensor(x, "dynamic_slice")
+    sz = check_shape("dynamic_slice", sizes)
+    if len(sz) != t.ndim:
+        raise ShapeError(f"dynamic_slice: {len(sz)} sizes for {t.describe()}; give one per axis")
+    for a, (n, d) in enumerate(zip(sz, t.shape)):
+        if n > d:
+            raise ShapeError(f"dynamic_slice: size {n} is larger than axis {a} of {t.describe()}")
+    starts = _starts("dynamic_slice", t, start_indices, sz)
+    if all(type(s) is int for s in starts):
+        if sz == t.shape:
+            return t
+        return bind(PSH.slice, new_out(sz, t.dtype, t.backend), t, start=tuple(starts),
+                    stop=tuple(s + n for s, n in zip(starts, sz)), strides=(1,) * t.ndim)  # fmt: skip
+    return bind(PSH.dynamic_slice, new_out(sz, t.dtype, t.backend), t,
+                *_as_start_tensors(starts, t), sizes=sz)  # fmt: skip
+
+
+def put_slice(x: Any, /, start_indices: Any, update: Any) -> Tensor:
+    """A copy of ``x`` with ``update`` written at ``start_indices``, starts clamped in bounds.
+
+    Follows ``Nx.put_slice`` and XLA's DynamicUpdateSlice (``lax.dynamic_update_slice``):
+    ``update`` has ``x``'s number of dimensions, each no larger than ``x``'s; each start
+    (an int or 0-d integer tensor) is clamped to ``[0, dim - update dim]``, so the whole
+    update is always written. The result keeps ``x``'s dtype: ``update`` must cast to
+    it without loss (Python values must be exact in it).
+
+    >>> import numerix as nx
+    >>> nx.put_slice(nx.zeros(5, dtype=nx.int32), [4], [7, 8]).tolist()
+    [0, 0, 0, 7, 8]
+
+    An update that would lose values raises::
+
+        nx.put_slice(nx.zeros(3, dtype=nx.int32), [0], nx.tensor([0.5]))  # DTypeError
+    """
+    from numerix.ops.shape import fit_to
+    from numerix.primitives import shape as PSH
+
+    t = as_tensor(x, "put_slice")
+    u = fit_to("put_slice", "update", update, t)
+    if u.ndim != t.ndim or any(a > b for a, b in zip(u.shape, t.shape)):
+        raise ShapeError(
+            f"put_slice: update {u.describe()} must have the dimensions of {t.describe()}, "
+            f"each no larger"
+        )
+    starts = _starts("put_slice", t, start_indices, u.shape)
+    return bind(PSH.put_slice, new_out(t.shape, t.dtype, t.backend), t, u,
+                *_as_start_tensors(starts, t))  # fmt: skip
+
+
+# ---------------------------------------------------------------- scatter
+
+
+def _scatter(op: str, prim: Any, x: Any, indices: Any, updates: Any, axes: Any) -> Tensor:
+    from numerix._shapes import normalize_axis
+    from numerix.ops.shape import broadcast_to, fit_to
+
+    t = as_tensor(x, op)
+    if prim is PI.indexed_add and t.dtype is D.bool_:
+        raise DTypeError(
+            f"{op}: cannot add to {t.describe()}; bool has no addition (use indexed_put, or "
+            f"cast with astype)"
+        )
+    i = as_tensor(indices, op, t.backend)
+    if i.backend is not t.backend:
+        from numerix.ops._core import on_backend
+
+        i = on_backend(i, t.backend)
+    if i.ndim != 2 or i.shape[1] == 0:
+        raise ShapeError(
+            f"{op}: indices must be 2-d, (n, number of indexed axes), got {i.describe()}"
+        )
+    k = i.shape[1]
+    if axes is None:
+        if k > t.ndim:
+            raise ShapeError(
+                f"{op}: indices {i.describe()} index {k} axes but {t.describe()} has {t.ndim}"
+            )
+        ax = tuple(range(k))
+    else:
+        if not isinstance(axes, (tuple, list)):
+            raise ShapeError(f"{op}: axes must be a sequence of ints, got {axes!r}")
+        ax = tuple(normalize_axis(op, a, t.ndim, t.shape) for a in axes)
+        if len(set(ax)) != len(ax):
+            raise ShapeError(f"{op}: repeated axis in {tuple(axes)}")
+        if len(ax) != k:
+            raise ShapeError(
+                f"{op}: indices {i.describe()} have {k} columns but axes {tuple(axes)} name "
+                f"{len(ax)} axes; give one column per axis"
+            )
+    i = _in_range(op, i, ax, t)
+    want = (i.shape[0],) + tuple(d for a, d in enumerate(t.shape) if a not in ax)
+    u = fit_to(op, "updates", updates, t)
+    if u.shape != want:
+        try:
+            ok = broadcast_shapes(op, u.shape, want) == want
+        except ShapeError:
+            ok = False
+        if not ok:
+            raise ShapeError(
+                f"{op}: updates {u.describe()} must have shape {want} (one row per index, then "
+                f"the dimensions of {t.describe()} not in axes {ax}) or broadcast to it"
+            )
+        u = broadcast_to(u, want)
+    return bind(prim, new_out(t.shape, t.dtype, t.backend), t, i, u, axes=ax)
+
+
+def indexed_add(
+    x: Any, /, indices: Any, updates: Any, *, axes: Sequence[int] | None = None
+) -> Tensor:
+    """A copy of ``x`` with ``updates`` added at ``indices``; duplicate indices add up.
+
+    Follows ``Nx.indexed_add`` (XLA's scatter-add; numpy's ``np.add.at``): ``indices``
+    has shape ``(n, k)``, row ``i`` indexing the ``k`` axes ``axes`` (default: the first
+    ``k``); ``updates`` has shape ``(n,)`` + the dimensions of ``x`` not in ``axes``
+    (or broadcasts to it). Negative indices count from the end; out-of-range ones
+    raise IndexingError. The result keeps ``x``'s dtype; ``updates`` must cast to it
+    without loss. Integers wrap on overflow; float16 and bfloat16 sum in float32.
+
+    >>> import numerix as nx
+    >>> nx.indexed_add(nx.zeros(3, dtype=nx.int32), nx.tensor([[0], [2], [0]]), [1, 2, 3]).tolist()
+    [4, 0, 2]
+
+    An index past the end raises::
+
+        nx.indexed_add(nx.zeros(3), nx.tensor([[3]]), [1.0])  # IndexingError: ... index 3 ...
+    """
+    return _scatter("indexed_add", PI.indexed_add, x, indices, updates, axes)
+
+
+def indexed_put(
+    x: Any, /, indices: Any, updates: Any, *, axes: Sequence[int] | None = None
+) -> Tensor:
+    """A copy of ``x`` with ``updates`` written at ``indices``; of duplicates the last wins.
+
+    Follows ``Nx.indexed_put`` (XLA's scatter), with :func:`indexed_add`'s arguments.
+    Note: where an index repeats, the update of the last row holding it is the one
+    written, on every backend (XLA leaves the choice unspecified; numerix fixes it).
+
+    >>> import numerix as nx
+    >>> nx.indexed_put(nx.zeros(3, dtype=nx.int32), nx.tensor([[0], [2], [0]]), [1, 2, 3]).tolist()
+    [3, 0, 2]
+
+    Updates of the wrong shape raise::
+
+        nx.indexed_put(nx.zeros((2, 2)), nx.tensor([[0]]), [1.0])  # ShapeError: ... (1, 2)
+    """
+    return _scatter("indexed_put", PI.indexed_put, x, indices, updates, axes)

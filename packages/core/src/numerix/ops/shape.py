@@ -1,21 +1,25 @@
-"""Shape ops: reshape, transpose, broadcast_to, expand_dims, squeeze, concatenate, stack, flip."""
+"""Shape ops: reshape, transpose, broadcast_to, expand_dims, squeeze, concatenate, stack, flip,
+pad, tile, repeat, moveaxis, swapaxes, roll."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis, size_of
 from numerix._tensor import Tensor
-from numerix.errors import ShapeError
-from numerix.ops._core import as_tensor, bind, cast, new_out, unify
+from numerix.errors import DTypeError, ShapeError
+from numerix.ops._core import as_tensor, bind, cast, new_out, on_backend, unify
 from numerix.primitives import shape as P
 
 __all__ = [
     "reshape", "transpose", "permute_dims", "matrix_transpose", "broadcast_to",
     "broadcast_arrays", "expand_dims", "squeeze", "concatenate", "concat", "stack", "flip",
-    "ravel",
+    "ravel", "pad", "pad_general", "tile", "repeat", "moveaxis", "swapaxes", "roll",
 ]  # fmt: skip
 
 
@@ -217,3 +221,347 @@ def flip(x: Any, /, axis: int | Sequence[int] | None = None) -> Tensor:
     if not axes:
         return t
     return bind(P.reverse, new_out(t.shape, t.dtype, t.backend), t, axes=axes)
+
+
+# ---------------------------------------------------------------- pad
+
+
+def fit_to(op: str, what: str, value: Any, x: Tensor) -> Tensor:
+    """``value`` as a tensor of ``x``'s dtype on ``x``'s backend, refusing any loss.
+
+    Tensors and numpy arrays are strong: their dtype must promote to ``x.dtype`` (the
+    promotion table says the cast is lossless). Python scalars and lists are weak, as
+    in JAX: they are taken when every value is exact in ``x.dtype`` (floats may round
+    into a float dtype), so ``0`` pads a bool tensor and ``300`` does not fit int8.
+    """
+    if type(value) is Tensor or isinstance(value, (np.ndarray, np.generic)):
+        t = on_backend(as_tensor(value, op, x.backend), x.backend)
+        if t.dtype is not x.dtype and D.PROMOTION_TABLE[(t.dtype, x.dtype)] is not x.dtype:
+            raise DTypeError(
+                f"{op}: {what} {t.describe()} cannot be cast to {x.dtype} without loss "
+                f"(the result keeps the dtype of {x.describe()}); cast it with astype first"
+            )
+        return cast(t, x.dtype)
+    a = np.asarray(value)
+    ok = a.dtype.kind in "biufc"
+    if ok:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            r = a.astype(x.dtype.numpy_dtype)
+            if x.dtype.kind in "biu" or (a.dtype.kind == "c" and x.dtype.kind == "f"):
+                ok = bool(np.all(r.astype(a.dtype) == a))
+    if not ok:
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise DTypeError(
+            f"{op}: {what} {shown} is not exact in {x.dtype} (the result keeps the dtype of "
+            f"{x.describe()}); pass values that fit, or cast x first with astype"
+        )
+    return as_tensor(r, op, x.backend)
+
+
+def _pad_value(op: str, x: Tensor, value: Any) -> Tensor:
+    v = fit_to(op, "pad value", value, x)
+    if v.ndim:
+        raise ShapeError(f"{op}: the pad value must be a scalar (0-d), got {v.describe()}")
+    return v
+
+
+def _bind_pad(op: str, x: Tensor, v: Tensor, config: tuple[tuple[int, int, int], ...]) -> Tensor:
+    shape = P.pad_shape_rule(x.shape, v.shape, config=config)
+    for ax, d in enumerate(shape):
+        if d < 0:
+            raise ShapeError(
+                f"{op}: padding {config[ax]} crops axis {ax} of {x.describe()} to a negative "
+                f"size ({d}); crop at most the padded length"
+            )
+    if all(c == (0, 0, 0) for c in config):
+        return x
+    return bind(P.pad, new_out(shape, x.dtype, x.backend), x, v, config=config)
+
+
+def pad(x: Any, /, pad_width: Any, *, mode: str = "constant", constant_values: Any = 0) -> Tensor:
+    """Pad each axis with a constant before and after, as ``numpy.pad``.
+
+    Follows numpy: ``pad_width`` is an int (every side of every axis), a ``(before,
+    after)`` pair (every axis) or one pair per axis, all ``>= 0``. The result keeps
+    ``x``'s dtype; ``constant_values`` is one scalar that must be exact in it (see
+    :func:`fit_to`). Only ``mode="constant"`` exists for now. For negative (cropping)
+    and interior padding use :func:`pad_general`.
+
+    >>> import numerix as nx
+    >>> nx.pad(nx.tensor([1, 2]), (1, 2), constant_values=9).tolist()
+    [9, 1, 2, 9, 9]
+
+    A negative width raises::
+
+        nx.pad(nx.tensor([1, 2]), -1)  # ShapeError: pad: pad_width must be >= 0 ...
+    """
+    t = as_tensor(x, "pad")
+    if mode != "constant":
+        raise NotImplementedError(
+            f"pad: mode {mode!r} is not implemented; only mode='constant' is (build reflect or "
+            f"edge padding from numerix.flip / getitem and numerix.concatenate)"
+        )
+    if isinstance(constant_values, (tuple, list)):
+        raise NotImplementedError(
+            "pad: constant_values must be one scalar; per-axis pairs of values are not "
+            "implemented (pad one axis at a time with pad_general)"
+        )
+    w = np.asarray(pad_width)
+    if w.dtype.kind not in "iu" or (w.size == 0 and t.ndim):
+        raise ShapeError(f"pad: pad_width must be an int or pairs of ints, got {pad_width!r}")
+    try:
+        pairs = np.broadcast_to(w, (t.ndim, 2))
+    except ValueError:
+        raise ShapeError(
+            f"pad: pad_width {pad_width!r} is not an int, a (before, after) pair or one pair per "
+            f"axis of {t.describe()}"
+        ) from None
+    if (pairs < 0).any():
+        raise ShapeError(f"pad: pad_width must be >= 0, got {pad_width!r}; crop with pad_general")
+    config = tuple((int(lo), int(hi), 0) for lo, hi in pairs)
+    return _bind_pad("pad", t, _pad_value("pad", t, constant_values), config)
+
+
+def pad_general(x: Any, /, config: Any, *, value: Any = 0) -> Tensor:
+    """Pad with low, high and interior padding per axis; negative low/high crop.
+
+    Follows XLA's Pad and ``Nx.pad``: ``config`` holds one ``(low, high, interior)``
+    triple of ints per axis. ``interior >= 0`` puts that many ``value`` elements
+    between neighbouring elements; then ``low`` / ``high`` elements of ``value`` are
+    added before / after (``> 0``) or removed (``< 0``) from the interior-padded axis.
+    Axis ``i`` ends up ``low + high + d + max(d - 1, 0) * interior`` long, which must
+    be ``>= 0``. The result keeps ``x``'s dtype; ``value`` must be exact in it.
+
+    >>> import numerix as nx
+    >>> nx.pad_general(nx.tensor([1, 2, 3]), [(-1, 1, 1)]).tolist()
+    [0, 2, 0, 3, 0]
+
+    Cropping more than there is raises::
+
+        nx.pad_general(nx.tensor([1, 2]), [(-2, -1, 0)])  # ShapeError: ... negative size (-1)
+    """
+    t = as_tensor(x, "pad_general")
+    if not isinstance(config, (tuple, list)) or len(config) != t.ndim:
+        raise ShapeError(
+            f"pad_general: config must hold one (low, high, interior) triple per axis of "
+            f"{t.describe()}, got {config!r}"
+        )
+    norm = []
+    for c in config:
+        if (
+            not isinstance(c, (tuple, list))
+            or len(c) != 3
+            or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in c)
+        ):
+            raise ShapeError(
+                f"pad_general: each config entry must be a (low, high, interior) triple of ints, "
+                f"got {c!r}"
+            )
+        if c[2] < 0:
+            raise ShapeError(f"pad_general: interior padding must be >= 0, got {tuple(c)!r}")
+        norm.append((int(c[0]), int(c[1]), int(c[2])))
+    return _bind_pad("pad_general", t, _pad_value("pad_general", t, value), tuple(norm))
+
+
+# ---------------------------------------------------------------- tile, repeat
+
+
+def _int_seq(v: Any) -> tuple[int, ...] | None:
+    """``v`` as a tuple of Python ints, or None when it is not an int or sequence of ints."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return (int(v),)
+    if isinstance(v, (tuple, list)) and all(
+        isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in v
+    ):
+        return tuple(int(i) for i in v)
+    return None
+
+
+def tile(x: Any, reps: int | Sequence[int], /) -> Tensor:
+    """Repeat the whole tensor ``reps[i]`` times along each axis, as ``numpy.tile``.
+
+    Follows numpy and the array API: a shorter ``reps`` is padded with leading 1s, a
+    longer one gives ``x`` leading size-1 axes first.
+
+    >>> import numerix as nx
+    >>> nx.tile(nx.tensor([1, 2]), 2).tolist()
+    [1, 2, 1, 2]
+
+    A negative count raises::
+
+        nx.tile(nx.tensor([1, 2]), -1)  # ShapeError: tile: reps must be >= 0 ...
+    """
+    t = as_tensor(x, "tile")
+    r = _int_seq(reps)
+    if r is None:
+        raise ShapeError(f"tile: reps must be an int or a sequence of ints, got {reps!r}")
+    if any(i < 0 for i in r):
+        raise ShapeError(f"tile: reps must be >= 0, got {reps!r}")
+    n = max(len(r), t.ndim)
+    r = (1,) * (n - len(r)) + r
+    dims = (1,) * (n - t.ndim) + t.shape
+    inter = tuple(v for d in dims for v in (1, d))
+    big = tuple(v for i, d in zip(r, dims) for v in (i, d))
+    y = broadcast_to(reshape(t, inter), big)
+    return reshape(y, tuple(i * d for i, d in zip(r, dims)))
+
+
+def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Tensor:
+    """Repeat each element ``repeats`` times along ``axis`` (flattened when None).
+
+    Follows the array API ``repeat``: ``repeats`` is an int or one int per element
+    along ``axis``. Only Python ints are taken: tensor repeats would make the output
+    shape depend on data (convert with ``.tolist()`` first).
+
+    >>> import numerix as nx
+    >>> nx.repeat(nx.tensor([1, 2]), [1, 3]).tolist()
+    [1, 2, 2, 2]
+
+    Counts that don't match the axis raise::
+
+        nx.repeat(nx.tensor([1, 2]), [1, 2, 3])  # ShapeError: repeat: repeats has 3 ...
+    """
+    t = as_tensor(x, "repeat")
+    if type(repeats) is Tensor or isinstance(repeats, np.ndarray):
+        raise ShapeError(
+            "repeat: repeats must be a Python int or a sequence of ints, got an array; its "
+            "values decide the output shape, so convert it first with .tolist()"
+        )
+    r = _int_seq(repeats)
+    if r is None:
+        raise ShapeError(f"repeat: repeats must be an int or a sequence of ints, got {repeats!r}")
+    if any(i < 0 for i in r):
+        raise ShapeError(f"repeat: repeats must be >= 0, got {repeats!r}")
+    if axis is None:
+        t = reshape(t, (-1,))
+        axis = 0
+    ax = normalize_axis("repeat", axis, t.ndim, t.shape)
+    d = t.shape[ax]
+    if isinstance(repeats, (int, np.integer)) or len(r) == 1:
+        n = r[0]
+        y = broadcast_to(expand_dims(t, ax + 1), t.shape[: ax + 1] + (n,) + t.shape[ax + 1 :])
+        return reshape(y, t.shape[:ax] + (d * n,) + t.shape[ax + 1 :])
+    if len(r) != d:
+        raise ShapeError(
+            f"repeat: repeats has {len(r)} counts but axis {ax} of {t.describe()} has {d} "
+            f"elements; give one count per element or a single int"
+        )
+    from numerix.ops.indexing import take
+
+    idx = np.repeat(np.arange(d, dtype=np.int64), r)
+    return take(t, as_tensor(idx, "repeat", t.backend), axis=ax)
+
+
+# ---------------------------------------------------------------- moveaxis, swapaxes, roll
+
+
+def moveaxis(x: Any, source: int | Sequence[int], destination: int | Sequence[int], /) -> Tensor:
+    """Move axes to new positions, the others keeping their order (array API ``moveaxis``).
+
+    >>> import numerix as nx
+    >>> nx.moveaxis(nx.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+
+    Repeated axes raise::
+
+        nx.moveaxis(nx.zeros((2, 3)), (0, 0), (0, 1))  # ShapeError: moveaxis: repeated axis
+    """
+    t = as_tensor(x, "moveaxis")
+    src = _int_seq(source)
+    dst = _int_seq(destination)
+    if src is None or dst is None:
+        raise ShapeError(
+            f"moveaxis: source and destination must be ints or sequences of ints, got "
+            f"{source!r} and {destination!r}"
+        )
+    if len(src) != len(dst):
+        raise ShapeError(
+            f"moveaxis: source {source!r} and destination {destination!r} must have the same "
+            f"number of axes"
+        )
+    s = [normalize_axis("moveaxis", a, t.ndim, t.shape) for a in src]
+    d = [normalize_axis("moveaxis", a, t.ndim, t.shape) for a in dst]
+    if len(set(s)) != len(s):
+        raise ShapeError(f"moveaxis: repeated axis in source {source!r}")
+    if len(set(d)) != len(d):
+        raise ShapeError(f"moveaxis: repeated axis in destination {destination!r}")
+    rest = iter(a for a in range(t.ndim) if a not in s)
+    where = dict(zip(d, s))
+    return transpose(t, [where[i] if i in where else next(rest) for i in range(t.ndim)])
+
+
+def swapaxes(x: Any, axis1: int, axis2: int, /) -> Tensor:
+    """Interchange two axes, as ``numpy.swapaxes``.
+
+    >>> import numerix as nx
+    >>> nx.swapaxes(nx.zeros((2, 3, 4)), 0, 2).shape
+    (4, 3, 2)
+
+    An axis out of range raises::
+
+        nx.swapaxes(nx.zeros((2, 3)), 0, 2)  # ShapeError: swapaxes: axis 2 is out of range ...
+    """
+    t = as_tensor(x, "swapaxes")
+    a = normalize_axis("swapaxes", axis1, t.ndim, t.shape)
+    b = normalize_axis("swapaxes", axis2, t.ndim, t.shape)
+    perm = list(range(t.ndim))
+    perm[a], perm[b] = b, a
+    return transpose(t, perm)
+
+
+def roll(
+    x: Any, /, shift: int | Sequence[int], *, axis: int | Sequence[int] | None = None
+) -> Tensor:
+    """Shift elements along axes, those pushed past the end coming back at the start.
+
+    Follows the array API ``roll``: with ``axis=None`` the flattened tensor is rolled
+    and the shape restored; ``shift`` and ``axis`` may be sequences of one length (an
+    int shift applies to every axis given); an axis given twice adds its shifts.
+
+    >>> import numerix as nx
+    >>> nx.roll(nx.tensor([1, 2, 3, 4]), 1).tolist()
+    [4, 1, 2, 3]
+
+    Shifts and axes of different lengths raise::
+
+        nx.roll(nx.zeros((2, 3)), (1, 2), axis=0)  # ShapeError: roll: shift (1, 2) and ...
+    """
+    t = as_tensor(x, "roll")
+    sh = _int_seq(shift)
+    if sh is None:
+        raise ShapeError(f"roll: shift must be an int or a sequence of ints, got {shift!r}")
+    if axis is None:
+        if len(sh) != 1:
+            raise ShapeError(f"roll: with axis=None, shift must be one int, got {shift!r}")
+        return reshape(roll(reshape(t, (-1,)), sh[0], axis=0), t.shape)
+    ax = _int_seq(axis)
+    if ax is None:
+        raise ShapeError(f"roll: axis must be an int or a sequence of ints, got {axis!r}")
+    if len(sh) == 1:
+        sh = sh * len(ax)
+    if len(sh) != len(ax):
+        raise ShapeError(
+            f"roll: shift {shift!r} and axis {axis!r} must have the same length (or shift be "
+            f"one int)"
+        )
+    total = [0] * t.ndim
+    for s, a in zip(sh, ax):
+        total[normalize_axis("roll", a, t.ndim, t.shape)] += s
+    for a, s in enumerate(total):
+        d = t.shape[a]
+        k = s % d if d else 0
+        if k:
+            head = _static_slice(t, a, d - k, d)
+            tail = _static_slice(t, a, 0, d - k)
+            t = concatenate([head, tail], axis=a)
+    return t
+
+
+def _static_slice(t: Tensor, axis: int, lo: int, hi: int) -> Tensor:
+    start = [0] * t.ndim
+    stop = list(t.shape)
+    start[axis], stop[axis] = lo, hi
+    shape = tuple(b - a for a, b in zip(start, stop))
+    return bind(P.slice, new_out(shape, t.dtype, t.backend), t,
+                start=tuple(start), stop=tuple(stop), strides=(1,) * t.ndim)  # fmt: skip

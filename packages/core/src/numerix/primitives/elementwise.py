@@ -265,3 +265,39 @@ as_type = REGISTRY.declare(
     dtype_rule=as_type_dtype_rule,
     doc="convert to out.dtype with numpy casting (floats to ints truncate toward zero)",
 )  # fmt: skip
+
+
+# ---------------------------------------------------------------- bits
+
+population_count = _unary(
+    "population_count", _table_integer, "number of bits set in x's bit pattern, in x's dtype"
+)
+count_leading_zeros = _unary(
+    "count_leading_zeros", _table_integer,
+    "number of 0 bits above the highest set bit (the bit width for 0), in x's dtype; signed "
+    "integers count in their two's complement pattern",
+)  # fmt: skip
+
+
+def bitcast_shape_rule(x: tuple[int, ...], *, dtype: DType) -> tuple[int, ...]:
+    return x
+
+
+def bitcast_dtype_rule(x: DType, *, dtype: DType) -> DType:
+    for d in (x, dtype):
+        if d.kind not in "iuf":
+            raise D.DTypeError(f"bitcast: takes integer and floating dtypes, got {d}")
+    if x.numpy_dtype.itemsize != dtype.numpy_dtype.itemsize:
+        raise D.DTypeError(
+            f"bitcast: {x} ({x.numpy_dtype.itemsize * 8} bits) and {dtype} "
+            f"({dtype.numpy_dtype.itemsize * 8} bits) differ in bit width"
+        )
+    return dtype
+
+
+bitcast = REGISTRY.declare(
+    "bitcast", "elementwise", inputs=("x",), shape_rule=bitcast_shape_rule,
+    dtype_rule=bitcast_dtype_rule,
+    doc="reinterpret x's bits as out.dtype (integer or floating, of x's bit width); NaN payloads "
+        "are kept",
+)  # fmt: skip

@@ -1,7 +1,9 @@
-"""Shape primitives: reshape, transpose, broadcast, concatenate, slice, reverse."""
+"""Shape primitives: reshape, transpose, broadcast, concatenate, slice, reverse, pad,
+dynamic_slice, put_slice."""
 
 from __future__ import annotations
 
+from numerix import dtypes as D
 from numerix.primitives._registry import REGISTRY
 
 reshape = REGISTRY.declare(
@@ -27,4 +29,58 @@ slice = REGISTRY.declare(
 reverse = REGISTRY.declare(
     "reverse", "shape", inputs=("x",), params=("axes",),
     doc="reverse the order of elements along each of axes",
+)  # fmt: skip
+
+
+def pad_shape_rule(
+    x: tuple[int, ...], pad_value: tuple[int, ...], *, config: tuple[tuple[int, int, int], ...]
+) -> tuple[int, ...]:
+    return tuple(lo + hi + d + max(d - 1, 0) * interior for d, (lo, hi, interior) in zip(x, config))
+
+
+def pad_dtype_rule(x: D.DType, pad_value: D.DType, **params: object) -> D.DType:
+    return x
+
+
+pad = REGISTRY.declare(
+    "pad", "shape", inputs=("x", "pad_value"), params=("config",),
+    shape_rule=pad_shape_rule, dtype_rule=pad_dtype_rule,
+    doc="XLA Pad: per axis (low, high, interior); interior >= 0 puts pad_value (0-d, x's dtype) "
+        "between elements, then low/high pad (>= 0) or crop (< 0) the ends; out dims >= 0",
+)  # fmt: skip
+
+
+def dynamic_slice_shape_rule(
+    x: tuple[int, ...], *starts: tuple[int, ...], sizes: tuple[int, ...]
+) -> tuple[int, ...]:
+    return sizes
+
+
+def dynamic_slice_dtype_rule(x: D.DType, *starts: D.DType, **params: object) -> D.DType:
+    return x
+
+
+dynamic_slice = REGISTRY.declare(
+    "dynamic_slice", "shape", inputs=("x", "*starts"), params=("sizes",),
+    shape_rule=dynamic_slice_shape_rule, dtype_rule=dynamic_slice_dtype_rule,
+    doc="XLA DynamicSlice: starts are 0-d int64 tensors, one per axis, of any value; the backend "
+        "clamps each to [0, dim - size] (0 <= size <= dim), then takes x[start:start+size]",
+)  # fmt: skip
+
+
+def put_slice_shape_rule(
+    x: tuple[int, ...], update: tuple[int, ...], *starts: tuple[int, ...]
+) -> tuple[int, ...]:
+    return x
+
+
+def put_slice_dtype_rule(x: D.DType, update: D.DType, *starts: D.DType) -> D.DType:
+    return x
+
+
+put_slice = REGISTRY.declare(
+    "put_slice", "shape", inputs=("x", "update", "*starts"),
+    shape_rule=put_slice_shape_rule, dtype_rule=put_slice_dtype_rule,
+    doc="XLA DynamicUpdateSlice: a copy of x with update (x's dtype and ndim, dims <= x's) "
+        "written at starts (0-d int64 tensors, clamped by the backend to [0, dim - update dim])",
 )  # fmt: skip

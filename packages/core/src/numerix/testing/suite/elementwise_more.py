@@ -24,6 +24,7 @@ from numerix.testing.oracle import (
     expected_promotion,
     ids,
     inexact,
+    noncontiguous,
     oracle,
     pair_ids,
     real_of,
@@ -292,3 +293,134 @@ def test_shift_operators() -> None:
     check(64 >> t(np.asarray([0, 3], np.int16)), np.asarray([64, 8], np.int16), D.int16)
     with pytest.raises(nx.DTypeError):
         t(np.asarray([1.0])) << 1
+
+
+# ---------------------------------------------------------------- bits
+
+
+def _pattern(v: int, bits: int) -> int:
+    # the unsigned bit pattern of a Python int (two's complement for negatives)
+    return v & ((1 << bits) - 1)
+
+
+def _bits_ref(a: np.ndarray, fn: Callable[[int, int], int]) -> np.ndarray:
+    bits = a.dtype.itemsize * 8
+    out = [fn(_pattern(int(v), bits), bits) for v in a.ravel().tolist()]
+    return np.asarray(out, dtype=np.int64).astype(a.dtype).reshape(a.shape)
+
+
+BIT_COUNTS: dict[str, tuple[Callable[..., Any], Callable[[int, int], int]]] = {
+    "population_count": (nx.population_count, lambda p, bits: bin(p).count("1")),
+    "count_leading_zeros": (nx.count_leading_zeros, lambda p, bits: bits - p.bit_length()),
+}
+
+
+def _bit_edges(d: D.DType) -> np.ndarray:
+    info = np.iinfo(d.numpy_dtype)
+    bits = d.numpy_dtype.itemsize * 8
+    vals = {0, 1, 2, 3, 5, info.max, info.min, info.max - 1}
+    vals |= {1 << i for i in range(bits - (d.kind == "i"))}
+    vals |= {(1 << i) - 1 for i in range(1, bits - (d.kind == "i"))}
+    if d.kind == "i":
+        vals |= {-1, -2, -(1 << (bits - 2))}
+    return np.asarray(sorted(vals), d.numpy_dtype)
+
+
+@pytest.mark.parametrize("d", ALL, ids=ids)
+@pytest.mark.parametrize("name", sorted(BIT_COUNTS))
+def test_bit_counts(name: str, d: D.DType) -> None:
+    fn, ref = BIT_COUNTS[name]
+    if d.kind not in "iu":
+        with pytest.raises(nx.DTypeError, match=rf"{name}: unsupported dtype for .* takes integer"):
+            fn(t(sample(d), d))
+        return
+    for a in (sample(d), _bit_edges(d)):
+        check(fn(t(a)), _bits_ref(a, ref), d)
+
+
+@pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
+@pytest.mark.parametrize("name", sorted(BIT_COUNTS))
+def test_bit_counts_shapes(name: str, shape: tuple[int, ...]) -> None:
+    fn, ref = BIT_COUNTS[name]
+    a = sample(D.int16, shape)
+    for arr in (a, noncontiguous(a)):
+        check(fn(t(arr)), _bits_ref(a, ref), D.int16)
+
+
+def test_bit_counts_refusal_message() -> None:
+    with pytest.raises(
+        nx.DTypeError,
+        match=r"population_count: unsupported dtype for pred\[2\] binary\(cpu\); population_count "
+        r"takes integer dtypes",
+    ):
+        nx.population_count(t(np.asarray([True, False])))
+    with pytest.raises(nx.DTypeError, match=r"count_leading_zeros: .* f32\[1\]"):
+        nx.count_leading_zeros(t(np.asarray([1.0], np.float32)))
+
+
+def _bitcast_ok(a: D.DType, b: D.DType) -> bool:
+    return a.kind in "iuf" and b.kind in "iuf" and a.numpy_dtype.itemsize == b.numpy_dtype.itemsize
+
+
+def _bits_of(a: np.ndarray) -> np.ndarray:
+    return a.view(f"u{a.dtype.itemsize}")
+
+
+@pytest.mark.parametrize("p", ALL_PAIRS, ids=pair_ids)
+def test_bitcast(p: tuple[D.DType, D.DType]) -> None:
+    src, dst = p
+    a = sample(src, (3, 4))
+    if src.kind == "f":
+        a.reshape(-1)[:3] = np.asarray([np.nan, -np.inf, -0.0]).astype(src.numpy_dtype)
+    if not _bitcast_ok(src, dst):
+        with pytest.raises(nx.DTypeError, match=r"bitcast: "):
+            nx.bitcast(t(a), dst)
+        return
+    r = nx.bitcast(t(a), dst)
+    want = a.view(dst.numpy_dtype)
+    check(r, want, dst)
+    np.testing.assert_array_equal(_bits_of(r.to_numpy()), _bits_of(want))  # bit for bit
+    back = nx.bitcast(r, src)
+    check(back, a, src)
+    np.testing.assert_array_equal(_bits_of(back.to_numpy()), _bits_of(a))
+
+
+@pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
+def test_bitcast_shapes(shape: tuple[int, ...]) -> None:
+    a = sample(D.float32, shape)
+    for arr in (a, noncontiguous(a)):
+        r = nx.bitcast(t(arr), nx.uint32)
+        check(r, a.view(np.uint32), D.uint32)
+        check(nx.bitcast(r, "float32"), a, D.float32)
+
+
+def test_bitcast_special_bit_patterns() -> None:
+    # NaN payloads, signed zero and subnormals survive a round trip bit for bit
+    u = np.asarray([0x7FC00001, 0xFFC00000, 0x7F800001, 0x80000000, 0x00000001, 0x7F7FFFFF],
+                   np.uint32)  # fmt: skip
+    f = nx.bitcast(t(u), nx.float32)
+    np.testing.assert_array_equal(_bits_of(f.to_numpy()), u)
+    check(nx.bitcast(f, nx.int32), u.view(np.int32), D.int32)
+
+
+def test_bitcast_errors() -> None:
+    with pytest.raises(
+        nx.DTypeError,
+        match=r"bitcast: float32 \(32 bits\) and int64 \(64 bits\) differ in bit width; got "
+        r"f32\[2\] binary\(cpu\)",
+    ):
+        nx.bitcast(t(np.zeros(2, np.float32)), nx.int64)
+    with pytest.raises(
+        nx.DTypeError, match=r"bitcast: takes integer and floating dtypes, got bool"
+    ):
+        nx.bitcast(t(np.zeros(2, np.uint8)), nx.bool_)
+    with pytest.raises(
+        nx.DTypeError, match=r"bitcast: takes integer and floating dtypes, got bool"
+    ):
+        nx.bitcast(t(np.zeros(2, bool)), nx.int8)
+    with pytest.raises(
+        nx.DTypeError, match=r"bitcast: takes integer and floating dtypes, got complex64"
+    ):
+        nx.bitcast(t(np.zeros(2, np.complex64)), nx.float64)
+    with pytest.raises(nx.DTypeError, match=r"bitcast: float16 \(16 bits\) and uint8 \(8 bits\)"):
+        nx.bitcast(t(np.zeros(2, np.float16)), "uint8")

@@ -11,7 +11,7 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes as D
-from numerix.testing.oracle import ALL, check, ids, noncontiguous, sample
+from numerix.testing.oracle import ALL, NUMERIC, Cases, check, ids, noncontiguous, sample
 
 S = slice
 E = Ellipsis
@@ -211,3 +211,361 @@ def test_getitem_errors() -> None:
     with pytest.raises(TypeError, match=r"does not support item assignment"):
         x[0] = 1
     assert isinstance(nx.IndexingError("x"), IndexError)
+
+
+# ---------------------------------------------------------------- take_along_axis
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_take_along_axis_matches_numpy(dtype: D.DType) -> None:
+    cases = Cases()
+    rng = np.random.default_rng(3)
+    for shape, ishape, axis in [((3, 4), (3, 4), 0), ((3, 4), (3, 2), 1), ((3, 4), (5, 4), 0),
+                                ((3, 4), (1, 6), 1), ((3, 1), (3, 5), 1), ((1, 4), (2, 4), 0),
+                                ((2, 3, 4), (2, 3, 1), -1), ((2, 3, 4), (1, 5, 4), 1), ((5,), (7,), 0),
+                                ((5,), (0,), 0), ((2, 0), (3, 0), 0), ((0, 3), (0, 3), 0), ((3, 4), (3, 0), 1)]:  # fmt: skip
+        a = sample(dtype, shape, 13)
+        dim = shape[axis]
+        idx = rng.integers(-dim, dim, size=ishape) if dim else np.zeros(ishape, np.int64)
+        with cases.case(f"{shape} {ishape} {axis}"):
+            want = np.take_along_axis(a, idx, axis=axis)
+            check(nx.take_along_axis(a, idx, axis=axis), want, dtype)
+            check(nx.take_along_axis(nx.tensor(noncontiguous(a)), nx.tensor(idx.astype(np.int16)),
+                                     axis=axis), want, dtype)  # fmt: skip
+    with cases.case("default axis -1, unsigned indices"):
+        a = sample(dtype, (2, 5), 14)
+        idx = np.array([[4, 0], [1, 1]], np.uint8)
+        check(nx.take_along_axis(a, idx), np.take_along_axis(a, idx.astype(np.intp), -1), dtype)
+    cases.finish()
+
+
+def test_take_along_axis_errors() -> None:
+    x = nx.tensor(np.arange(6).reshape(2, 3))
+    with pytest.raises(
+        nx.IndexingError,
+        match=r"^take_along_axis: index 3 is out of bounds for axis 1 with size 3 "
+        r"\(s64\[2\]\[3\] binary\(cpu\)\)",
+    ):
+        nx.take_along_axis(x, nx.tensor([[0], [3]]), axis=1)
+    with pytest.raises(
+        nx.IndexingError,
+        match=r"^take_along_axis: index -3 is out of bounds for axis 0 with size 2",
+    ):
+        nx.take_along_axis(x, nx.tensor([[-3, 0, 0]]), axis=0)
+    with pytest.raises(
+        nx.IndexingError, match=r"^take_along_axis: indices must be integers, got f32"
+    ):
+        nx.take_along_axis(x, nx.tensor([[0.0]]), axis=1)
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^take_along_axis: indices s64\[2\] binary\(cpu\) must have as many dimensions",
+    ):
+        nx.take_along_axis(x, nx.tensor([0, 1]), axis=1)
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^take_along_axis: indices s64\[3\]\[1\] .* must broadcast in every "
+        r"dimension but axis 1",
+    ):
+        nx.take_along_axis(x, nx.tensor([[0], [1], [2]]), axis=1)
+    with pytest.raises(nx.ShapeError, match=r"^take_along_axis: axis 2 is out of range"):
+        nx.take_along_axis(x, nx.tensor([[0]]), axis=2)
+    with pytest.raises(nx.ShapeError, match=r"^take_along_axis: needs at least 1 dimension"):
+        nx.take_along_axis(nx.tensor(1), nx.tensor(0))
+
+
+# ---------------------------------------------------------------- dynamic_slice, put_slice
+
+
+def _clamp_starts(starts: Any, shape: tuple[int, ...], sizes: tuple[int, ...]) -> list[int]:
+    """XLA's DynamicSlice / DynamicUpdateSlice rule: start_i := clamp(start_i, 0, dim_i - size_i)."""
+    return [int(np.clip(int(s), 0, d - n)) for s, d, n in zip(starts, shape, sizes)]
+
+
+def _ds_reference(a: np.ndarray, starts: Any, sizes: tuple[int, ...]) -> np.ndarray:
+    at = _clamp_starts(starts, a.shape, sizes)
+    return a[tuple(slice(s, s + n) for s, n in zip(at, sizes))]
+
+
+def _put_reference(a: np.ndarray, starts: Any, u: np.ndarray) -> np.ndarray:
+    at = _clamp_starts(starts, a.shape, u.shape)
+    r = a.copy()
+    for pos in np.ndindex(*u.shape):  # element by element, as the definition reads
+        r[tuple(s + p for s, p in zip(at, pos))] = u[pos]
+    return r
+
+
+DYNAMIC = [
+    ((6,), (2,), (3,)), ((6,), (5,), (3,)), ((6,), (100,), (2,)), ((6,), (-4,), (3,)),
+    ((6,), (0,), (6,)), ((6,), (3,), (0,)), ((3, 4), (1, 2), (2, 2)), ((3, 4), (-1, 9), (3, 1)),
+    ((3, 4), (2, 0), (2, 4)), ((2, 3, 4), (1, 1, 1), (1, 2, 3)), ((), (), ()), ((0, 3), (5, 1), (0, 2)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_dynamic_slice_clamps_starts(dtype: D.DType) -> None:
+    cases = Cases()
+    for shape, starts, sizes in DYNAMIC:
+        a = sample(dtype, shape, 15)
+        want = _ds_reference(a, starts, sizes)
+        with cases.case(f"{shape} {starts} {sizes} python ints"):
+            check(nx.dynamic_slice(a, list(starts), sizes), want, dtype)
+        with cases.case(f"{shape} {starts} {sizes} 0-d tensors"):
+            ts = [nx.tensor(s, dtype=nx.int32) for s in starts]
+            check(nx.dynamic_slice(nx.tensor(noncontiguous(a)), ts, sizes), want, dtype)
+        with cases.case(f"{shape} {starts} {sizes} mixed, 1-d tensor"):
+            mixed = [nx.tensor(s) if i % 2 else s for i, s in enumerate(starts)]
+            check(nx.dynamic_slice(a, mixed, sizes), want, dtype)
+            if starts:
+                check(nx.dynamic_slice(a, nx.tensor(list(starts)), sizes), want, dtype)
+    with cases.case("unsigned starts past int64"):
+        a = sample(dtype, (5,), 16)
+        big = nx.tensor(2**64 - 1, dtype=nx.uint64)
+        check(nx.dynamic_slice(a, [big], (2,)), a[3:], dtype)
+        check(nx.dynamic_slice(a, [nx.tensor(200, dtype=nx.uint8)], (2,)), a[3:], dtype)
+    cases.finish()
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_put_slice_clamps_starts(dtype: D.DType) -> None:
+    cases = Cases()
+    for shape, starts, sizes in DYNAMIC:
+        a = sample(dtype, shape, 17)
+        u = sample(dtype, sizes, 18)
+        want = _put_reference(a, starts, u)
+        with cases.case(f"{shape} {starts} {sizes} python ints"):
+            check(nx.put_slice(a, list(starts), u), want, dtype)
+        with cases.case(f"{shape} {starts} {sizes} 0-d tensors, non-contiguous"):
+            ts = [nx.tensor(s, dtype=nx.int64) for s in starts]
+            check(nx.put_slice(noncontiguous(a), ts, nx.tensor(noncontiguous(u))), want, dtype)
+    with cases.case("the input is left as it was"):
+        a = sample(dtype, (4,), 19)
+        x = nx.tensor(a.copy())
+        nx.put_slice(x, [1], sample(dtype, (2,), 20))
+        check(x, a, dtype)
+    cases.finish()
+
+
+def test_put_slice_casts_only_without_loss() -> None:
+    x = nx.zeros((2, 3), dtype=nx.float32)
+    check(nx.put_slice(x, [0, 1], nx.tensor([[1, 2]], dtype=nx.int8)),
+          [[0, 1, 2], [0, 0, 0]], nx.float32)  # fmt: skip
+    check(nx.put_slice(x, [1, 0], [[True, False, True]]), [[0, 0, 0], [1, 0, 1]], nx.float32)
+    check(nx.put_slice(nx.zeros(3, dtype=nx.uint8), [1], [255, 7]), [0, 255, 7], nx.uint8)
+    with pytest.raises(
+        nx.DTypeError,
+        match=r"^put_slice: update f64\[1\]\[1\] binary\(cpu\) cannot be cast to float32 without "
+        r"loss \(the result keeps the dtype of f32\[2\]\[3\] binary\(cpu\)\)",
+    ):
+        nx.put_slice(x, [0, 0], nx.tensor([[1.0]], dtype=nx.float64))
+    with pytest.raises(nx.DTypeError, match=r"^put_slice: update \[256\] is not exact in uint8"):
+        nx.put_slice(nx.zeros(3, dtype=nx.uint8), [0], [256])
+    with pytest.raises(nx.DTypeError, match=r"^put_slice: update \[-1\] is not exact in uint8"):
+        nx.put_slice(nx.zeros(3, dtype=nx.uint8), [0], [-1])
+
+
+def test_dynamic_slice_and_put_slice_errors() -> None:
+    x = nx.tensor(np.arange(6).reshape(2, 3))
+    with pytest.raises(
+        nx.ShapeError, match=r"^dynamic_slice: size 3 is larger than axis 0 of s64\[2\]\[3\]"
+    ):
+        nx.dynamic_slice(x, [0, 0], [3, 1])
+    with pytest.raises(nx.ShapeError, match=r"^dynamic_slice: 1 sizes for s64\[2\]\[3\]"):
+        nx.dynamic_slice(x, [0, 0], [1])
+    with pytest.raises(nx.ShapeError, match=r"^dynamic_slice: negative dimension -1"):
+        nx.dynamic_slice(x, [0, 0], [1, -1])
+    with pytest.raises(
+        nx.IndexingError,
+        match=r"^dynamic_slice: 1 start indices for s64\[2\]\[3\] binary\(cpu\); "
+        r"give one per axis",
+    ):
+        nx.dynamic_slice(x, [0], [1, 1])
+    with pytest.raises(
+        nx.IndexingError,
+        match=r"^dynamic_slice: start index 1 must be an int or a 0-d integer tensor, got f32 ",
+    ):
+        nx.dynamic_slice(x, [0, nx.tensor(1.0)], [1, 1])
+    with pytest.raises(
+        nx.IndexingError, match=r"^dynamic_slice: start index 0 must be an int .* got s64\[1\]"
+    ):
+        nx.dynamic_slice(x, [nx.tensor([0]), 0], [1, 1])
+    with pytest.raises(nx.IndexingError, match=r"^dynamic_slice: start index 0 must be .* got 0.5"):
+        nx.dynamic_slice(x, [0.5, 0], [1, 1])
+    with pytest.raises(
+        nx.IndexingError, match=r"^dynamic_slice: start_indices must be a sequence or a 1-d tensor"
+    ):
+        nx.dynamic_slice(x, nx.tensor([[0, 0]]), [1, 1])
+    with pytest.raises(nx.IndexingError, match=r"^dynamic_slice: start_indices must be a sequence"):
+        nx.dynamic_slice(x, 0, [1, 1])
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^put_slice: update s64\[3\] binary\(cpu\) must have the dimensions of "
+        r"s64\[2\]\[3\] binary\(cpu\), each no larger",
+    ):
+        nx.put_slice(x, [0, 0], nx.tensor([1, 2, 3]))
+    with pytest.raises(nx.ShapeError, match=r"^put_slice: update s64\[1\]\[4\] .* each no larger"):
+        nx.put_slice(x, [0, 0], nx.zeros((1, 4), dtype=nx.int64))
+    with pytest.raises(nx.IndexingError, match=r"^put_slice: 3 start indices for s64\[2\]\[3\]"):
+        nx.put_slice(x, [0, 0, 0], nx.zeros((1, 1), dtype=nx.int64))
+
+
+# ---------------------------------------------------------------- indexed_add, indexed_put
+
+
+def _moved(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return np.moveaxis(a, list(axes), list(range(len(axes))))
+
+
+def _add_reference(a: np.ndarray, idx: np.ndarray, u: np.ndarray, axes: tuple[int, ...],
+                   dtype: D.DType) -> np.ndarray:  # fmt: skip
+    # np.add.at, in float64 / complex128 for inexact dtypes, rounded once at the end
+    wide = {"f": np.float64, "c": np.complex128}.get(dtype.kind, a.dtype)
+    r = a.astype(np.float32).astype(wide) if dtype is D.bfloat16 else a.astype(wide)
+    uu = u.astype(np.float32).astype(wide) if dtype is D.bfloat16 else u.astype(wide)
+    v = _moved(r, axes)
+    np.add.at(v, tuple(idx[:, i] for i in range(len(axes))), uu)
+    return r.astype(a.dtype)
+
+
+def _put_rows_reference(a: np.ndarray, idx: np.ndarray, u: np.ndarray,
+                        axes: tuple[int, ...]) -> np.ndarray:  # fmt: skip
+    # row by row, in order: a later row overwrites an earlier one (last wins)
+    r = a.copy()
+    v = _moved(r, axes)
+    for row in range(idx.shape[0]):
+        v[tuple(int(i) for i in idx[row])] = u[row]
+    return r
+
+
+SCATTER = [
+    # x shape, indices (rows), axes (None: the first k)
+    ((5,), [[0], [2], [0], [4], [0]], None),
+    ((5,), [[-1], [4], [1]], (0,)),
+    ((3, 4), [[0, 1], [2, 3], [0, 1], [1, 0]], None),
+    ((3, 4), [[1], [1], [2]], None),
+    ((3, 4), [[3], [0], [3], [-4]], (1,)),
+    ((2, 3, 4), [[1, 0], [3, 2], [1, 0]], (2, 1)),
+    ((2, 3, 4), [[0, 2, 3], [1, 0, 0], [0, 2, 3]], None),
+    ((2, 3, 4), [[2], [0]], (-2,)),
+    ((5,), np.zeros((0, 1), np.int64), None),
+    ((2, 0), [[1], [1]], None),
+    ((1,), [[0]] * 6, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", NUMERIC, ids=ids)
+def test_indexed_add_sums_duplicates(dtype: D.DType) -> None:
+    cases = Cases()
+    for shape, rows, axes in SCATTER:
+        a = sample(dtype, shape, 21)
+        idx = np.asarray(rows, dtype=np.int64).reshape(-1, np.shape(rows)[1])
+        ax = tuple(range(idx.shape[1])) if axes is None else tuple(a_ % len(shape) for a_ in axes)
+        rest = tuple(d for i, d in enumerate(shape) if i not in ax)
+        u = sample(dtype, (idx.shape[0],) + rest, 22)
+        want = _add_reference(a, idx, u, ax, dtype)
+        with cases.case(f"{shape} {idx.tolist()} {axes}"):
+            got = nx.indexed_add(a, nx.tensor(idx), u, axes=axes)
+            check(got, want, dtype, scale=float(idx.shape[0] + 1), op="indexed_add")
+            got = nx.indexed_add(nx.tensor(noncontiguous(a)), nx.tensor(idx.astype(np.int32)),
+                                 nx.tensor(noncontiguous(u)), axes=axes)  # fmt: skip
+            check(got, want, dtype, scale=float(idx.shape[0] + 1), op="indexed_add")
+    with cases.case("updates broadcast; the input is left as it was"):
+        a = sample(dtype, (3, 2), 23)
+        x = nx.tensor(a.copy())
+        idx = np.array([[0], [2], [0]])
+        u1 = sample(dtype, (2,), 24)
+        got = nx.indexed_add(x, idx, u1)
+        check(got, _add_reference(a, idx, np.broadcast_to(u1, (3, 2)), (0,), dtype), dtype,
+              scale=4.0, op="indexed_add")  # fmt: skip
+        check(x, a, dtype)
+    cases.finish()
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_indexed_put_last_wins(dtype: D.DType) -> None:
+    cases = Cases()
+    for shape, rows, axes in SCATTER:
+        a = sample(dtype, shape, 25)
+        idx = np.asarray(rows, dtype=np.int64).reshape(-1, np.shape(rows)[1])
+        ax = tuple(range(idx.shape[1])) if axes is None else tuple(a_ % len(shape) for a_ in axes)
+        rest = tuple(d for i, d in enumerate(shape) if i not in ax)
+        u = sample(dtype, (idx.shape[0],) + rest, 26)
+        want = _put_rows_reference(a, idx, u, ax)
+        with cases.case(f"{shape} {idx.tolist()} {axes}"):
+            check(nx.indexed_put(a, nx.tensor(idx), u, axes=axes), want, dtype)
+            check(nx.indexed_put(nx.tensor(noncontiguous(a)), nx.tensor(idx.astype(np.uint16) if
+                  (idx >= 0).all() else idx), nx.tensor(noncontiguous(u)), axes=axes), want, dtype)  # fmt: skip
+    with cases.case("many duplicates: the last row wins"):
+        a = sample(dtype, (4,), 27)
+        rng = np.random.default_rng(5)
+        idx = rng.integers(0, 4, size=(40, 1))
+        u = sample(dtype, (40,), 28)
+        check(nx.indexed_put(a, idx, u), _put_rows_reference(a, idx, u, (0,)), dtype)
+    cases.finish()
+
+
+def test_indexed_add_integer_overflow_wraps() -> None:
+    a = np.array([250, 0], np.uint8)
+    idx = np.array([[0], [0], [1]])
+    u = np.array([3, 5, 1], np.uint8)
+    check(nx.indexed_add(a, idx, u), _add_reference(a, idx, u, (0,), nx.uint8), nx.uint8)
+    assert nx.indexed_add(a, idx, u).tolist() == [2, 1]
+
+
+def test_indexed_add_and_put_errors() -> None:
+    x = nx.zeros((2, 3), dtype=nx.float32)
+    d = r"\(f32\[2\]\[3\] binary\(cpu\)\)"
+    with pytest.raises(
+        nx.IndexingError,
+        match=rf"^indexed_add: index 2 is out of bounds for axis 0 with size 2 {d}",
+    ):
+        nx.indexed_add(x, nx.tensor([[0], [2]]), nx.ones((2, 3)))
+    with pytest.raises(
+        nx.IndexingError, match=r"^indexed_put: index -4 is out of bounds for axis 1 with size 3 "
+    ):
+        nx.indexed_put(x, nx.tensor([[0, -4]]), [1.0])
+    with pytest.raises(
+        nx.IndexingError, match=r"^indexed_put: index 3 is out of bounds for axis 1 with size 3"
+    ):
+        nx.indexed_put(x, nx.tensor([[3, 0]]), [1.0], axes=(1, 0))
+    with pytest.raises(nx.IndexingError, match=r"^indexed_add: indices must be integers, got f32"):
+        nx.indexed_add(x, nx.tensor([[0.0]]), nx.ones((1, 3)))
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^indexed_add: indices must be 2-d, \(n, number of indexed axes\), got s64\[2\]",
+    ):
+        nx.indexed_add(x, nx.tensor([0, 1]), nx.ones((2, 3)))
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^indexed_put: indices s64\[1\]\[3\] .* index 3 axes but f32\[2\]\[3\]",
+    ):
+        nx.indexed_put(x, nx.tensor([[0, 0, 0]]), [1.0])
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^indexed_put: indices s64\[1\]\[1\] .* have 1 columns but axes "
+        r"\(0, 1\) name 2 axes",
+    ):
+        nx.indexed_put(x, nx.tensor([[0]]), [1.0], axes=(0, 1))
+    with pytest.raises(nx.ShapeError, match=r"^indexed_put: repeated axis in \(1, -1\)"):
+        nx.indexed_put(x, nx.tensor([[0, 0]]), [1.0], axes=(1, -1))
+    with pytest.raises(nx.ShapeError, match=r"^indexed_put: axis 2 is out of range"):
+        nx.indexed_put(x, nx.tensor([[0]]), [1.0, 1.0], axes=(2,))
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^indexed_add: updates f32\[2\]\[2\] binary\(cpu\) must have shape \(2, 3\) \(one "
+        r"row per index",
+    ):
+        nx.indexed_add(x, nx.tensor([[0], [1]]), nx.ones((2, 2)))
+    with pytest.raises(
+        nx.DTypeError,
+        match=r"^indexed_add: updates f64\[1\]\[3\] binary\(cpu\) cannot be cast to float32 "
+        r"without loss",
+    ):
+        nx.indexed_add(x, nx.tensor([[0]]), nx.ones((1, 3), dtype=nx.float64))
+    with pytest.raises(nx.DTypeError, match=r"^indexed_put: updates \[1.5\] is not exact in int32"):
+        nx.indexed_put(nx.zeros(2, dtype=nx.int32), nx.tensor([[0]]), [1.5])
+    with pytest.raises(
+        nx.DTypeError,
+        match=r"^indexed_add: cannot add to pred\[2\] binary\(cpu\); bool has no "
+        r"addition",
+    ):
+        nx.indexed_add(nx.zeros(2, dtype=nx.bool_), nx.tensor([[0]]), [True])

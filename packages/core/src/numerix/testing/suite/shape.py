@@ -311,3 +311,260 @@ def test_flip_errors() -> None:
         nx.flip(nx.ones((2, 3)), axis=2)
     with pytest.raises(nx.ShapeError, match=r"^flip: axis 0 is out of range for a 0-d tensor"):
         nx.flip(nx.ones(()), axis=0)
+
+
+# ---------------------------------------------------------------- pad
+
+
+def _pad_reference(a: np.ndarray, value: Any, config: Any) -> np.ndarray:
+    """XLA's Pad written out one axis at a time: output position j of an axis reads
+    source position p = j - low of the interior-padded axis, which holds element
+    p // (interior + 1) when p is in range and a multiple of interior + 1, else value."""
+    r = a
+    for ax, (lo, hi, interior) in enumerate(config):
+        d = r.shape[ax]
+        n = d + max(d - 1, 0) * interior
+        p = np.arange(lo + hi + n) - lo
+        hit = (p >= 0) & (p < n) & (p % (interior + 1) == 0)
+        view = [1] * r.ndim
+        view[ax] = hit.size
+        if d == 0:  # nothing to read: every position is padding
+            r = np.broadcast_to(np.asarray(value, dtype=a.dtype), r.shape[:ax] + (hit.size,)
+                                + r.shape[ax + 1 :])  # fmt: skip
+            continue
+        src = np.take(r, np.where(hit, p // (interior + 1), 0).astype(np.intp), axis=ax)
+        r = np.where(hit.reshape(view), src, np.asarray(value, dtype=a.dtype))
+    return r.astype(a.dtype)
+
+
+PAD_WIDTHS = [
+    ((2, 3), 1), ((2, 3), (1, 2)), ((2, 3), ((0, 1), (2, 0))), ((2, 3), ((1,), (2,))),
+    ((2, 3), [[3, 0]]), ((2, 3), 0), ((4,), (0, 3)), ((), 2), ((0,), 2), ((2, 0), ((1, 1), (0, 2))),
+    ((1, 1, 2), ((0, 0), (2, 0), (0, 1))),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_pad_matches_numpy(dtype: D.DType) -> None:
+    cases = Cases()
+    value = {"b": True, "i": -3, "u": 7, "f": 2.5, "c": 1 - 2j}[dtype.kind]
+    for shape, width in PAD_WIDTHS:
+        a = sample(dtype, shape, 5)
+        for v in (0, value):
+            want = np.pad(a, width, constant_values=np.asarray(v, dtype=a.dtype))
+            run(cases, f"{shape} {width} {v}",
+                lambda x, w=width, v=v: nx.pad(x, w, constant_values=v), lambda a, w=want: w,
+                a, dtype)  # fmt: skip
+    a = sample(dtype, (2, 3), 6)
+    with cases.case("0-d tensor pad value"):
+        v = nx.tensor(np.asarray(value, dtype=a.dtype))
+        check(nx.pad(a, 1, constant_values=v), np.pad(a, 1, constant_values=value), dtype)
+    cases.finish()
+
+
+PAD_CONFIGS = [
+    ((5,), [(1, 2, 0)]), ((5,), [(0, 0, 2)]), ((5,), [(-1, -2, 0)]), ((5,), [(-2, 1, 1)]),
+    ((5,), [(-6, 2, 1)]), ((5,), [(3, -9, 1)]), ((5,), [(-3, -6, 1)]), ((5,), [(-5, 0, 0)]),
+    ((2, 3), [(1, -1, 1), (-2, 2, 2)]), ((2, 3), [(0, 0, 0), (0, 0, 0)]),
+    ((1,), [(2, -1, 5)]), ((0,), [(1, 2, 3)]), ((0, 2), [(-0, 1, 4), (-1, -1, 0)]), ((), []),
+    ((2, 2, 3), [(0, 1, 1), (-1, 0, 0), (1, 1, 0)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_pad_general_negative_and_interior(dtype: D.DType) -> None:
+    cases = Cases()
+    value = {"b": True, "i": -3, "u": 7, "f": -1.5, "c": 2 + 1j}[dtype.kind]
+    for shape, config in PAD_CONFIGS:
+        a = sample(dtype, shape, 7)
+        want = _pad_reference(a, value, config)
+        run(cases, f"{shape} {config}", lambda x, c=config: nx.pad_general(x, c, value=value),
+            lambda a, w=want: w, a, dtype)  # fmt: skip
+        with cases.case(f"{shape} {config} default value"):
+            check(nx.pad_general(a, config), _pad_reference(a, 0, config), dtype)
+    cases.finish()
+
+
+def test_pad_reference_agrees_with_numpy() -> None:
+    # the reference above is itself checked where numpy can answer
+    a = np.arange(6).reshape(2, 3)
+    for width in [((1, 2), (0, 3)), ((0, 0), (4, 1))]:
+        config = [(lo, hi, 0) for lo, hi in width]
+        np.testing.assert_array_equal(_pad_reference(a, -1, config),
+                                      np.pad(a, width, constant_values=-1))  # fmt: skip
+    np.testing.assert_array_equal(_pad_reference(a, 0, [(0, 0, 0), (0, 0, 1)]),
+                                  [[0, 0, 1, 0, 2], [3, 0, 4, 0, 5]])  # fmt: skip
+
+
+def test_pad_errors() -> None:
+    x = nx.tensor([1, 2, 3], dtype=nx.int8)
+    with pytest.raises(nx.ShapeError, match=r"^pad: pad_width must be >= 0, got -1; crop with"):
+        nx.pad(x, -1)
+    with pytest.raises(
+        nx.ShapeError, match=r"^pad: pad_width \(\(1, 2\), \(3, 4\)\) is not an int, a \(before, "
+    ):
+        nx.pad(x, ((1, 2), (3, 4)))
+    with pytest.raises(nx.ShapeError, match=r"^pad: pad_width must be an int or pairs of ints"):
+        nx.pad(x, 1.5)
+    with pytest.raises(NotImplementedError, match=r"^pad: mode 'reflect' is not implemented"):
+        nx.pad(x, 1, mode="reflect")
+    with pytest.raises(NotImplementedError, match=r"^pad: constant_values must be one scalar"):
+        nx.pad(x, 1, constant_values=(1, 2))
+    with pytest.raises(
+        nx.DTypeError,
+        match=r"^pad: pad value 300 is not exact in int8 \(the result keeps the dtype of "
+        r"s8\[3\] binary\(cpu\)\)",
+    ):
+        nx.pad(x, 1, constant_values=300)
+    with pytest.raises(nx.DTypeError, match=r"^pad: pad value 0.5 is not exact in int8"):
+        nx.pad(x, 1, constant_values=0.5)
+    with pytest.raises(nx.DTypeError, match=r"^pad: pad value 2 is not exact in bool"):
+        nx.pad(nx.tensor([True]), 1, constant_values=2)
+    with pytest.raises(nx.DTypeError, match=r"^pad: pad value 1j is not exact in float32"):
+        nx.pad(nx.tensor([1.0]), 1, constant_values=1j)
+    with pytest.raises(
+        nx.DTypeError,
+        match=r"^pad: pad value s16 binary\(cpu\) cannot be cast to int8 without loss",
+    ):
+        nx.pad(x, 1, constant_values=nx.tensor(1, dtype=nx.int16))
+    with pytest.raises(
+        nx.ShapeError, match=r"^pad: the pad value must be a scalar \(0-d\), got s8\[1\]"
+    ):
+        nx.pad(x, 1, constant_values=nx.tensor([1], dtype=nx.int8))
+    # exact values of another kind are taken: 1.0 pads int8, 0 pads bool
+    check(nx.pad(x, 1, constant_values=1.0), np.pad(np.int8([1, 2, 3]), 1, constant_values=1),
+          nx.int8)  # fmt: skip
+    check(nx.pad(nx.tensor([True]), 1), np.array([False, True, False]), nx.bool_)
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^pad_general: padding \(-2, -2, 0\) crops axis 0 of s8\[3\] binary\(cpu\) to a "
+        r"negative size \(-1\)",
+    ):
+        nx.pad_general(x, [(-2, -2, 0)])
+    with pytest.raises(
+        nx.ShapeError, match=r"^pad_general: interior padding must be >= 0, got \(0, 0, -1\)"
+    ):
+        nx.pad_general(x, [(0, 0, -1)])
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^pad_general: config must hold one \(low, high, interior\) triple per axis of "
+        r"s8\[3\]",
+    ):
+        nx.pad_general(x, [(0, 0, 0), (0, 0, 0)])
+    with pytest.raises(nx.ShapeError, match=r"^pad_general: each config entry must be a \(low, "):
+        nx.pad_general(x, [(0, 0)])
+    with pytest.raises(nx.ShapeError, match=r"^pad_general: each config entry must be a \(low, "):
+        nx.pad_general(x, [(0, 1.0, 0)])
+
+
+# ---------------------------------------------------------------- tile, repeat
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_tile_matches_numpy(dtype: D.DType) -> None:
+    cases = Cases()
+    for shape, reps in [((3,), 2), ((3,), (2, 2)), ((2, 3), 2), ((2, 3), (1, 3)), ((2, 3), (2, 1, 2)),
+                        ((2, 1, 3), (2,)), ((), 3), ((), (2, 2)), ((0,), 3), ((2, 3), 0),
+                        ((2, 3), (0, 2)), ((2, 3), ()), ((3,), [1])]:  # fmt: skip
+        a = sample(dtype, shape, 8)
+        run(cases, f"{shape} {reps}", lambda x, r=reps: nx.tile(x, r),
+            lambda a, r=reps: np.tile(a, r), a, dtype)  # fmt: skip
+    cases.finish()
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_repeat_matches_numpy(dtype: D.DType) -> None:
+    cases = Cases()
+    for shape, reps, axis in [((3,), 2, None), ((2, 3), 2, None), ((2, 3), 3, 0), ((2, 3), 2, -1),
+                              ((2, 3), [1, 0, 2], 1), ((2, 3), (3, 1), 0), ((2, 3), [2], 1),
+                              ((2, 3), 0, 1), ((), 3, None), ((0,), 2, 0), ((2, 0), 3, 1),
+                              ((2, 3), [0, 0, 0], 1), ((1, 2, 2), [2, 1], 2)]:  # fmt: skip
+        a = sample(dtype, shape, 9)
+        run(cases, f"{shape} {reps} {axis}", lambda x, r=reps, ax=axis: nx.repeat(x, r, axis=ax),
+            lambda a, r=reps, ax=axis: np.repeat(a, r, axis=ax), a, dtype)  # fmt: skip
+    cases.finish()
+
+
+def test_tile_and_repeat_errors() -> None:
+    x = nx.ones((2, 3))
+    with pytest.raises(nx.ShapeError, match=r"^tile: reps must be >= 0, got \(1, -1\)"):
+        nx.tile(x, (1, -1))
+    with pytest.raises(nx.ShapeError, match=r"^tile: reps must be an int or a sequence of ints"):
+        nx.tile(x, 1.5)
+    with pytest.raises(nx.ShapeError, match=r"^repeat: repeats must be >= 0, got -2"):
+        nx.repeat(x, -2)
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^repeat: repeats has 2 counts but axis 1 of f32\[2\]\[3\] binary\(cpu\) has 3 "
+        r"elements",
+    ):
+        nx.repeat(x, [1, 2], axis=1)
+    with pytest.raises(
+        nx.ShapeError,
+        match=r"^repeat: repeats must be a Python int or a sequence of ints, got "
+        r"an array; its values decide the output shape",
+    ):
+        nx.repeat(x, nx.tensor([1, 2, 3]), axis=1)
+    with pytest.raises(nx.ShapeError, match=r"^repeat: axis 2 is out of range"):
+        nx.repeat(x, 2, axis=2)
+    with pytest.raises(nx.ShapeError, match=r"^repeat: repeats must be an int or a sequence"):
+        nx.repeat(x, [1.0, 2.0, 1.0], axis=1)
+
+
+# ---------------------------------------------------------------- moveaxis, swapaxes, roll
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_moveaxis_and_swapaxes_match_numpy(dtype: D.DType) -> None:
+    cases = Cases()
+    for shape, src, dst in [((2, 3, 4), 0, -1), ((2, 3, 4), -1, 0), ((2, 3, 4), (0, 1), (2, 0)),
+                            ((2, 3, 4), [2, 0], [0, 1]), ((2, 3), 0, 0), ((5,), 0, -1),
+                            ((2, 0, 3), 1, 2), ((2, 3, 4), (), ())]:  # fmt: skip
+        a = sample(dtype, shape, 10)
+        run(cases, f"moveaxis {shape} {src} {dst}", lambda x, s=src, d=dst: nx.moveaxis(x, s, d),
+            lambda a, s=src, d=dst: np.moveaxis(a, s, d), a, dtype)  # fmt: skip
+    for shape, a1, a2 in [((2, 3, 4), 0, 2), ((2, 3, 4), -1, 1), ((2, 3), 1, 1), ((0, 2), 0, 1)]:
+        a = sample(dtype, shape, 11)
+        run(cases, f"swapaxes {shape} {a1} {a2}", lambda x, p=a1, q=a2: nx.swapaxes(x, p, q),
+            lambda a, p=a1, q=a2: np.swapaxes(a, p, q), a, dtype)  # fmt: skip
+    cases.finish()
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_roll_matches_numpy(dtype: D.DType) -> None:
+    cases = Cases()
+    for shape, shift, axis in [((5,), 2, None), ((5,), -1, None), ((5,), 12, 0), ((2, 3), 1, None),
+                               ((2, 3), 1, 1), ((2, 3), -4, 0), ((2, 3), (1, 2), (0, 1)),
+                               ((2, 3), 2, (0, 1)), ((2, 3), (1, 1), (1, 1)), ((2, 3), 0, 1),
+                               ((), 3, None), ((0,), 2, 0), ((2, 0), 1, 1), ((2, 0), 1, 0),
+                               ((3, 4), (5, -7), (-1, 0))]:  # fmt: skip
+        a = sample(dtype, shape, 12)
+        run(cases, f"{shape} {shift} {axis}", lambda x, s=shift, ax=axis: nx.roll(x, s, axis=ax),
+            lambda a, s=shift, ax=axis: np.roll(a, s, axis=ax), a, dtype)  # fmt: skip
+    cases.finish()
+
+
+def test_moveaxis_swapaxes_roll_errors() -> None:
+    x = nx.ones((2, 3))
+    with pytest.raises(nx.ShapeError, match=r"^moveaxis: repeated axis in source \(0, -2\)"):
+        nx.moveaxis(x, (0, -2), (0, 1))
+    with pytest.raises(nx.ShapeError, match=r"^moveaxis: repeated axis in destination \(1, 1\)"):
+        nx.moveaxis(x, (0, 1), (1, 1))
+    with pytest.raises(
+        nx.ShapeError, match=r"^moveaxis: source \(0, 1\) and destination 0 must have the same "
+    ):
+        nx.moveaxis(x, (0, 1), 0)
+    with pytest.raises(nx.ShapeError, match=r"^moveaxis: axis 2 is out of range"):
+        nx.moveaxis(x, 2, 0)
+    with pytest.raises(nx.ShapeError, match=r"^swapaxes: axis -3 is out of range"):
+        nx.swapaxes(x, 0, -3)
+    with pytest.raises(
+        nx.ShapeError, match=r"^roll: shift \(1, 2\) and axis 0 must have the same length"
+    ):
+        nx.roll(x, (1, 2), axis=0)
+    with pytest.raises(nx.ShapeError, match=r"^roll: with axis=None, shift must be one int"):
+        nx.roll(x, (1, 2))
+    with pytest.raises(nx.ShapeError, match=r"^roll: axis 2 is out of range"):
+        nx.roll(x, 1, axis=2)
+    with pytest.raises(nx.ShapeError, match=r"^roll: shift must be an int or a sequence of ints"):
+        nx.roll(x, 1.0)

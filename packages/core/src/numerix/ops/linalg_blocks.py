@@ -1,0 +1,562 @@
+"""Linear algebra as blocks: cholesky, triangular_solve, solve, inv, det, qr, eigh.
+
+Each op is a *block*: a backend that has ``block_<name>(out, *inputs, **params)``
+computes it natively (the binary backend calls ``numpy.linalg``); any other backend
+runs the core's fallback below, written only with public ops (slices, ``where``,
+``matmul``, ``concatenate``, reductions) and fixed-size Python loops over the static
+matrix size, so it also traces inside ``defn``. No fallback reads tensor values.
+
+Common rules (numpy / array API ``numpy.linalg``):
+
+- Every op works on the last two axes and batches over the leading ones.
+- float32, float64, complex64 and complex128 compute as they are; integers compute
+  in float32 (as JAX); float16 and bfloat16 compute in float32 and round the result
+  back once; bool is refused.
+- numerix never raises for singular or non-positive-definite input (it cannot know
+  without reading values): the results hold inf/nan instead. ``det`` of a singular
+  matrix is 0, as numpy's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from numerix import dtypes as D
+from numerix._shapes import broadcast_shapes
+from numerix._tensor import Tensor
+from numerix.dtypes import DType
+from numerix.errors import DTypeError, ShapeError
+from numerix.ops import creation as C
+from numerix.ops import elementwise as E
+from numerix.ops import reduction as R
+from numerix.ops import shape as S
+from numerix.ops._core import as_tensor, cast, new_out, run_block, unify
+from numerix.ops.linalg import matmul
+from numerix.primitives._registry import declare_block
+
+__all__ = ["cholesky", "triangular_solve", "solve", "inv", "det", "qr", "eigh"]
+
+cholesky_block = declare_block(
+    "cholesky", "linalg", inputs=("x",), params=("upper",),
+    doc="Cholesky factor of Hermitian positive-definite matrices (lower, or upper = L^H), "
+        "read from the lower triangle; batched",
+)  # fmt: skip
+triangular_solve_block = declare_block(
+    "triangular_solve", "linalg", inputs=("a", "b"),
+    params=("lower", "left_side", "transform_a"),
+    doc="x with op(a) x = b (left_side) or x op(a) = b, a triangular (the other triangle is "
+        "ignored), op by transform_a in none/transpose/adjoint; b is a matrix, batches equal",
+)  # fmt: skip
+solve_block = declare_block(
+    "solve",
+    "linalg",
+    inputs=("a", "b"),
+    doc="x with a x = b for square a (LU with partial pivoting); b is a matrix, batches equal",
+)
+inv_block = declare_block("inv", "linalg", inputs=("x",), doc="inverse of square matrices")
+det_block = declare_block(
+    "det", "linalg", inputs=("x",), doc="determinant of square matrices (0 when singular)"
+)
+qr_block = declare_block(
+    "qr", "linalg", inputs=("x",), params=("mode",),
+    doc="(q, r) with x = q r, q with orthonormal columns, r upper triangular; mode "
+        "reduced/complete",
+)  # fmt: skip
+eigh_block = declare_block(
+    "eigh", "linalg", inputs=("x",),
+    doc="(eigenvalues ascending, in the real dtype; eigenvectors as columns) of Hermitian "
+        "matrices, read from the lower triangle",
+)  # fmt: skip
+
+#: Sweeps of the cyclic Jacobi fallback of eigh (each rotates every off-diagonal pair once).
+JACOBI_SWEEPS = 10
+
+_TRANSFORMS = ("none", "transpose", "adjoint")
+_QR_MODES = ("reduced", "complete")
+_LOW = (D.float16, D.bfloat16)
+
+
+# ---------------------------------------------------------------- checks and dtypes
+
+
+def _compute_dtype(op: str, d: DType, *operands: Tensor) -> DType:
+    if d.kind == "b":
+        names = ", ".join(t.describe() for t in operands)
+        raise DTypeError(
+            f"{op}: bool tensors are not supported ({names}); cast with astype(numerix.float32)"
+        )
+    if d.kind in "iu" or d in _LOW:
+        return D.float32
+    return d
+
+
+def _result_dtype(d: DType) -> DType:
+    # the dtype a result of input dtype d has: f16/bf16 round back, the rest as computed
+    return d if d in _LOW else (D.float32 if d.kind in "iu" else d)
+
+
+def _square(op: str, t: Tensor, name: str = "x") -> int:
+    if t.ndim < 2:
+        raise ShapeError(
+            f"{op}: {name} must have at least 2 dimensions (..., n, n), got {t.describe()}"
+        )
+    if t.shape[-1] != t.shape[-2]:
+        raise ShapeError(
+            f"{op}: {name} must be square in its last two axes, got {t.describe()}; "
+            f"{'use qr or lstsq for non-square matrices' if name == 'x' else 'pass a square a'}"
+        )
+    return t.shape[-1]
+
+
+def _one(op: str, x: Any) -> tuple[Tensor, DType]:
+    t = as_tensor(x, op)
+    cd = _compute_dtype(op, t.dtype, t)
+    return cast(t, cd), _result_dtype(t.dtype)
+
+
+def _two(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor, DType]:
+    _, (ta, tb) = unify(op, a, b)
+    d = D.promote_types(ta.dtype, tb.dtype, op)
+    cd = _compute_dtype(op, d, ta, tb)
+    return cast(ta, cd), cast(tb, cd), _result_dtype(d)
+
+
+def _back(t: Tensor, d: DType) -> Tensor:
+    return cast(t, d) if d in _LOW else t
+
+
+def _bcast(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    return t if t.shape == shape else S.broadcast_to(t, shape)
+
+
+def _real_dtype(d: DType) -> DType:
+    return {D.complex64: D.float32, D.complex128: D.float64}.get(d, d)
+
+
+def _h(x: Tensor) -> Tensor:
+    # conjugate transpose of the last two axes
+    return E.conj(S.matrix_transpose(x))
+
+
+def _idx(n: int, like: Tensor, column: bool) -> Tensor:
+    # 0..n-1 along the rows ((n, 1)) or the columns ((n,)), for masks
+    i = C.arange(n, backend=like.backend)
+    return S.reshape(i, (n, 1)) if column else i
+
+
+# ---------------------------------------------------------------- cholesky
+
+
+def cholesky(x: Any, /, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor of Hermitian positive-definite matrices (array API
+    ``linalg.cholesky``; Nx ``LinAlg.cholesky``).
+
+    Only the lower triangle of ``x`` is read. Returns ``L`` (lower, ``x = L L^H``) or,
+    with ``upper=True``, ``U = L^H`` (``x = U^H U``). Batches over leading axes.
+    Non-positive-definite input gives NaN instead of raising.
+
+    >>> import numerix as nx
+    >>> nx.cholesky(nx.tensor([[4.0, 2.0], [2.0, 5.0]])).tolist()
+    [[2.0, 0.0], [1.0, 2.0]]
+
+    Non-square input raises::
+
+        nx.cholesky(nx.ones((2, 3)))  # ShapeError: cholesky: x must be square ...
+    """
+    t, rd = _one("cholesky", x)
+    _square("cholesky", t)
+    out = new_out(t.shape, t.dtype, t.backend)
+    return _back(run_block(cholesky_block, out, cholesky_fallback, t, upper=bool(upper)), rd)
+
+
+def cholesky_fallback(x: Tensor, *, upper: bool) -> Tensor:
+    """Column-by-column (Cholesky–Crout) factorisation: column j of L is
+    ``(x[:, j] - L[:, :j] L[j, :j]^H) / sqrt(pivot)`` below the diagonal."""
+    n = x.shape[-1]
+    if n == 0:
+        return x
+    rows = _idx(n, x, column=True)
+    cols: list[Tensor] = []
+    for j in range(n):
+        v = x[..., :, j : j + 1]
+        if cols:
+            lp = S.concatenate(cols, axis=-1)
+            v = v - matmul(lp, _h(lp[..., j : j + 1, :]))
+        d = E.sqrt(E.real(v[..., j : j + 1, :]))
+        dd = cast(d, x.dtype)
+        cols.append(E.where(rows > j, v / dd, E.where(rows == j, dd, 0)))
+    low = S.concatenate(cols, axis=-1)
+    return _h(low) if upper else low
+
+
+# ---------------------------------------------------------------- triangular solve
+
+
+def triangular_solve(
+    a: Any, b: Any, *, lower: bool = True, left_side: bool = True, transform_a: str = "none"
+) -> Tensor:
+    """Solve a triangular system (Nx ``LinAlg.triangular_solve``; XLA ``TriangularSolve``).
+
+    Finds ``x`` with ``op(a) @ x = b`` (``left_side=True``) or ``x @ op(a) = b``, where
+    ``op`` is the identity, the transpose or the conjugate transpose
+    (``transform_a="none" | "transpose" | "adjoint"``). Only the ``lower`` (or upper)
+    triangle of ``a`` (``(..., n, n)``) is read. ``b`` is ``(..., n, k)`` (``(..., k, n)``
+    for the right side) or a 1-d vector of length ``n``; batch axes broadcast. A zero on
+    the diagonal gives inf/nan.
+
+    >>> import numerix as nx
+    >>> a = nx.tensor([[2.0, 0.0], [1.0, 1.0]])
+    >>> nx.triangular_solve(a, nx.tensor([2.0, 3.0])).tolist()
+    [1.0, 2.0]
+
+    Mismatched sizes raise::
+
+        nx.triangular_solve(a, nx.ones(3))  # ShapeError: triangular_solve: b ... length 2
+    """
+    op = "triangular_solve"
+    if transform_a not in _TRANSFORMS:
+        raise ShapeError(
+            f"{op}: transform_a must be one of {', '.join(map(repr, _TRANSFORMS))}, "
+            f"got {transform_a!r}"
+        )
+    ta, tb, rd = _two(op, a, b)
+    n = _square(op, ta, "a")
+    left = bool(left_side)
+    tb, vector, shape = _rhs(op, ta, tb, n, left)
+    out = new_out(shape, ta.dtype, ta.backend)
+    ta = _bcast(ta, shape[:-2] + (n, n))
+    r = run_block(triangular_solve_block, out, triangular_solve_fallback, ta, tb,
+                  lower=bool(lower), left_side=left, transform_a=transform_a)  # fmt: skip
+    if vector:
+        r = S.reshape(r, r.shape[:-2] + (n,))
+    return _back(r, rd)
+
+
+def _rhs(op: str, a: Tensor, b: Tensor, n: int, left: bool) -> tuple[Tensor, bool, tuple[int, ...]]:
+    # b as a matrix broadcast to the common batch; whether it was a vector; x's shape
+    if b.ndim == 0:
+        raise ShapeError(f"{op}: b must be at least 1-d, got {b.describe()}")
+    vector = b.ndim == 1
+    if vector:
+        if b.shape[0] != n:
+            raise ShapeError(
+                f"{op}: b {b.describe()} must have length {n} to match a {a.describe()}"
+            )
+        b = S.reshape(b, (n, 1) if left else (1, n))
+    k_axis = -2 if left else -1
+    if b.shape[k_axis] != n:
+        side = "rows" if left else "columns"
+        raise ShapeError(f"{op}: b {b.describe()} must have {n} {side} to match a {a.describe()}")
+    shape = broadcast_shapes(op, a.shape[:-2], b.shape[:-2]) + b.shape[-2:]
+    return _bcast(b, shape), vector, shape
+
+
+def triangular_solve_fallback(
+    a: Tensor, b: Tensor, *, lower: bool, left_side: bool, transform_a: str
+) -> Tensor:
+    """Forward or back substitution, one row of x at a time; right-side and transposed
+    systems are turned into left-side ones first."""
+    if transform_a != "none":
+        a = S.matrix_transpose(a)
+        if transform_a == "adjoint":
+            a = E.conj(a)
+        lower = not lower
+    if not left_side:
+        # x a = b  <=>  a^T x^T = b^T
+        x = triangular_solve_fallback(
+            S.matrix_transpose(a), S.matrix_transpose(b),
+            lower=not lower, left_side=True, transform_a="none",
+        )  # fmt: skip
+        return S.matrix_transpose(x)
+    n = a.shape[-1]
+    if n == 0 or b.shape[-1] == 0:
+        return b
+    order = range(n) if lower else range(n - 1, -1, -1)
+    done: dict[int, Tensor] = {}
+    for i in order:
+        r = b[..., i : i + 1, :]
+        if done:
+            xs = S.concatenate([done[k] for k in sorted(done)], axis=-2)
+            # the solved rows are contiguous: :i when lower, i+1: when upper
+            coef = a[..., i : i + 1, :i] if lower else a[..., i : i + 1, i + 1 :]
+            r = r - matmul(coef, xs)
+        done[i] = r / a[..., i : i + 1, i : i + 1]
+    return S.concatenate([done[i] for i in range(n)], axis=-2)
+
+
+# ---------------------------------------------------------------- LU: solve, inv, det
+
+
+def solve(a: Any, b: Any, /) -> Tensor:
+    """Solve ``a @ x = b`` for square ``a`` (array API ``linalg.solve``).
+
+    ``a`` is ``(..., n, n)``; ``b`` is ``(..., n, k)`` or, when 1-d, a vector of length
+    ``n`` (as numpy 2 and the array API); batch axes broadcast. A singular ``a`` gives
+    inf/nan (numpy raises ``LinAlgError``).
+
+    >>> import numerix as nx
+    >>> nx.solve(nx.tensor([[2.0, 0.0], [0.0, 4.0]]), nx.tensor([2.0, 8.0])).tolist()
+    [1.0, 2.0]
+
+    Mismatched sizes raise::
+
+        nx.solve(nx.eye(2), nx.ones(3))  # ShapeError: solve: b ... must have length 2
+    """
+    ta, tb, rd = _two("solve", a, b)
+    n = _square("solve", ta, "a")
+    tb, vector, shape = _rhs("solve", ta, tb, n, True)
+    out = new_out(shape, ta.dtype, ta.backend)
+    ta = _bcast(ta, shape[:-2] + (n, n))
+    r = run_block(solve_block, out, solve_fallback, ta, tb)
+    if vector:
+        r = S.reshape(r, r.shape[:-2] + (n,))
+    return _back(r, rd)
+
+
+def _lu_steps(m: Tensor, n: int) -> tuple[Tensor, Tensor]:
+    """Gaussian elimination with partial pivoting on the first ``n`` columns of ``m``
+    (``(..., n, w)``, w >= n): returns (m reduced to upper-triangular form in those
+    columns, the rest transformed alike; the permutation's sign in m's dtype). Pivot rows are chosen by argmax and swapped with where."""
+    rows = _idx(n, m, column=True)
+    flat = C.arange(n, backend=m.backend)
+    sign = C.ones(m.shape[:-2], dtype=m.dtype, backend=m.backend)
+    for k in range(n):
+        mag = E.where(flat >= k, E.abs(m[..., :, k]), -1)
+        p = R.argmax(mag, axis=-1, keepdims=True)  # (..., 1)
+        at_p = S.expand_dims(flat == p, -1)  # (..., n, 1)
+        pivot_row = R.sum(E.where(at_p, m, 0), axis=-2, keepdims=True)
+        row_k = m[..., k : k + 1, :]
+        m = E.where(rows == k, pivot_row, E.where(at_p, row_k, m))
+        sign = E.where(S.squeeze(p, -1) == k, sign, -sign)
+        piv = m[..., k : k + 1, k : k + 1]
+        # a zero pivot means the column is zero below it (it was the largest): skip it,
+        # as LAPACK's getrf does, so that det gives 0 rather than nan
+        safe = E.where(piv == 0, 1, piv)
+        f = E.where(rows > k, m[..., :, k : k + 1] / safe, 0)
+        m = m - f * m[..., k : k + 1, :]
+    return m, sign
+
+
+def solve_fallback(a: Tensor, b: Tensor) -> Tensor:
+    """LU with partial pivoting on ``[a | b]``, then back substitution."""
+    n = a.shape[-1]
+    if n == 0 or b.shape[-1] == 0:
+        return b
+    m, _ = _lu_steps(S.concatenate([a, b], axis=-1), n)
+    return triangular_solve_fallback(
+        m[..., :, :n], m[..., :, n:], lower=False, left_side=True, transform_a="none"
+    )
+
+
+def inv(x: Any, /) -> Tensor:
+    """The inverse of square matrices (array API ``linalg.inv``); batches over leading
+    axes. A singular matrix gives inf/nan (numpy raises ``LinAlgError``).
+
+    >>> import numerix as nx
+    >>> nx.inv(nx.tensor([[2.0, 0.0], [0.0, 4.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+
+    Non-square input raises::
+
+        nx.inv(nx.ones((2, 3)))  # ShapeError: inv: x must be square ...
+    """
+    t, rd = _one("inv", x)
+    _square("inv", t)
+    out = new_out(t.shape, t.dtype, t.backend)
+    return _back(run_block(inv_block, out, inv_fallback, t), rd)
+
+
+def inv_fallback(x: Tensor) -> Tensor:
+    """``solve(x, I)``."""
+    n = x.shape[-1]
+    eye = _bcast(C.eye(n, dtype=x.dtype, backend=x.backend), x.shape)
+    return solve_fallback(x, eye)
+
+
+def det(x: Any, /) -> Tensor:
+    """The determinant of square matrices (array API ``linalg.det``; Nx
+    ``LinAlg.determinant``); shape ``x.shape[:-2]``. The 0x0 matrix has determinant 1.
+
+    >>> import numerix as nx
+    >>> float(nx.det(nx.tensor([[2.0, 1.0], [0.0, 3.0]])))
+    6.0
+
+    Non-square input raises::
+
+        nx.det(nx.ones((2, 3)))  # ShapeError: det: x must be square ...
+    """
+    t, rd = _one("det", x)
+    _square("det", t)
+    out = new_out(t.shape[:-2], t.dtype, t.backend)
+    return _back(run_block(det_block, out, det_fallback, t), rd)
+
+
+def det_fallback(x: Tensor) -> Tensor:
+    """The product of U's diagonal (LU with partial pivoting) times the pivots' sign."""
+    n = x.shape[-1]
+    if n == 0:
+        return C.ones(x.shape[:-2], dtype=x.dtype, backend=x.backend)
+    m, d = _lu_steps(x, n)
+    for k in range(n):
+        d = d * m[..., k, k]
+    return d
+
+
+# ---------------------------------------------------------------- qr
+
+
+def qr(x: Any, /, *, mode: str = "reduced") -> tuple[Tensor, Tensor]:
+    """QR factorisation ``x = q @ r`` (array API ``linalg.qr``; Nx ``LinAlg.qr``).
+
+    ``x`` is ``(..., m, n)``; with ``k = min(m, n)``, ``mode="reduced"`` gives ``q``
+    ``(..., m, k)`` with orthonormal columns and upper-triangular ``r`` ``(..., k, n)``;
+    ``mode="complete"`` gives a unitary ``q`` ``(..., m, m)`` and ``r`` ``(..., m, n)``.
+    The factors are unique up to the phases of ``r``'s diagonal: backends may differ
+    there (as LAPACK versions do).
+
+    >>> import numerix as nx
+    >>> q, r = nx.qr(nx.ones((4, 3)))
+    >>> q.shape, r.shape
+    ((4, 3), (3, 3))
+
+    An unknown mode raises::
+
+        nx.qr(nx.ones((2, 2)), mode="r")  # ShapeError: qr: mode must be one of ...
+    """
+    if mode not in _QR_MODES:
+        raise ShapeError(f"qr: mode must be one of {', '.join(map(repr, _QR_MODES))}, got {mode!r}")
+    t, rd = _one("qr", x)
+    if t.ndim < 2:
+        raise ShapeError(f"qr: x must have at least 2 dimensions (..., m, n), got {t.describe()}")
+    *batch, m, n = t.shape
+    k = m if mode == "complete" else min(m, n)
+    out = (
+        new_out((*batch, m, k), t.dtype, t.backend),
+        new_out((*batch, k, n), t.dtype, t.backend),
+    )
+    q, r = run_block(qr_block, out, qr_fallback, t, mode=mode)
+    return _back(q, rd), _back(r, rd)
+
+
+def qr_fallback(x: Tensor, *, mode: str) -> tuple[Tensor, Tensor]:
+    """Householder reflections ``H = I - 2 v v^H`` applied to ``x`` column by column and
+    accumulated into ``q``."""
+    *batch, m, n = x.shape
+    q = _bcast(C.eye(m, dtype=x.dtype, backend=x.backend), (*batch, m, m))
+    r = x
+    rows = _idx(m, x, column=True)
+    for j in range(min(m - 1, n)):
+        col = E.where(rows >= j, r[..., :, j : j + 1], 0)
+        norm = E.sqrt(R.sum(E.square(E.abs(col)), axis=-2, keepdims=True))
+        x0 = r[..., j : j + 1, j : j + 1]
+        a0 = E.abs(x0)
+        phase = E.where(a0 == 0, 1, x0 / cast(E.where(a0 == 0, 1, a0), x.dtype))
+        alpha = -phase * cast(norm, x.dtype)
+        v = col - E.where(rows == j, alpha, 0)
+        vn = E.sqrt(R.sum(E.square(E.abs(v)), axis=-2, keepdims=True))
+        v = E.where(vn == 0, 0, v / cast(E.where(vn == 0, 1, vn), x.dtype))
+        r = r - 2 * matmul(v, matmul(_h(v), r))
+        q = q - 2 * matmul(matmul(q, v), _h(v))
+    # below the diagonal r holds rounding residue of exact zeros
+    r = E.where(_idx(n, x, column=False) >= rows, r, 0)
+    k = m if mode == "complete" else min(m, n)
+    return q[..., :, :k], r[..., :k, :]
+
+
+# ---------------------------------------------------------------- eigh
+
+
+def eigh(x: Any, /) -> tuple[Tensor, Tensor]:
+    """Eigenvalues and eigenvectors of Hermitian matrices (array API ``linalg.eigh``;
+    Nx ``LinAlg.eigh``).
+
+    Only the lower triangle of ``x`` is read. Returns ``(w, v)``: the eigenvalues in
+    ascending order, in the real dtype (float32 for complex64), shape ``(..., n)``,
+    and the orthonormal eigenvectors as the columns of ``v`` (``x @ v = v * w``), each
+    unique only up to a sign (a phase, for complex) that backends may choose apart.
+
+    >>> import numerix as nx
+    >>> w, v = nx.eigh(nx.tensor([[2.0, 0.0], [0.0, 1.0]]))
+    >>> w.tolist()
+    [1.0, 2.0]
+
+    Non-square input raises::
+
+        nx.eigh(nx.ones((2, 3)))  # ShapeError: eigh: x must be square ...
+    """
+    t, rd = _one("eigh", x)
+    _square("eigh", t)
+    out = (
+        new_out(t.shape[:-1], _real_dtype(t.dtype), t.backend),
+        new_out(t.shape, t.dtype, t.backend),
+    )
+    w, v = run_block(eigh_block, out, eigh_fallback, t)
+    return _back(w, _real_dtype(rd)), _back(v, rd)
+
+
+def eigh_fallback(x: Tensor) -> tuple[Tensor, Tensor]:
+    """Cyclic Jacobi: :data:`JACOBI_SWEEPS` sweeps of unitary rotations, each zeroing one
+    off-diagonal pair, then the eigenvalues ranked and the columns permuted to match."""
+    n = x.shape[-1]
+    rd = _real_dtype(x.dtype)
+    rows = _idx(n, x, column=True)
+    cols = _idx(n, x, column=False)
+    # the Hermitian matrix of x's lower triangle, with a real diagonal
+    a = E.where(rows > cols, x, _h(x))
+    a = E.where(rows == cols, cast(E.real(a), x.dtype), a)
+    v = _bcast(C.eye(n, dtype=x.dtype, backend=x.backend), x.shape)
+    for _ in range(JACOBI_SWEEPS if n > 1 else 0):
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                a, v = _jacobi_rotate(a, v, p, q, rows, cols)
+    w = E.real(S.squeeze(R.sum(E.where(rows == cols, a, 0), axis=-1, keepdims=True), -1))
+    w = cast(w, rd)
+    if n <= 1:
+        return w, v
+    # rank of each eigenvalue (ties by position), then the permutation matrix P: w P, v P
+    wi, wj = S.expand_dims(w, -1), S.expand_dims(w, -2)
+    before = E.logical_or(wj < wi, E.logical_and(wj == wi, cols < rows))
+    rank = R.sum(E.where(before, 1, 0), axis=-1, keepdims=True)  # (..., n, 1)
+    perm = E.where(rank == cols, 1, 0)
+    w_sorted = S.squeeze(matmul(S.expand_dims(w, -2), cast(perm, rd)), -2)
+    return w_sorted, matmul(v, cast(perm, x.dtype))
+
+
+def _jacobi_rotate(
+    a: Tensor, v: Tensor, p: int, q: int, rows: Tensor, cols: Tensor
+) -> tuple[Tensor, Tensor]:
+    # J = [[c, s e^{i phi}], [-s e^{-i phi}, c]] at (p, q) with a_pq = |a_pq| e^{i phi}
+    # (Golub & Van Loan's symSchur2 on the phase-rotated pair); a <- J^H a J, v <- v J
+    dt = a.dtype
+    app = E.real(a[..., p : p + 1, p : p + 1])
+    aqq = E.real(a[..., q : q + 1, q : q + 1])
+    apq = a[..., p : p + 1, q : q + 1]
+    mag = E.abs(apq)
+    # a subnormal a_pq counts as zero: dividing by it overflows (complex64 division
+    # goes through 1 / |a_pq|)
+    zero = mag <= D.finfo(mag.dtype).smallest_normal
+    # t = sign(tau) / (|tau| + sqrt(1 + tau^2)) with tau = delta / (2 |a_pq|), multiplied
+    # through by 2 |a_pq| so that a tiny a_pq never overflows tau
+    delta = aqq - app
+    den = E.abs(delta) + E.sqrt(E.square(delta) + 4 * E.square(mag))
+    t = E.where(delta >= 0, 2.0, -2.0) * mag / E.where(zero, 1, den)
+    c = 1 / E.sqrt(1 + E.square(t))
+    s = E.where(zero, 0, t * c)
+    c = E.where(zero, 1, c)
+    cc, sc = cast(c, dt), cast(s, dt)
+    ph = apq / cast(E.where(zero, 1, mag), dt)  # the sign of a_pq, for real dtypes
+    s_pq, s_qp = sc * ph, -sc * E.conj(ph)  # J[p, q], J[q, p]
+
+    def right(m: Tensor) -> Tensor:  # m J: columns p and q
+        mp, mq = m[..., :, p : p + 1], m[..., :, q : q + 1]
+        return E.where(cols == p, cc * mp + s_qp * mq, E.where(cols == q, s_pq * mp + cc * mq, m))
+
+    a = right(a)
+    ap, aq = a[..., p : p + 1, :], a[..., q : q + 1, :]
+    # J^H a: rows p and q
+    a = E.where(
+        rows == p,
+        cc * ap + E.conj(s_qp) * aq,
+        E.where(rows == q, E.conj(s_pq) * ap + cc * aq, a),
+    )
+    return a, right(v)
