@@ -4,6 +4,8 @@ The core hands these float32 / float64 / complex64 / complex128 inputs only (it
 promotes integers and rounds float16 / bfloat16 itself). numerix never raises from
 inside numpy: where numpy.linalg raises ``LinAlgError`` (a singular or
 non-positive-definite matrix), the failing matrices of the batch come back as NaN.
+numpy has no LU: ``block_lu`` is a small numpy loop of partial pivoting, batched,
+choosing the same pivots as the core's fallback (the first largest ``|entry|``).
 """
 
 from __future__ import annotations
@@ -97,6 +99,47 @@ class LinalgKernels:
         w, v = out
         w.data, v.data = _batched(lambda a: tuple(np.linalg.eigh(a)), x.data, (_spec(w), _spec(v)))
         return w, v
+
+    def block_lu(
+        self, out: tuple[Tensor, Tensor, Tensor], x: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        p, low, up = out
+        p.data, low.data, up.data = _lu(x.data)
+        return p, low, up
+
+    def block_svd(
+        self, out: tuple[Tensor, Tensor, Tensor], x: Tensor, *, full_matrices: bool
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        u, s, vh = out
+        u.data, s.data, vh.data = _batched(
+            lambda a: tuple(np.linalg.svd(a, full_matrices=full_matrices)),
+            x.data, (_spec(u), _spec(s), _spec(vh)),
+        )  # fmt: skip
+        return u, s, vh
+
+
+def _lu(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, l, u) with x = p l u, by Doolittle elimination with partial pivoting (getrf's
+    packed form: multipliers below the diagonal, whole rows swapped)."""
+    a = x.copy()
+    *batch, n, _ = a.shape
+    order = np.broadcast_to(np.arange(n), (*batch, n)).copy()  # row i of P^T x is x[order[i]]
+    for k in range(n):
+        piv = k + np.argmax(np.abs(a[..., k:, k]), axis=-1)  # (...,)
+        swap = np.broadcast_to(np.arange(n), (*batch, n)).copy()
+        np.put_along_axis(swap, piv[..., None], k, axis=-1)
+        swap[..., k] = piv
+        a = np.take_along_axis(a, swap[..., None], axis=-2)
+        order = np.take_along_axis(order, swap, axis=-1)
+        d = a[..., k : k + 1, k]
+        # a zero pivot: the column is zero below it; skip it, as getrf
+        f = a[..., k + 1 :, k] / np.where(d == 0, 1, d)
+        a[..., k + 1 :, k + 1 :] -= f[..., :, None] * a[..., k : k + 1, k + 1 :]
+        a[..., k + 1 :, k] = f
+    eye = np.eye(n, dtype=a.dtype)
+    low = np.tril(a, -1) + eye
+    p = np.swapaxes(eye[order], -1, -2)
+    return p, low, np.triu(a)
 
 
 def _solve(a: np.ndarray, b: np.ndarray, spec: tuple[tuple[int, ...], Any]) -> np.ndarray:

@@ -129,6 +129,9 @@ class Backend:
         """``__dlpack_device__`` of ``x``'s data."""
         raise NotImplementedError
 
+    def synchronize(self, x: Tensor) -> None:
+        """Wait until ``x``'s value is computed (asynchronous backends; timing code calls it)."""
+
     def deallocate(self, x: Tensor) -> None:
         """Free ``x``'s memory now. The default drops the reference."""
 

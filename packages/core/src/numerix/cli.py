@@ -564,17 +564,8 @@ class BenchRow:
 
 
 def _sync(result: Any) -> Any:
-    """Wait for an asynchronous backend (jax, CUDA) to finish ``result``."""
-    data = getattr(result, "data", result)
-    for attr in ("block_until_ready",):
-        f = getattr(data, attr, None)
-        if callable(f):
-            f()
-            return result
-    be = getattr(result, "backend", None)
-    f = getattr(be, "synchronize", None)
-    if callable(f):
-        f(result)
+    """Wait for an asynchronous backend (XLA, CUDA) to finish ``result``."""
+    result.backend.synchronize(result)
     return result
 
 

@@ -1,4 +1,4 @@
-"""Linear algebra as blocks: cholesky, triangular_solve, solve, inv, det, qr, eigh.
+"""Linear algebra as blocks: cholesky, triangular_solve, solve, inv, det, lu, qr, eigh, svd.
 
 Each op is a *block*: a backend that has ``block_<name>(out, *inputs, **params)``
 computes it natively (the binary backend calls ``numpy.linalg``); any other backend
@@ -34,7 +34,7 @@ from numerix.ops._core import as_tensor, cast, new_out, run_block, unify
 from numerix.ops.linalg import matmul
 from numerix.primitives._registry import declare_block
 
-__all__ = ["cholesky", "triangular_solve", "solve", "inv", "det", "qr", "eigh"]
+__all__ = ["cholesky", "triangular_solve", "solve", "inv", "det", "lu", "qr", "eigh", "svd"]
 
 cholesky_block = declare_block(
     "cholesky", "linalg", inputs=("x",), params=("upper",),
@@ -57,6 +57,11 @@ inv_block = declare_block("inv", "linalg", inputs=("x",), doc="inverse of square
 det_block = declare_block(
     "det", "linalg", inputs=("x",), doc="determinant of square matrices (0 when singular)"
 )
+lu_block = declare_block(
+    "lu", "linalg", inputs=("x",),
+    doc="(p, l, u) with x = p l u of square matrices: p a permutation, l unit lower "
+        "triangular, u upper triangular (partial pivoting: the first largest |pivot|)",
+)  # fmt: skip
 qr_block = declare_block(
     "qr", "linalg", inputs=("x",), params=("mode",),
     doc="(q, r) with x = q r, q with orthonormal columns, r upper triangular; mode "
@@ -68,7 +73,14 @@ eigh_block = declare_block(
         "matrices, read from the lower triangle",
 )  # fmt: skip
 
-#: Sweeps of the cyclic Jacobi fallback of eigh (each rotates every off-diagonal pair once).
+svd_block = declare_block(
+    "svd", "linalg", inputs=("x",), params=("full_matrices",),
+    doc="(u, s, vh) with x = u diag(s) vh, s real and descending; u (..., m, m) and vh "
+        "(..., n, n) when full_matrices, else (..., m, k) and (..., k, n), k = min(m, n)",
+)  # fmt: skip
+
+#: Sweeps of the cyclic Jacobi fallback of eigh and the one-sided
+#: Jacobi fallback of svd (each rotates every off-diagonal pair once).
 JACOBI_SWEEPS = 10
 
 _TRANSFORMS = ("none", "transpose", "adjoint")
@@ -313,28 +325,52 @@ def solve(a: Any, b: Any, /) -> Tensor:
     return _back(r, rd)
 
 
-def _lu_steps(m: Tensor, n: int) -> tuple[Tensor, Tensor]:
+def _lu_steps(m: Tensor, n: int, *, packed: bool = False) -> tuple[Tensor, Tensor, Tensor | None]:
     """Gaussian elimination with partial pivoting on the first ``n`` columns of ``m``
     (``(..., n, w)``, w >= n): returns (m reduced to upper-triangular form in those
-    columns, the rest transformed alike; the permutation's sign in m's dtype). Pivot rows are chosen by argmax and swapped with where."""
+    columns, the rest transformed alike; the permutation's sign in m's dtype; None).
+    Pivot rows are chosen by argmax and swapped with where.
+
+    ``packed`` (for :func:`lu`) keeps, as LAPACK's getrf, the multipliers below the
+    diagonal (the unit-lower L, rows swapped along with the rest) and returns P^T (the
+    row permutation applied, as a matrix: P^T x = L U) in place of None."""
     rows = _idx(n, m, column=True)
     flat = C.arange(n, backend=m.backend)
+    cols = _idx(m.shape[-1], m, column=False)
     sign = C.ones(m.shape[:-2], dtype=m.dtype, backend=m.backend)
+    pt = (
+        _bcast(C.eye(n, dtype=m.dtype, backend=m.backend), m.shape[:-2] + (n, n))
+        if packed
+        else None
+    )
     for k in range(n):
+        # in packed form the columns before k hold multipliers; column k does not yet
         mag = E.where(flat >= k, E.abs(m[..., :, k]), -1)
         p = R.argmax(mag, axis=-1, keepdims=True)  # (..., 1)
         at_p = S.expand_dims(flat == p, -1)  # (..., n, 1)
-        pivot_row = R.sum(E.where(at_p, m, 0), axis=-2, keepdims=True)
-        row_k = m[..., k : k + 1, :]
-        m = E.where(rows == k, pivot_row, E.where(at_p, row_k, m))
+        m = _swap_rows(m, k, at_p, rows)
+        if pt is not None:
+            pt = _swap_rows(pt, k, at_p, rows)
         sign = E.where(S.squeeze(p, -1) == k, sign, -sign)
         piv = m[..., k : k + 1, k : k + 1]
         # a zero pivot means the column is zero below it (it was the largest): skip it,
         # as LAPACK's getrf does, so that det gives 0 rather than nan
         safe = E.where(piv == 0, 1, piv)
         f = E.where(rows > k, m[..., :, k : k + 1] / safe, 0)
-        m = m - f * m[..., k : k + 1, :]
-    return m, sign
+        row_k = m[..., k : k + 1, :]
+        if packed:
+            # the pivot row's multipliers (columns < k) are not part of the elimination
+            row_k = E.where(cols >= k, row_k, 0)
+        m = m - f * row_k
+        if packed:
+            m = E.where(E.logical_and(rows > k, cols == k), f, m)
+    return m, sign, pt
+
+
+def _swap_rows(t: Tensor, k: int, at_p: Tensor, rows: Tensor) -> Tensor:
+    # rows k and p (at_p: the (..., n, 1) mask of row p) exchanged
+    pivot_row = R.sum(E.where(at_p, t, 0), axis=-2, keepdims=True)
+    return E.where(rows == k, pivot_row, E.where(at_p, t[..., k : k + 1, :], t))
 
 
 def solve_fallback(a: Tensor, b: Tensor) -> Tensor:
@@ -342,7 +378,7 @@ def solve_fallback(a: Tensor, b: Tensor) -> Tensor:
     n = a.shape[-1]
     if n == 0 or b.shape[-1] == 0:
         return b
-    m, _ = _lu_steps(S.concatenate([a, b], axis=-1), n)
+    m, _, _ = _lu_steps(S.concatenate([a, b], axis=-1), n)
     return triangular_solve_fallback(
         m[..., :, :n], m[..., :, n:], lower=False, left_side=True, transform_a="none"
     )
@@ -396,10 +432,50 @@ def det_fallback(x: Tensor) -> Tensor:
     n = x.shape[-1]
     if n == 0:
         return C.ones(x.shape[:-2], dtype=x.dtype, backend=x.backend)
-    m, d = _lu_steps(x, n)
+    m, d, _ = _lu_steps(x, n)
     for k in range(n):
         d = d * m[..., k, k]
     return d
+
+
+def lu(x: Any, /) -> tuple[Tensor, Tensor, Tensor]:
+    """LU factorisation with partial pivoting, ``x = p @ l @ u`` (Nx ``LinAlg.lu``;
+    scipy ``linalg.lu``).
+
+    ``x`` is ``(..., n, n)`` (square, as Nx; scipy also takes rectangular matrices);
+    returns the permutation matrix ``p``, the unit-lower-triangular ``l`` and the
+    upper-triangular ``u``, each ``(..., n, n)`` in the result dtype. The pivot of each
+    column is its first largest ``|entry|`` on or below the diagonal (LAPACK's getrf);
+    a singular matrix gives a zero on ``u``'s diagonal, not an error.
+
+    >>> import numerix as nx
+    >>> p, l, u = nx.lu(nx.tensor([[1.0, 2.0], [4.0, 4.0]]))
+    >>> p.tolist(), l.tolist(), u.tolist()
+    ([[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [0.25, 1.0]], [[4.0, 4.0], [0.0, 1.0]])
+
+    Non-square input raises::
+
+        nx.lu(nx.ones((2, 3)))  # ShapeError: lu: x must be square ...
+    """
+    t, rd = _one("lu", x)
+    _square("lu", t)
+    out = tuple(new_out(t.shape, t.dtype, t.backend) for _ in range(3))
+    p, low, up = run_block(lu_block, out, lu_fallback, t)
+    return _back(p, rd), _back(low, rd), _back(up, rd)
+
+
+def lu_fallback(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """The packed elimination of :func:`solve` (multipliers kept below the diagonal,
+    the row permutation tracked as a matrix), unpacked into p, l, u."""
+    n = x.shape[-1]
+    if n == 0:
+        return x, x, x
+    m, _, pt = _lu_steps(x, n, packed=True)
+    assert pt is not None
+    rows, cols = _idx(n, x, column=True), _idx(n, x, column=False)
+    low = E.where(rows > cols, m, E.where(rows == cols, 1, 0))
+    up = E.where(rows <= cols, m, 0)
+    return S.matrix_transpose(pt), cast(low, x.dtype), cast(up, x.dtype)
 
 
 # ---------------------------------------------------------------- qr
@@ -522,15 +598,10 @@ def eigh_fallback(x: Tensor) -> tuple[Tensor, Tensor]:
     return w_sorted, matmul(v, cast(perm, x.dtype))
 
 
-def _jacobi_rotate(
-    a: Tensor, v: Tensor, p: int, q: int, rows: Tensor, cols: Tensor
-) -> tuple[Tensor, Tensor]:
+def _rotation(app: Tensor, aqq: Tensor, apq: Tensor, dt: DType) -> tuple[Tensor, Tensor, Tensor]:
     # J = [[c, s e^{i phi}], [-s e^{-i phi}, c]] at (p, q) with a_pq = |a_pq| e^{i phi}
-    # (Golub & Van Loan's symSchur2 on the phase-rotated pair); a <- J^H a J, v <- v J
-    dt = a.dtype
-    app = E.real(a[..., p : p + 1, p : p + 1])
-    aqq = E.real(a[..., q : q + 1, q : q + 1])
-    apq = a[..., p : p + 1, q : q + 1]
+    # (Golub & Van Loan's symSchur2 on the phase-rotated pair): J^H [[app, apq], [apq*, aqq]] J
+    # is diagonal. Returns (c, J[p, q], J[q, p]) in dt.
     mag = E.abs(apq)
     # a subnormal a_pq counts as zero: dividing by it overflows (complex64 division
     # goes through 1 / |a_pq|)
@@ -545,13 +616,25 @@ def _jacobi_rotate(
     c = E.where(zero, 1, c)
     cc, sc = cast(c, dt), cast(s, dt)
     ph = apq / cast(E.where(zero, 1, mag), dt)  # the sign of a_pq, for real dtypes
-    s_pq, s_qp = sc * ph, -sc * E.conj(ph)  # J[p, q], J[q, p]
+    return cc, sc * ph, -sc * E.conj(ph)
 
-    def right(m: Tensor) -> Tensor:  # m J: columns p and q
-        mp, mq = m[..., :, p : p + 1], m[..., :, q : q + 1]
-        return E.where(cols == p, cc * mp + s_qp * mq, E.where(cols == q, s_pq * mp + cc * mq, m))
 
-    a = right(a)
+def _rotate_columns(
+    m: Tensor, p: int, q: int, cc: Tensor, s_pq: Tensor, s_qp: Tensor, cols: Tensor
+) -> Tensor:
+    # m J: columns p and q
+    mp, mq = m[..., :, p : p + 1], m[..., :, q : q + 1]
+    return E.where(cols == p, cc * mp + s_qp * mq, E.where(cols == q, s_pq * mp + cc * mq, m))
+
+
+def _jacobi_rotate(
+    a: Tensor, v: Tensor, p: int, q: int, rows: Tensor, cols: Tensor
+) -> tuple[Tensor, Tensor]:
+    # a <- J^H a J, v <- v J
+    app = E.real(a[..., p : p + 1, p : p + 1])
+    aqq = E.real(a[..., q : q + 1, q : q + 1])
+    cc, s_pq, s_qp = _rotation(app, aqq, a[..., p : p + 1, q : q + 1], a.dtype)
+    a = _rotate_columns(a, p, q, cc, s_pq, s_qp, cols)
     ap, aq = a[..., p : p + 1, :], a[..., q : q + 1, :]
     # J^H a: rows p and q
     a = E.where(
@@ -559,4 +642,97 @@ def _jacobi_rotate(
         cc * ap + E.conj(s_qp) * aq,
         E.where(rows == q, E.conj(s_pq) * ap + cc * aq, a),
     )
-    return a, right(v)
+    return a, _rotate_columns(v, p, q, cc, s_pq, s_qp, cols)
+
+
+# ---------------------------------------------------------------- svd
+
+
+def svd(x: Any, /, *, full_matrices: bool = True) -> tuple[Tensor, Tensor, Tensor]:
+    """Singular value decomposition ``x = u @ diag(s) @ vh`` (array API ``linalg.svd``;
+    Nx ``LinAlg.svd``).
+
+    ``x`` is ``(..., m, n)``; with ``k = min(m, n)`` returns ``u`` ``(..., m, m)``, the
+    singular values ``s`` ``(..., k)`` in descending order and in the real dtype
+    (float32 for complex64), and ``vh`` ``(..., n, n)``; ``full_matrices=False`` gives
+    ``u`` ``(..., m, k)`` and ``vh`` ``(..., k, n)``. The singular vectors are unique only
+    up to a phase shared by ``u[..., :, i]`` and ``vh[..., i, :]`` (and, for repeated or
+    zero singular values, up to a rotation among them): backends may choose apart.
+
+    >>> import numerix as nx
+    >>> u, s, vh = nx.svd(nx.tensor([[0.0, 2.0], [3.0, 0.0]]))
+    >>> s.tolist()
+    [3.0, 2.0]
+
+    1-d input raises::
+
+        nx.svd(nx.ones(3))  # ShapeError: svd: x must have at least 2 dimensions ...
+    """
+    t, rd = _one("svd", x)
+    if t.ndim < 2:
+        raise ShapeError(f"svd: x must have at least 2 dimensions (..., m, n), got {t.describe()}")
+    *batch, m, n = t.shape
+    k = min(m, n)
+    full = bool(full_matrices)
+    out = (
+        new_out((*batch, m, m if full else k), t.dtype, t.backend),
+        new_out((*batch, k), _real_dtype(t.dtype), t.backend),
+        new_out((*batch, n if full else k, n), t.dtype, t.backend),
+    )
+    u, s, vh = run_block(svd_block, out, svd_fallback, t, full_matrices=full)
+    return _back(u, rd), _back(s, _real_dtype(rd)), _back(vh, rd)
+
+
+def svd_fallback(x: Tensor, *, full_matrices: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """One-sided (Hestenes) Jacobi on the columns of ``x`` (of ``x^H`` when wide):
+    :data:`JACOBI_SWEEPS` sweeps of the eigh rotations of ``x^H x``'s 2x2 blocks applied
+    to ``x`` from the right and accumulated in ``v``, until the columns of ``x v`` are
+    orthogonal; their norms, ranked, are ``s``, and a Householder QR of the ranked
+    columns gives ``u`` (completed to a unitary matrix when ``full_matrices``)."""
+    m, n = x.shape[-2:]
+    if m < n:
+        # x^H = u' s v'^H  <=>  x = v' s u'^H
+        u, s, vh = svd_fallback(_h(x), full_matrices=full_matrices)
+        return _h(vh), s, _h(u)
+    rd = _real_dtype(x.dtype)
+    cols = _idx(n, x, column=False)
+    a = x
+    v = _bcast(C.eye(n, dtype=x.dtype, backend=x.backend), x.shape[:-2] + (n, n))
+    for _ in range(JACOBI_SWEEPS if n > 1 else 0):
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                ap, aq = a[..., :, p : p + 1], a[..., :, q : q + 1]
+                gpp = R.sum(E.square(E.abs(ap)), axis=-2, keepdims=True)
+                gqq = R.sum(E.square(E.abs(aq)), axis=-2, keepdims=True)
+                gpq = R.sum(E.conj(ap) * aq, axis=-2, keepdims=True)
+                cc, s_pq, s_qp = _rotation(gpp, gqq, gpq, x.dtype)
+                a = _rotate_columns(a, p, q, cc, s_pq, s_qp, cols)
+                v = _rotate_columns(v, p, q, cc, s_pq, s_qp, cols)
+    s = E.sqrt(R.sum(E.square(E.abs(a)), axis=-2))  # (..., n)
+    s = cast(s, rd)
+    if n > 1:
+        # rank of each singular value, largest first (ties by position); P: s P, a P, v P
+        rows = _idx(n, x, column=True)
+        si, sj = S.expand_dims(s, -1), S.expand_dims(s, -2)
+        before = E.logical_or(sj > si, E.logical_and(sj == si, cols < rows))
+        rank = R.sum(E.where(before, 1, 0), axis=-1, keepdims=True)  # (..., n, 1)
+        perm = E.where(rank == cols, 1, 0)
+        s = S.squeeze(matmul(S.expand_dims(s, -2), cast(perm, rd)), -2)
+        a = matmul(a, cast(perm, x.dtype))
+        v = matmul(v, cast(perm, x.dtype))
+    # a = u diag(s): its QR has r diagonal up to rounding, with |r_ii| = s_i; q's columns
+    # times the phases of r's diagonal are u (q is unitary even where s_i = 0)
+    q, r = qr_fallback(a, mode="complete" if full_matrices else "reduced")
+    if n:
+        d = _diagonal_of(r[..., :n, :n])  # (..., n)
+        ad = E.abs(d)
+        ph = E.where(ad == 0, 1, d / cast(E.where(ad == 0, 1, ad), x.dtype))
+        q = S.concatenate([q[..., :, :n] * S.expand_dims(ph, -2), q[..., :, n:]], axis=-1)
+    return q, s, _h(v)
+
+
+def _diagonal_of(t: Tensor) -> Tensor:
+    # the main diagonal of square matrices (..., n, n) -> (..., n)
+    n = t.shape[-1]
+    eye = _idx(n, t, column=True) == _idx(n, t, column=False)
+    return R.sum(E.where(eye, t, 0), axis=-1)

@@ -1,0 +1,85 @@
+"""numerix dtypes on PyTorch, without silent change.
+
+Every numerix dtype is held in the torch dtype of the same name. PyTorch stores
+uint16, uint32 and uint64 and moves them (copy, reshape, cat, index, DLPack) but has
+few arithmetic kernels for them; kernels that need arithmetic call :func:`compute`
+to get a tensor torch can compute with and :func:`restore` to bring the result back,
+exactly:
+
+- uint16 and uint32 compute in int32 / int64, which hold every value; results are
+  masked back to 16 / 32 bits, so arithmetic wraps around as numpy's does;
+- uint64 computes in int64 *bit patterns*: add, subtract, multiply, bitwise ops and
+  shifts are exact in two's complement; ordering uses :func:`order_key` (flip the sign
+  bit); ops with no exact emulation raise UnsupportedDTypeError.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from numerix import dtypes as D
+from numerix.dtypes import DType
+from numerix.errors import UnsupportedDTypeError
+
+__all__ = ["TORCH", "NUMERIX", "EMULATED", "compute", "restore", "order_key", "unsupported"]
+
+TORCH: dict[DType, torch.dtype] = {
+    D.bool_: torch.bool,
+    D.int8: torch.int8,
+    D.int16: torch.int16,
+    D.int32: torch.int32,
+    D.int64: torch.int64,
+    D.uint8: torch.uint8,
+    D.uint16: torch.uint16,
+    D.uint32: torch.uint32,
+    D.uint64: torch.uint64,
+    D.float16: torch.float16,
+    D.bfloat16: torch.bfloat16,
+    D.float32: torch.float32,
+    D.float64: torch.float64,
+    D.complex64: torch.complex64,
+    D.complex128: torch.complex128,
+}
+NUMERIX: dict[torch.dtype, DType] = {v: k for k, v in TORCH.items()}
+
+#: unsigned dtypes torch stores but cannot compute with: dtype -> compute dtype
+EMULATED: dict[DType, torch.dtype] = {
+    D.uint16: torch.int32,
+    D.uint32: torch.int64,
+    D.uint64: torch.int64,
+}
+_MASK = {D.uint16: 0xFFFF, D.uint32: 0xFFFFFFFF}
+
+
+def compute(t: torch.Tensor, dtype: DType) -> torch.Tensor:
+    """``t`` (holding ``dtype``) in a dtype torch has kernels for (itself if it has)."""
+    if dtype not in EMULATED:
+        return t
+    if dtype is D.uint64:
+        return t.view(torch.int64)
+    return t.to(EMULATED[dtype])
+
+
+def restore(r: torch.Tensor, dtype: DType) -> torch.Tensor:
+    """A computed result ``r`` back in ``dtype`` (wrapping around as numpy does)."""
+    if dtype not in EMULATED:
+        return r if r.dtype == TORCH[dtype] else r.to(TORCH[dtype])
+    if dtype is D.uint64:
+        return r.to(torch.int64).view(torch.uint64)
+    return (r.to(torch.int64) & _MASK[dtype]).to(TORCH[dtype])
+
+
+def order_key(t: torch.Tensor, dtype: DType) -> torch.Tensor:
+    """A tensor torch can compare that orders like ``t``'s values (for max, sort, <)."""
+    if dtype is D.uint64:
+        return t.view(torch.int64) ^ torch.iinfo(torch.int64).min
+    return compute(t, dtype)
+
+
+def unsupported(op: str, dtype: DType, device: Any) -> UnsupportedDTypeError:
+    return UnsupportedDTypeError(
+        f"{op}: the torch backend has no exact {dtype} kernel on {device}; cast first, e.g. "
+        f"x.astype(numerix.int64), or use another backend for this op"
+    )

@@ -1,0 +1,10 @@
+"""Torch kernels of the shape-indexing, window, conv, sort, cumulative, fft and linear-algebra
+families (mixed into TorchBackend)."""
+
+from __future__ import annotations
+
+
+class ExtraKernels:
+    """Kernels beyond the element-wise, reduction and basic shape families."""
+
+    __slots__ = ()

@@ -1,0 +1,75 @@
+"""The ``numerix.plugins`` entry point of numerix-xla: names the backend and its settings;
+imports neither JAX nor the backend module."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from numerix.hookspecs import hookimpl
+from numerix.plugins import BackendEntry
+
+
+@hookimpl
+def numerix_backends() -> list[BackendEntry]:
+    return [
+        BackendEntry(
+            name="xla",
+            target="numerix_xla.backend:XlaBackend",
+            contract=1,
+            description="XLA through JAX: host, cuda, rocm and tpu clients",
+        )
+    ]
+
+
+@hookimpl
+def numerix_settings_models() -> list[tuple[str, Any]]:
+    return [("xla", xla_settings())]
+
+
+@functools.cache
+def xla_settings() -> type[Any]:
+    """The ``[backends.xla]`` settings model (pydantic is imported here, not at discovery)."""
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class XlaClientSettings(BaseModel):
+        """Options of one XLA client (``[backends.xla.clients.cuda]``), as EXLA's."""
+
+        model_config = ConfigDict(extra="forbid")
+
+        platform: Literal["host", "cpu", "cuda", "rocm", "tpu"] | None = Field(
+            default=None,
+            description="The JAX platform the client runs on; defaults to the client's name "
+            "(host runs on cpu).",
+        )
+        default_device_id: int = Field(
+            default=0, ge=0, description="The device tensors go to when no device_id is given."
+        )
+        preallocate: bool = Field(
+            default=True,
+            description="Reserve the GPU memory up front (XLA_PYTHON_CLIENT_PREALLOCATE); "
+            "applied before JAX starts the platform.",
+        )
+        memory_fraction: float = Field(
+            default=0.9,
+            gt=0.0,
+            le=1.0,
+            description="The fraction of GPU memory XLA may use "
+            "(XLA_PYTHON_CLIENT_MEM_FRACTION); applied before JAX starts the platform.",
+        )
+
+    class XlaSettings(BaseModel):
+        """Settings of the ``xla`` backend."""
+
+        model_config = ConfigDict(extra="forbid")
+
+        client: Literal["host", "cuda", "rocm", "tpu"] = Field(
+            default="host", description="The client tensors go to when none is named."
+        )
+        clients: dict[Literal["host", "cuda", "rocm", "tpu"], XlaClientSettings] = Field(
+            default_factory=dict, description="Options per client."
+        )
+
+    return XlaSettings
