@@ -106,7 +106,7 @@ def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
 # ---------------------------------------------------------------- numerix bench matmul
 
 
-def test_bench_matmul_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_matmul_json(core_only: None, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, *BENCH)
     assert code == 0
     res = json.loads(out)
@@ -129,7 +129,7 @@ def test_bench_matmul_default_is_the_seed_size() -> None:
     assert args.rows == 10_000
 
 
-def test_bench_matmul_table(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_matmul_table(core_only: None, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, *BENCH[:-1], "--backend", "binary")
     assert code == 0
     assert "binary (cpu)" in out and "numpy (raw)" in out and "fastest" in out
@@ -189,7 +189,9 @@ def test_bench_reports_a_wrong_answer_instead_of_timing_it(
         unregister_backend("wrongdot")
 
 
-def test_bench_uses_a_backends_raw_matmul_hook(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bench_uses_a_backends_raw_matmul_hook(
+    core_only: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = _binary_class()
     calls: list[int] = []
 

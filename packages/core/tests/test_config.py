@@ -319,7 +319,9 @@ def test_priority_list_picks_first_available(
         assert nx.get_default_backend().name == "fakegpu"
 
 
-def test_priority_list_nothing_available(fakegpu: None, clean_config: Path) -> None:
+def test_priority_list_nothing_available(
+    core_only: None, fakegpu: None, clean_config: Path
+) -> None:
     (clean_config / "numerix.toml").write_text('default_backend = ["xla", "fakegpu:cuda"]\n')
     nx.reload_config()
     with pytest.raises(
@@ -454,7 +456,7 @@ def test_unknown_backend_table_lists_the_installed(clean_config: Path) -> None:
         nx.reload_config()
 
 
-def test_table_of_a_known_plugin_not_installed_warns(clean_config: Path) -> None:
+def test_table_of_a_known_plugin_not_installed_warns(core_only: None, clean_config: Path) -> None:
     (clean_config / "numerix.toml").write_text("[backends.xla]\nmemory_fraction = 0.5\n")
     with pytest.warns(
         configuration.ConfigWarning,
@@ -547,7 +549,9 @@ def test_bad_context_is_refused_on_entry() -> None:
 
 
 # ---------------------------------------------------------------- CLI
-def test_config_table(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_table(
+    core_only: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NUMERIX_DEFAULT_BACKEND", "binary")
     nx.reload_config()
     code, out, _ = cli(capsys, "config")
@@ -572,7 +576,7 @@ def test_doctor_clean(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_doctor_xla_target_without_numerix_xla(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    core_only: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XLA_TARGET", "cuda12")
     monkeypatch.setenv("NUMERIX_DEFAULT_BACKEND", "torch")
@@ -601,7 +605,7 @@ def test_doctor_reports_invalid_configuration(
 
 
 def test_doctor_reports_an_uninstalled_plugin_table(
-    capsys: pytest.CaptureFixture[str], clean_config: Path
+    core_only: None, capsys: pytest.CaptureFixture[str], clean_config: Path
 ) -> None:
     (clean_config / "numerix.toml").write_text("[backends.torch]\ndevice = 'cuda'\n")
     code, out, _ = cli(capsys, "doctor", "--json")

@@ -41,6 +41,7 @@ from numerix.dtypes import (
     uint64,
 )
 from numerix.errors import (
+    ArgumentError,
     BackendMismatchError,
     BackendNotFoundError,
     BackendOptionError,
@@ -78,5 +79,6 @@ __all__ = [
     "default_backend", "config", "reload_config", "get_backend", "register_backend", "unregister_backend",
     "NumerixError", "ShapeError", "DTypeError", "BackendMismatchError", "UnsupportedDTypeError",
     "BackendNotFoundError", "BackendOptionError", "PluginError", "ConfigError", "IndexingError",
+    "ArgumentError",
 ]  # fmt: skip
 __all__ += ops.__all__  # every family module's __all__, see numerix/ops/__init__.py

@@ -564,8 +564,11 @@ class BenchRow:
 
 
 def _sync(result: Any) -> Any:
-    """Wait for an asynchronous backend (XLA, CUDA) to finish ``result``."""
-    result.backend.synchronize(result)
+    """Wait for an asynchronous backend (XLA, CUDA) to finish ``result``: a numerix
+    tensor through its backend; a raw row's result is synchronised by its own hook."""
+    backend = getattr(result, "backend", None)
+    if backend is not None:
+        backend.synchronize(result)
     return result
 
 

@@ -18,6 +18,7 @@ __all__ = [
     "PluginError",
     "ConfigError",
     "IndexingError",
+    "ArgumentError",
 ]
 
 
@@ -59,3 +60,7 @@ class ConfigError(NumerixError, ValueError):
 
 class IndexingError(NumerixError, IndexError):
     """An index out of bounds, of the wrong type, or too many indices."""
+
+
+class ArgumentError(NumerixError, ValueError):
+    """An argument value an operation does not take: an unknown mode, order or norm."""

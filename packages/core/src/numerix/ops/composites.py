@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,37 +19,62 @@ from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.defaults import get_default_backend
 from numerix.dtypes import DType
-from numerix.errors import DTypeError, ShapeError
-from numerix.ops._core import _PY_SCALARS, as_tensor, cast, scalar, unify
+from numerix.errors import ArgumentError, DTypeError, ShapeError
+from numerix.ops._core import (
+    _PY_SCALARS,
+    as_tensor,
+    cast,
+    check_scalar_fits,
+    result_dtype,
+    scalar,
+    unify,
+)
 from numerix.ops.creation import iota
 from numerix.ops.elementwise import (
     abs,
     equal,
     exp,
+    floor_divide,
     isfinite,
     isnan,
+    less,
     less_equal,
     log,
     logical_and,
     logical_or,
     not_equal,
     pow,
+    remainder,
     sqrt,
     square,
     subtract,
     where,
 )
+from numerix.ops.linalg_blocks import svd
 from numerix.ops.reduction import all as _all
 from numerix.ops.reduction import max as _max
 from numerix.ops.reduction import min as _min
 from numerix.ops.reduction import sum as _sum
-from numerix.ops.shape import broadcast_to, concatenate, reshape, squeeze
+from numerix.ops.shape import (
+    broadcast_to,
+    concatenate,
+    expand_dims,
+    moveaxis,
+    pad,
+    permute_dims,
+    reshape,
+    squeeze,
+)
+from numerix.ops.window import Padding
+from numerix.ops.window import _params as _window_params
+from numerix.primitives.window import window_reduce_shape_rule
 
 __all__ = [
     "logsumexp", "softmax", "log_softmax",
     "vector_norm", "matrix_norm", "norm",
     "split", "array_split", "meshgrid", "diag", "diagonal", "tril", "triu", "one_hot",
     "isclose", "allclose", "all_close",
+    "quotient", "reduce", "window_reduce", "to_batched",
 ]  # fmt: skip
 
 _HALF = (D.float16, D.bfloat16)
@@ -197,12 +222,12 @@ def _check_number_ord(op: str, ord: Any) -> float:
     if isinstance(ord, (bool, np.bool_)) or not isinstance(
         ord, (int, float, np.integer, np.floating)
     ):
-        raise ShapeError(
+        raise ArgumentError(
             f"{op}: ord must be a real number (2, 1, inf, -inf, 0 or any other p), got {ord!r}"
             + ("; for matrix norms use numerix.matrix_norm" if isinstance(ord, str) else "")
         )
     if math.isnan(float(ord)):
-        raise ShapeError(f"{op}: ord must not be NaN")
+        raise ArgumentError(f"{op}: ord must not be NaN")
     return float(ord)
 
 
@@ -257,44 +282,55 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
     5.0
     >>> nx.vector_norm(nx.tensor([3.0, -4.0]), ord="fro")
     Traceback (most recent call last):
-    numerix.errors.ShapeError: vector_norm: ord must be a real number ...
+    numerix.errors.ArgumentError: vector_norm: ord must be a real number ...
     """
     o = _check_number_ord("vector_norm", ord)
     return _vector_norm(x, axis, keepdims, o, "vector_norm")
 
 
-_MATRIX_ORDS = ("fro", 1, -1, math.inf, -math.inf)
-
-
 def _matrix_ord(op: str, ord: Any) -> Any:
     if isinstance(ord, str):
-        if ord == "fro":
+        if ord in ("fro", "nuc"):
             return ord
-        if ord == "nuc":
-            raise ShapeError(_svd_message(op, "'nuc'"))
     elif not isinstance(ord, (bool, np.bool_)) and isinstance(
         ord, (int, float, np.integer, np.floating)
     ):
         o = float(ord)
-        if o in (1.0, -1.0) or math.isinf(o):
+        if o in (1.0, -1.0, 2.0, -2.0) or math.isinf(o):
             return o
-        if o in (2.0, -2.0):
-            raise ShapeError(_svd_message(op, repr(ord)))
-    raise ShapeError(
-        f"{op}: invalid matrix norm order {ord!r}; use 'fro', 1, -1, inf or -inf (2, -2 and "
-        f"'nuc' need singular values, not available yet)"
+    raise ArgumentError(
+        f"{op}: invalid matrix norm order {ord!r}; use 'fro', 'nuc', 2, -2, 1, -1, inf or -inf"
     )
 
 
-def _svd_message(op: str, ord: str) -> str:
-    return (
-        f"{op}: ord={ord} needs the singular values of the matrix, and numerix has no SVD yet; "
-        f"use ord='fro' (an upper bound of the 2-norm), 1, -1, inf or -inf, or compute it on the "
-        f"host with numpy.linalg.matrix_norm(x.to_numpy(), ord={ord})"
-    )
+def _spectral_norm(x: Any, row: int, col: int, keepdims: bool, ord: Any, op: str) -> Tensor:
+    # ord 2 / -2 / 'nuc': the largest / smallest / sum of the singular values
+    t = as_tensor(x, op)
+    out = D.default_float() if t.dtype.kind in "biu" else t.dtype
+    out = {D.complex64: D.float32, D.complex128: D.float64}.get(out, out)
+    if t.dtype.kind in "biu" or t.dtype in _HALF:
+        t = cast(t, D.float32)
+    s = svd(moveaxis(t, (row, col), (-2, -1)), full_matrices=False)[1]
+    if ord == "nuc":
+        r = _sum(s, axis=-1)
+    elif s.shape[-1] != 0:
+        r = (_max if ord > 0 else _min)(s, axis=-1)
+    elif ord > 0:
+        r = _sum(s, axis=-1)  # the largest singular value of an empty matrix is 0, as numpy
+    else:
+        raise ShapeError(
+            f"{op}: ord={_fmt(ord)} of {t.describe()} has no value: the matrices have no "
+            f"singular values to take the minimum over (a side of length 0); use ord='fro' or a "
+            f"positive order"
+        )
+    if keepdims:
+        r = expand_dims(r, tuple(sorted((row, col))))
+    return cast(r, out)
 
 
 def _matrix_norm(x: Any, row: int, col: int, keepdims: bool, ord: Any, op: str) -> Tensor:
+    if ord == "nuc" or (ord != "fro" and _abs_ord(ord) == 2):
+        return _spectral_norm(x, row, col, keepdims, ord, op)
     a, out = _norm_operand(x, op)
     if ord == "fro":
         r = sqrt(_sum(square(a), axis=(row, col), keepdims=True))
@@ -331,10 +367,11 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Tenso
     """The matrix ``ord``-norm over the last two axes, batched (array API
     ``linalg.matrix_norm``).
 
-    ``ord`` is ``"fro"`` (default, Frobenius), 1 (max column sum of ``|x|``), -1 (min
-    column sum), ``inf`` (max row sum) or ``-inf`` (min row sum). 2, -2 and
-    ``"nuc"`` need singular values and are refused until numerix has an SVD.
-    Complex input gives a real result; bool and integers compute in float32.
+    ``ord`` is ``"fro"`` (default, Frobenius), ``"nuc"`` (nuclear: the sum of the
+    singular values), 2 (the largest singular value), -2 (the smallest), 1 (max column
+    sum of ``|x|``), -1 (min column sum), ``inf`` (max row sum) or ``-inf`` (min row
+    sum); 2, -2 and ``"nuc"`` go through :func:`numerix.svd`. Complex input gives a
+    real result; bool and integers compute in float32.
 
     Args:
         x: a tensor of at least 2 dimensions.
@@ -344,9 +381,11 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Tenso
     >>> import numerix as nx
     >>> nx.matrix_norm(nx.tensor([[1.0, -2.0], [3.0, 4.0]]), ord=1).item()
     6.0
-    >>> nx.matrix_norm(nx.tensor([[1.0]]), ord=2)
+    >>> nx.matrix_norm(nx.tensor([[3.0, 0.0], [0.0, -4.0]]), ord=2).item()
+    4.0
+    >>> nx.matrix_norm(nx.tensor([[1.0]]), ord=3)
     Traceback (most recent call last):
-    numerix.errors.ShapeError: matrix_norm: ord=2 needs the singular values ...
+    numerix.errors.ArgumentError: matrix_norm: invalid matrix norm order 3; ...
     """
     o = _matrix_ord("matrix_norm", ord)
     t = as_tensor(x, "matrix_norm")
@@ -364,8 +403,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> T
     ``axis=None``: with ``ord=None`` the 2-norm of all elements; with an ``ord`` the
     vector norm of a 1-d tensor or the matrix norm of a 2-d one. An int ``axis`` gives
     a vector norm (see :func:`vector_norm`); a pair of axes gives a matrix norm over
-    them (see :func:`matrix_norm`; ``ord=None`` is ``"fro"``; 2, -2 and ``"nuc"`` are
-    refused until numerix has an SVD).
+    them (see :func:`matrix_norm`; ``ord=None`` is ``"fro"``).
 
     Args:
         x: the tensor.
@@ -498,10 +536,10 @@ def meshgrid(*xs: Any, indexing: str = "xy", sparse: bool = False) -> list[Tenso
     ([[1, 2, 3], [1, 2, 3]], [[7, 7, 7], [8, 8, 8]])
     >>> nx.meshgrid(nx.tensor([1]), indexing="yx")
     Traceback (most recent call last):
-    numerix.errors.ShapeError: meshgrid: indexing must be 'xy' or 'ij', got 'yx'
+    numerix.errors.ArgumentError: meshgrid: indexing must be 'xy' or 'ij', got 'yx'
     """
     if indexing not in ("xy", "ij"):
-        raise ShapeError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+        raise ArgumentError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     if not xs:
         return []
     _, ts = unify("meshgrid", *xs)
@@ -761,3 +799,237 @@ def allclose(
 
 
 all_close = allclose
+
+
+# ---------------------------------------------------------------- quotient
+
+
+def quotient(x1: Any, x2: Any, /) -> Tensor:
+    """Integer division truncated toward zero (Nx ``quotient``; C's ``/`` on integers).
+
+    Unlike :func:`numerix.floor_divide` (which rounds toward -inf), ``-7 // 2`` is -3
+    here. Integers only (Python ints are weak). Division by zero gives 0, as
+    :func:`numerix.floor_divide` (numpy's convention; Nx raises on the binary backend).
+
+    Args:
+        x1, x2: integer tensors (or Python ints) that broadcast together.
+
+    >>> import numerix as nx
+    >>> nx.quotient(nx.tensor([7, -7, 7, -7]), nx.tensor([2, 2, -2, -2])).tolist()
+    [3, -3, -3, 3]
+    >>> nx.quotient(nx.tensor([1.0]), 2)
+    Traceback (most recent call last):
+    numerix.errors.DTypeError: quotient: integer operands only, got ...
+    """
+    ops = [v if type(v) in _PY_SCALARS else as_tensor(v, "quotient") for v in (x1, x2)]
+    d = result_dtype("quotient", *ops)
+    tensors = [v for v in ops if type(v) is Tensor]
+    if len(tensors) == 2:
+        broadcast_shapes("quotient", tensors[0].shape, tensors[1].shape)
+    if d.kind not in "iu":
+        names = ", ".join(v.describe() if type(v) is Tensor else repr(v) for v in ops)
+        raise DTypeError(
+            f"quotient: integer operands only, got {names} (promoted to {d}); use "
+            f"numerix.trunc(numerix.divide(x1, x2)) for inexact numbers"
+        )
+    q = floor_divide(x1, x2)
+    if d.kind == "u":
+        return q
+    # floor and truncation differ when the division is inexact and the signs differ
+    r = remainder(x1, x2)
+    inexact_neg = logical_and(not_equal(r, 0), not_equal(less(x1, 0), less(x2, 0)))
+    return where(inexact_neg, q + 1, q)
+
+
+# ---------------------------------------------------------------- reduce, window_reduce
+
+ReduceFn = Callable[[Tensor, Tensor], Tensor]
+
+
+def _initial(op: str, initial: Any, t: Tensor) -> Tensor:
+    """``initial`` (a Python scalar or a 0-d tensor) in ``t``'s dtype, exactly."""
+    if type(initial) is Tensor:
+        if initial.ndim != 0:
+            raise ShapeError(
+                f"{op}: initial must be a Python scalar or a 0-d tensor, got {initial.describe()}"
+            )
+        if initial.dtype is not t.dtype:
+            raise DTypeError(
+                f"{op}: initial {initial.describe()} must have x's dtype ({t.describe()}); cast "
+                f"it with astype"
+            )
+        return unify(op, t, initial)[1][1]
+    if type(initial) not in _PY_SCALARS:
+        raise DTypeError(
+            f"{op}: initial must be a Python scalar or a 0-d tensor, got {type(initial).__name__}"
+        )
+    if D.result_type(t.dtype, initial) is not t.dtype:
+        raise DTypeError(
+            f"{op}: initial {initial!r} does not fit x's dtype ({t.describe()}); give a value of "
+            f"x's kind or cast x first"
+        )
+    check_scalar_fits(op, initial, t.dtype)
+    return scalar(initial, t.dtype, t.backend)
+
+
+def _step(op: str, fn: ReduceFn, acc: Tensor, part: Tensor) -> Tensor:
+    r = fn(acc, part)
+    if type(r) is not Tensor:
+        raise DTypeError(f"{op}: fn must return a Tensor, got {type(r).__name__}")
+    if r.shape != acc.shape or r.dtype is not acc.dtype:
+        raise ShapeError(
+            f"{op}: fn(acc, x) must return a tensor like acc ({acc.describe()}), got "
+            f"{r.describe()}; cast inside fn with astype and keep the shapes element-wise"
+        )
+    return r
+
+
+def reduce(
+    x: Any, initial: Any, fn: ReduceFn, *, axis: Any = None, keepdims: bool = False
+) -> Tensor:
+    """Reduce ``x`` over ``axis`` with a function of two tensors (Nx ``reduce``; XLA
+    Reduce / ``lax.reduce``).
+
+    ``fn(acc, x_slice)`` combines the accumulator with one slice of ``x`` (both of the
+    result's shape and ``x``'s dtype), built from numerix ops; it is applied to the
+    slices in index order (row-major over the reduced axes), starting from
+    ``initial`` broadcast. The loop is a static Python loop over the reduced size, so
+    it traces (one node per step: keep reduced axes short) and reads no values. An
+    empty reduction gives ``initial``.
+
+    Args:
+        x: the tensor.
+        initial: the start value: a Python scalar that fits ``x``'s dtype or a 0-d
+            tensor of that dtype.
+        fn: ``(acc, x_slice) -> acc``, returning ``acc``'s shape and dtype.
+        axis: an int, a tuple of ints, or None (every axis).
+        keepdims: keep the reduced axes with size 1.
+
+    >>> import numerix as nx
+    >>> nx.reduce(nx.tensor([[1, 2], [3, 4]]), 0, lambda a, b: a + b * b, axis=1).tolist()
+    [5, 25]
+    >>> nx.reduce(nx.tensor([1, 2]), 0.5, lambda a, b: a + b)
+    Traceback (most recent call last):
+    numerix.errors.DTypeError: reduce: initial 0.5 does not fit x's dtype ...
+    """
+    t = as_tensor(x, "reduce")
+    axes = _axes("reduce", axis, t)
+    init = _initial("reduce", initial, t)
+    kept = tuple(a for a in range(t.ndim) if a not in axes)
+    rest = tuple(t.shape[a] for a in kept)
+    n = 1
+    for a in axes:
+        n *= t.shape[a]
+    # the reduced axes first, flattened, in their order: slices in row-major order
+    flat = reshape(permute_dims(t, tuple(sorted(axes)) + kept), (n, *rest))
+    acc = broadcast_to(init, rest)
+    for i in range(n):
+        acc = _step("reduce", fn, acc, flat[i])
+    if keepdims:
+        acc = reshape(acc, tuple(1 if a in axes else t.shape[a] for a in range(t.ndim)))
+    return acc
+
+
+def window_reduce(
+    x: Any, initial: Any, window_shape: Sequence[int], fn: ReduceFn, *,
+    strides: int | Sequence[int] | None = None, padding: Padding = "valid",
+    window_dilations: int | Sequence[int] | None = None,
+) -> Tensor:  # fmt: skip
+    """Reduce each window of ``x`` with a function of two tensors (Nx ``window_reduce``;
+    XLA ReduceWindow).
+
+    The windows are those of :func:`numerix.window_sum` (same ``window_shape``,
+    ``strides``, ``padding`` and ``window_dilations``); padded positions hold
+    ``initial``, as XLA. ``fn(acc, part)`` is applied once per window offset, in
+    row-major order of the offsets, to the strided slice of every window's element at
+    that offset; a static Python loop over the window's volume, so it traces and reads
+    no values.
+
+    Args:
+        x: the tensor.
+        initial: the start value and the padding: a Python scalar that fits ``x``'s
+            dtype or a 0-d tensor of that dtype.
+        window_shape: the window's size along each axis of ``x``.
+        fn: ``(acc, part) -> acc``, returning ``acc``'s shape and dtype.
+        strides, padding, window_dilations: as :func:`numerix.window_sum`.
+
+    >>> import numerix as nx
+    >>> import math
+    >>> x = nx.tensor([1.0, 5.0, 2.0, 4.0])
+    >>> nx.window_reduce(x, -math.inf, (2,), nx.maximum, strides=2).tolist()
+    [5.0, 4.0]
+    >>> nx.window_reduce(x, 0.0, (2, 2), nx.add)
+    Traceback (most recent call last):
+    numerix.errors.ShapeError: window_reduce: window_shape (2, 2) has 2 entries; it needs 1, ...
+    """
+    t = as_tensor(x, "window_reduce")
+    params = _window_params("window_reduce", t, window_shape, strides, padding, window_dilations)
+    init = _initial("window_reduce", initial, t)
+    shape = window_reduce_shape_rule(t.shape, **params)
+    acc = broadcast_to(init, shape)
+    if 0 in shape:
+        return acc
+    pairs = params["padding"]
+    if any(lo or hi for lo, hi in pairs):
+        t = pad(t, pairs, constant_values=init)
+    win, st, dil = params["window_dimensions"], params["strides"], params["window_dilations"]
+    for offset in itertools.product(*(range(w) for w in win)):
+        key = tuple(
+            slice(o * d, o * d + (k - 1) * s + 1, s) for o, d, k, s in zip(offset, dil, shape, st)
+        )
+        acc = _step("window_reduce", fn, acc, t[key])
+    return acc
+
+
+# ---------------------------------------------------------------- to_batched
+
+
+def to_batched(x: Any, batch_size: int, *, leftover: str = "repeat") -> Iterator[Tensor]:
+    """Split ``x`` along axis 0 into batches of ``batch_size`` (Nx ``to_batched``).
+
+    Returns an iterator (arguments are checked at once). When the axis does not
+    divide evenly, ``leftover="repeat"`` fills the last batch by wrapping around to the
+    start of ``x`` (as Nx), ``"discard"`` drops the remaining elements. An empty axis
+    gives no batch.
+
+    Args:
+        x: a tensor of at least 1 dimension.
+        batch_size: the size of each batch (a positive int).
+        leftover: ``"repeat"`` or ``"discard"``.
+
+    >>> import numerix as nx
+    >>> [b.tolist() for b in nx.to_batched(nx.arange(5), 2)]
+    [[0, 1], [2, 3], [4, 0]]
+    >>> [b.tolist() for b in nx.to_batched(nx.arange(5), 2, leftover="discard")]
+    [[0, 1], [2, 3]]
+    >>> nx.to_batched(nx.arange(5), 0)
+    Traceback (most recent call last):
+    numerix.errors.ArgumentError: to_batched: batch_size must be a positive int, got 0
+    """
+    t = as_tensor(x, "to_batched")
+    if not _is_int(batch_size) or int(batch_size) < 1:
+        raise ArgumentError(f"to_batched: batch_size must be a positive int, got {batch_size!r}")
+    if leftover not in ("repeat", "discard"):
+        raise ArgumentError(f"to_batched: leftover must be 'repeat' or 'discard', got {leftover!r}")
+    if t.ndim == 0:
+        raise ShapeError(
+            f"to_batched: x must have at least 1 dimension to batch along, got {t.describe()}"
+        )
+    return _batches(t, int(batch_size), leftover == "repeat")
+
+
+def _batches(t: Tensor, size: int, repeat: bool) -> Iterator[Tensor]:
+    n = t.shape[0]
+    count = -(-n // size) if repeat else n // size
+    for b in range(count):
+        lo, hi = b * size, (b + 1) * size
+        if hi <= n:
+            yield t[lo:hi]
+            continue
+        # wrap around: the rest of x, then x again from the start (as often as needed)
+        parts, need = [t[lo:]], hi - n
+        while need:
+            take = min(need, n)
+            parts.append(t[:take])
+            need -= take
+        yield concatenate(parts)

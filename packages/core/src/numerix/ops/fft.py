@@ -15,7 +15,7 @@ from typing import Any
 from numerix import dtypes as D
 from numerix._shapes import normalize_axis
 from numerix._tensor import Tensor
-from numerix.errors import DTypeError, ShapeError
+from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import as_tensor, bind, cast, new_out, resolve
 from numerix.primitives import fft as P
 from numerix.primitives._registry import Primitive
@@ -29,7 +29,9 @@ def _transform(prim: Primitive, op: str, x: Any, n: Any, axis: int, norm: str) -
     t = as_tensor(x, op)
     ax = normalize_axis(op, axis, t.ndim, t.shape)
     if norm not in _NORMS:
-        raise ShapeError(f"{op}: norm must be one of {', '.join(map(repr, _NORMS))}, got {norm!r}")
+        raise ArgumentError(
+            f"{op}: norm must be one of {', '.join(map(repr, _NORMS))}, got {norm!r}"
+        )
     if n is None:
         length = t.shape[ax]
         if length < 1:

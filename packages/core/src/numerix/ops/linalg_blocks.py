@@ -25,7 +25,7 @@ from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
-from numerix.errors import DTypeError, ShapeError
+from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops import creation as C
 from numerix.ops import elementwise as E
 from numerix.ops import reduction as R
@@ -227,7 +227,7 @@ def triangular_solve(
     """
     op = "triangular_solve"
     if transform_a not in _TRANSFORMS:
-        raise ShapeError(
+        raise ArgumentError(
             f"{op}: transform_a must be one of {', '.join(map(repr, _TRANSFORMS))}, "
             f"got {transform_a!r}"
         )
@@ -497,10 +497,12 @@ def qr(x: Any, /, *, mode: str = "reduced") -> tuple[Tensor, Tensor]:
 
     An unknown mode raises::
 
-        nx.qr(nx.ones((2, 2)), mode="r")  # ShapeError: qr: mode must be one of ...
+        nx.qr(nx.ones((2, 2)), mode="r")  # ArgumentError: qr: mode must be one of ...
     """
     if mode not in _QR_MODES:
-        raise ShapeError(f"qr: mode must be one of {', '.join(map(repr, _QR_MODES))}, got {mode!r}")
+        raise ArgumentError(
+            f"qr: mode must be one of {', '.join(map(repr, _QR_MODES))}, got {mode!r}"
+        )
     t, rd = _one("qr", x)
     if t.ndim < 2:
         raise ShapeError(f"qr: x must have at least 2 dimensions (..., m, n), got {t.describe()}")
@@ -722,13 +724,13 @@ def svd_fallback(x: Tensor, *, full_matrices: bool) -> tuple[Tensor, Tensor, Ten
         v = matmul(v, cast(perm, x.dtype))
     # a = u diag(s): its QR has r diagonal up to rounding, with |r_ii| = s_i; q's columns
     # times the phases of r's diagonal are u (q is unitary even where s_i = 0)
-    q, r = qr_fallback(a, mode="complete" if full_matrices else "reduced")
+    uq, r = qr_fallback(a, mode="complete" if full_matrices else "reduced")
     if n:
         d = _diagonal_of(r[..., :n, :n])  # (..., n)
         ad = E.abs(d)
         ph = E.where(ad == 0, 1, d / cast(E.where(ad == 0, 1, ad), x.dtype))
-        q = S.concatenate([q[..., :, :n] * S.expand_dims(ph, -2), q[..., :, n:]], axis=-1)
-    return q, s, _h(v)
+        uq = S.concatenate([uq[..., :, :n] * S.expand_dims(ph, -2), uq[..., :, n:]], axis=-1)
+    return uq, s, _h(v)
 
 
 def _diagonal_of(t: Tensor) -> Tensor:

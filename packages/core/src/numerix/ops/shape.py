@@ -12,7 +12,7 @@ import numpy as np
 from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis, size_of
 from numerix._tensor import Tensor
-from numerix.errors import DTypeError, ShapeError
+from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import as_tensor, bind, cast, new_out, on_backend, unify
 from numerix.primitives import shape as P
 
@@ -298,14 +298,14 @@ def pad(x: Any, /, pad_width: Any, *, mode: str = "constant", constant_values: A
     """
     t = as_tensor(x, "pad")
     if mode != "constant":
-        raise NotImplementedError(
-            f"pad: mode {mode!r} is not implemented; only mode='constant' is (build reflect or "
+        raise ArgumentError(
+            f"pad: mode {mode!r} is not supported; only mode='constant' is (build reflect or "
             f"edge padding from numerix.flip / getitem and numerix.concatenate)"
         )
     if isinstance(constant_values, (tuple, list)):
-        raise NotImplementedError(
+        raise ArgumentError(
             "pad: constant_values must be one scalar; per-axis pairs of values are not "
-            "implemented (pad one axis at a time with pad_general)"
+            "supported (pad one axis at a time with pad_general)"
         )
     w = np.asarray(pad_width)
     if w.dtype.kind not in "iu" or (w.size == 0 and t.ndim):

@@ -13,7 +13,7 @@ from typing import Any
 
 from numerix import dtypes as D
 from numerix._tensor import Tensor
-from numerix.errors import DTypeError, ShapeError
+from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import (
     as_tensor,
     bind,
@@ -76,7 +76,7 @@ def resolve_padding(
                 total = max((-(-n // s) - 1) * s + k - n, 0)
                 pads.append((total // 2, total - total // 2))
             return tuple(pads)
-        raise ShapeError(
+        raise ArgumentError(
             f"{op}: padding must be 'valid', 'same' or a sequence of (low, high) pairs, got "
             f"{padding!r}"
         )
@@ -84,7 +84,7 @@ def resolve_padding(
         isinstance(p, (tuple, list)) and len(p) == 2 and all(_is_int(v) for v in p) for p in padding
     )
     if not ok:
-        raise ShapeError(
+        raise ArgumentError(
             f"{op}: padding must be 'valid', 'same' or a sequence of (low, high) pairs, got "
             f"{padding!r}"
         )
@@ -236,7 +236,7 @@ def window_mean(
     [1.5, 4.0]
     >>> nx.window_mean(nx.tensor([1, 2]), (2,), padding="full")
     Traceback (most recent call last):
-    numerix.errors.ShapeError: window_mean: padding must be 'valid', 'same' or a sequence of (low, high) pairs, got 'full'
+    numerix.errors.ArgumentError: window_mean: padding must be 'valid', 'same' or a sequence of (low, high) pairs, got 'full'
     """
     t = as_tensor(x, "window_mean")
     if t.dtype.kind in "biu":

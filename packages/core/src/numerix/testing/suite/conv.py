@@ -238,6 +238,7 @@ def test_conv_errors() -> None:
         x,
         k4,
         padding="full",
+        exc=nx.ArgumentError,
     )
     raises(
         r"^conv: padding has 2 \(low, high\) pairs; it needs 1, one per spatial axis$",

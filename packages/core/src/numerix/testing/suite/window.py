@@ -264,13 +264,13 @@ def test_window_errors() -> None:
     ):
         nx.window_sum(x, (1, 1), window_dilations=1.5)
     with pytest.raises(
-        nx.ShapeError,
+        nx.ArgumentError,
         match=r"^window_mean: padding must be 'valid', 'same' or a sequence of \(low, high\) "
         r"pairs, got 'SAME'$",
     ):
         nx.window_mean(x, (1, 1), padding="SAME")
     with pytest.raises(
-        nx.ShapeError,
+        nx.ArgumentError,
         match=r"^window_max: padding must be 'valid', 'same' or a sequence of \(low, high\) "
         r"pairs, got \[1, 2\]$",
     ):

@@ -1,0 +1,39 @@
+"""Fixtures shared by the core's tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from numerix import _config_state, plugins
+
+OPTIONAL = ("xla", "torch")
+
+
+@pytest.fixture
+def core_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """numerix as installed with core and binary alone: the optional backend plugins
+    (numerix-xla, numerix-torch) are hidden, so that "not installed" behaviour is tested
+    the same way whether or not they are installed in this environment."""
+    reg = plugins._REG
+    reg.discover()
+    plugins.settings_models()
+    monkeypatch.setattr(reg, "entries", {k: v for k, v in reg.entries.items() if k not in OPTIONAL})
+    monkeypatch.setattr(reg, "classes", {k: v for k, v in reg.classes.items() if k not in OPTIONAL})
+    monkeypatch.setattr(
+        reg, "instances", {k: v for k, v in reg.instances.items() if k[0] not in OPTIONAL}
+    )
+    monkeypatch.setattr(
+        reg, "settings", {k: v for k, v in (reg.settings or {}).items() if k not in OPTIONAL}
+    )
+    _forget_settings()
+    yield
+    monkeypatch.undo()
+    _forget_settings()
+
+
+def _forget_settings() -> None:
+    # the next read of the settings sees the plugins (and environment) as they are then
+    _config_state.base = None
+    _config_state.base_backend = None
