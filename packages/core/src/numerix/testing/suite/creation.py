@@ -86,8 +86,9 @@ def test_tensor_from_numpy_keeps_dtype_and_shares_memory(dtype: D.DType) -> None
         a = sample(dtype, shape, 3)
         x = nx.tensor(a)
         check(x, a, dtype)
-        # adopted without a copy on the binary backend
-        assert np.shares_memory(x.to_numpy(), a) or a.size == 0
+        # a host backend adopts the array without a copy
+        if x.backend.is_host:
+            assert np.shares_memory(x.to_numpy(), a) or a.size == 0
     a = sample(dtype, (4, 5), 4)
     for v in (a.T, a[::2, ::-1], noncontiguous(a), a[:, 1]):
         check(nx.tensor(v), np.ascontiguousarray(v), dtype)
@@ -101,7 +102,7 @@ def test_tensor_from_numpy_with_dtype_casts(src: D.DType) -> None:
     for dst in (nx.int32, nx.uint8, nx.float32, nx.float64, nx.bool):
         if src.kind == "c" and dst.kind != "c":
             msg = (
-                rf"^tensor: converting complex {src.short}\[2\]\[3\] binary\(cpu\) to {dst} would "
+                rf"^tensor: converting complex {src.short}\[2\]\[3\] \w+\([^)]*\) to {dst} would "
                 r"drop the imaginary part"
             )
             with pytest.raises(nx.DTypeError, match=msg):

@@ -589,7 +589,7 @@ def test_refusal_messages() -> None:
     with pytest.raises(
         nx.DTypeError,
         match=r"^add: unsupported dtypes bool and bool \(pred\[2\] "
-        r"binary\(cpu\), pred\[2\] binary\(cpu\)\); add takes "
+        r"\w+\([^)]*\), pred\[2\] \w+\([^)]*\)\); add takes "
         r"numeric dtypes \(not bool\)",
     ):
         nx.add(b, b)
@@ -602,7 +602,7 @@ def test_refusal_messages() -> None:
     with pytest.raises(
         nx.DTypeError,
         match=r"^bitwise_invert: unsupported dtype for f32\[2\] "
-        r"binary\(cpu\); bitwise_invert takes integer or bool",
+        r"\w+\([^)]*\); bitwise_invert takes integer or bool",
     ):
         nx.bitwise_invert(f)
     with pytest.raises(
@@ -741,7 +741,7 @@ def test_clip_keeps_the_dtype_of_x() -> None:
     with pytest.raises(
         nx.DTypeError,
         match=r"^clip: float bound 2.5 would change the dtype of "
-        r"s8\[3\] binary\(cpu\)",
+        r"s8\[3\] \w+\([^)]*\)",
     ):
         nx.clip(x, 2.5, None)
     with pytest.raises(
@@ -750,13 +750,13 @@ def test_clip_keeps_the_dtype_of_x() -> None:
         nx.clip(nx.ones(3), None, 1j)
     with pytest.raises(
         nx.DTypeError,
-        match=r"^clip: min s64\[1\] binary\(cpu\) would change the "
+        match=r"^clip: min s64\[1\] \w+\([^)]*\) would change the "
         r"dtype of s8\[3\]",
     ):
         nx.clip(x, nx.tensor([2]), None)
     with pytest.raises(
         nx.DTypeError,
-        match=r"^clip: max s64\[1\] binary\(cpu\) would change the "
+        match=r"^clip: max s64\[1\] \w+\([^)]*\) would change the "
         r"dtype of s8\[3\]",
     ):
         nx.clip(x, None, np.array([4]))
@@ -766,7 +766,7 @@ def test_clip_keeps_the_dtype_of_x() -> None:
         nx.clip(t(np.ones(3, np.uint8)), -1, 2)
     with pytest.raises(
         nx.ShapeError,
-        match=r"^clip: bounds broadcast s8\[3\] binary\(cpu\) to shape "
+        match=r"^clip: bounds broadcast s8\[3\] \w+\([^)]*\) to shape "
         r"\(2, 3\)",
     ):
         nx.clip(x, t(np.zeros((2, 1), np.int8)), None)
@@ -792,7 +792,7 @@ def test_astype(pair: tuple[D.DType, D.DType]) -> None:
         with pytest.raises(
             nx.DTypeError,
             match=rf"^astype: casting complex {src.short}\[3\]\[4\] "
-            rf"binary\(cpu\) to {dst} would drop the imaginary",
+            rf"\w+\([^)]*\) to {dst} would drop the imaginary",
         ):
             nx.astype(t(a), dst)
         return

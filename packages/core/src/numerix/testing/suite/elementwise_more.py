@@ -350,7 +350,7 @@ def test_bit_counts_shapes(name: str, shape: tuple[int, ...]) -> None:
 def test_bit_counts_refusal_message() -> None:
     with pytest.raises(
         nx.DTypeError,
-        match=r"population_count: unsupported dtype for pred\[2\] binary\(cpu\); population_count "
+        match=r"population_count: unsupported dtype for pred\[2\] \w+\([^)]*\); population_count "
         r"takes integer dtypes",
     ):
         nx.population_count(t(np.asarray([True, False])))
@@ -407,7 +407,7 @@ def test_bitcast_errors() -> None:
     with pytest.raises(
         nx.DTypeError,
         match=r"bitcast: float32 \(32 bits\) and int64 \(64 bits\) differ in bit width; got "
-        r"f32\[2\] binary\(cpu\)",
+        r"f32\[2\] \w+\([^)]*\)",
     ):
         nx.bitcast(t(np.zeros(2, np.float32)), nx.int64)
     with pytest.raises(

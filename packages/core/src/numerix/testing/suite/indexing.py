@@ -119,7 +119,7 @@ def test_iteration_and_len_follow_the_first_axis() -> None:
 
 def test_getitem_errors() -> None:
     x = nx.tensor(A)
-    d = r"\(s64\[2\]\[3\]\[4\]\[5\] binary\(cpu\)\)"
+    d = r"\(s64\[2\]\[3\]\[4\]\[5\] \w+\([^)]*\)\)"
     with pytest.raises(
         nx.IndexingError,
         match=rf"^getitem: index 2 is out of bounds for axis 0 with "
@@ -149,7 +149,7 @@ def test_getitem_errors() -> None:
     with pytest.raises(
         nx.IndexingError,
         match=r"^getitem: too many indices for s64\[2\]\[3\]\[4\]\[5\] "
-        r"binary\(cpu\): 4 dimension\(s\), 5 indexed",
+        r"\w+\([^)]*\): 4 dimension\(s\), 5 indexed",
     ):
         x[0, 0, 0, 0, 0]
     with pytest.raises(
@@ -157,7 +157,7 @@ def test_getitem_errors() -> None:
     ):
         x[A[0] > 0, 0, 0]  # a 3-d mask consumes three axes
     with pytest.raises(
-        nx.IndexingError, match=r"^getitem: too many indices for s32 binary\(cpu\): 0 "
+        nx.IndexingError, match=r"^getitem: too many indices for s32 \w+\([^)]*\): 0 "
     ):
         nx.tensor(3, dtype=nx.int32)[0]
     with pytest.raises(
@@ -171,7 +171,7 @@ def test_getitem_errors() -> None:
     with pytest.raises(
         nx.IndexingError,
         match=r"^getitem: index tensors must be integer or bool, got "
-        r"f32\[2\] binary\(cpu\)",
+        r"f32\[2\] \w+\([^)]*\)",
     ):
         x[nx.tensor([0.0, 1.0])]
     with pytest.raises(
@@ -244,7 +244,7 @@ def test_take_along_axis_errors() -> None:
     with pytest.raises(
         nx.IndexingError,
         match=r"^take_along_axis: index 3 is out of bounds for axis 1 with size 3 "
-        r"\(s64\[2\]\[3\] binary\(cpu\)\)",
+        r"\(s64\[2\]\[3\] \w+\([^)]*\)\)",
     ):
         nx.take_along_axis(x, nx.tensor([[0], [3]]), axis=1)
     with pytest.raises(
@@ -258,7 +258,7 @@ def test_take_along_axis_errors() -> None:
         nx.take_along_axis(x, nx.tensor([[0.0]]), axis=1)
     with pytest.raises(
         nx.ShapeError,
-        match=r"^take_along_axis: indices s64\[2\] binary\(cpu\) must have as many dimensions",
+        match=r"^take_along_axis: indices s64\[2\] \w+\([^)]*\) must have as many dimensions",
     ):
         nx.take_along_axis(x, nx.tensor([0, 1]), axis=1)
     with pytest.raises(
@@ -353,8 +353,8 @@ def test_put_slice_casts_only_without_loss() -> None:
     check(nx.put_slice(nx.zeros(3, dtype=nx.uint8), [1], [255, 7]), [0, 255, 7], nx.uint8)
     with pytest.raises(
         nx.DTypeError,
-        match=r"^put_slice: update f64\[1\]\[1\] binary\(cpu\) cannot be cast to float32 without "
-        r"loss \(the result keeps the dtype of f32\[2\]\[3\] binary\(cpu\)\)",
+        match=r"^put_slice: update f64\[1\]\[1\] \w+\([^)]*\) cannot be cast to float32 without "
+        r"loss \(the result keeps the dtype of f32\[2\]\[3\] \w+\([^)]*\)\)",
     ):
         nx.put_slice(x, [0, 0], nx.tensor([[1.0]], dtype=nx.float64))
     with pytest.raises(nx.DTypeError, match=r"^put_slice: update \[256\] is not exact in uint8"):
@@ -375,7 +375,7 @@ def test_dynamic_slice_and_put_slice_errors() -> None:
         nx.dynamic_slice(x, [0, 0], [1, -1])
     with pytest.raises(
         nx.IndexingError,
-        match=r"^dynamic_slice: 1 start indices for s64\[2\]\[3\] binary\(cpu\); "
+        match=r"^dynamic_slice: 1 start indices for s64\[2\]\[3\] \w+\([^)]*\); "
         r"give one per axis",
     ):
         nx.dynamic_slice(x, [0], [1, 1])
@@ -398,8 +398,8 @@ def test_dynamic_slice_and_put_slice_errors() -> None:
         nx.dynamic_slice(x, 0, [1, 1])
     with pytest.raises(
         nx.ShapeError,
-        match=r"^put_slice: update s64\[3\] binary\(cpu\) must have the dimensions of "
-        r"s64\[2\]\[3\] binary\(cpu\), each no larger",
+        match=r"^put_slice: update s64\[3\] \w+\([^)]*\) must have the dimensions of "
+        r"s64\[2\]\[3\] \w+\([^)]*\), each no larger",
     ):
         nx.put_slice(x, [0, 0], nx.tensor([1, 2, 3]))
     with pytest.raises(nx.ShapeError, match=r"^put_slice: update s64\[1\]\[4\] .* each no larger"):
@@ -513,7 +513,7 @@ def test_indexed_add_integer_overflow_wraps() -> None:
 
 def test_indexed_add_and_put_errors() -> None:
     x = nx.zeros((2, 3), dtype=nx.float32)
-    d = r"\(f32\[2\]\[3\] binary\(cpu\)\)"
+    d = r"\(f32\[2\]\[3\] \w+\([^)]*\)\)"
     with pytest.raises(
         nx.IndexingError,
         match=rf"^indexed_add: index 2 is out of bounds for axis 0 with size 2 {d}",
@@ -551,13 +551,13 @@ def test_indexed_add_and_put_errors() -> None:
         nx.indexed_put(x, nx.tensor([[0]]), [1.0, 1.0], axes=(2,))
     with pytest.raises(
         nx.ShapeError,
-        match=r"^indexed_add: updates f32\[2\]\[2\] binary\(cpu\) must have shape \(2, 3\) \(one "
+        match=r"^indexed_add: updates f32\[2\]\[2\] \w+\([^)]*\) must have shape \(2, 3\) \(one "
         r"row per index",
     ):
         nx.indexed_add(x, nx.tensor([[0], [1]]), nx.ones((2, 2)))
     with pytest.raises(
         nx.DTypeError,
-        match=r"^indexed_add: updates f64\[1\]\[3\] binary\(cpu\) cannot be cast to float32 "
+        match=r"^indexed_add: updates f64\[1\]\[3\] \w+\([^)]*\) cannot be cast to float32 "
         r"without loss",
     ):
         nx.indexed_add(x, nx.tensor([[0]]), nx.ones((1, 3), dtype=nx.float64))
@@ -565,7 +565,7 @@ def test_indexed_add_and_put_errors() -> None:
         nx.indexed_put(nx.zeros(2, dtype=nx.int32), nx.tensor([[0]]), [1.5])
     with pytest.raises(
         nx.DTypeError,
-        match=r"^indexed_add: cannot add to pred\[2\] binary\(cpu\); bool has no "
+        match=r"^indexed_add: cannot add to pred\[2\] \w+\([^)]*\); bool has no "
         r"addition",
     ):
         nx.indexed_add(nx.zeros(2, dtype=nx.bool_), nx.tensor([[0]]), [True])

@@ -266,7 +266,7 @@ def test_reduction_empty_errors() -> None:
     with pytest.raises(
         nx.ShapeError,
         match=r"^max: cannot reduce the empty axis/axes \(0,\) of "
-        r"f32\[0\] binary\(cpu\): max has no identity",
+        r"f32\[0\] \w+\([^)]*\): max has no identity",
     ):
         nx.max(nx.zeros((0,)))
     with pytest.raises(

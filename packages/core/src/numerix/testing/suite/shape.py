@@ -59,14 +59,14 @@ def test_reshape_errors() -> None:
     x = nx.ones((2, 3))
     with pytest.raises(
         nx.ShapeError,
-        match=r"^reshape: cannot reshape f32\[2\]\[3\] binary\(cpu\) "
+        match=r"^reshape: cannot reshape f32\[2\]\[3\] \w+\([^)]*\) "
         r"\(6 elements\) to \(4, 2\) \(8 elements\); the sizes "
         r"must match",
     ):
         nx.reshape(x, (4, 2))
     with pytest.raises(
         nx.ShapeError,
-        match=r"^reshape: cannot reshape f32\[2\]\[3\] binary\(cpu\) "
+        match=r"^reshape: cannot reshape f32\[2\]\[3\] \w+\([^)]*\) "
         r"\(6 elements\) to \(4, -1\): the -1 dimension has no "
         r"whole size",
     ):
@@ -159,14 +159,14 @@ def test_broadcast_to_errors() -> None:
         nx.broadcast_to(nx.ones((3,)), (4,))
     with pytest.raises(
         nx.ShapeError,
-        match=r"^broadcast_to: cannot broadcast f32\[3\] binary\(cpu\) "
+        match=r"^broadcast_to: cannot broadcast f32\[3\] \w+\([^)]*\) "
         r"to shape \(3, 1\)",
     ):
         nx.broadcast_to(nx.ones((3,)), (3, 1))
     with pytest.raises(
         nx.ShapeError,
         match=r"^broadcast_to: cannot broadcast f32\[2\]\[3\] "
-        r"binary\(cpu\) to shape \(3,\)",
+        r"\w+\([^)]*\) to shape \(3,\)",
     ):
         nx.broadcast_to(nx.ones((2, 3)), (3,))
     with pytest.raises(nx.ShapeError, match=r"^broadcast_to: negative dimension -1"):
@@ -194,7 +194,7 @@ def test_expand_dims_squeeze(dtype: D.DType) -> None:
 def test_expand_dims_squeeze_errors() -> None:
     with pytest.raises(
         nx.ShapeError,
-        match=r"^squeeze: axis 1 of f32\[1\]\[3\] binary\(cpu\) has "
+        match=r"^squeeze: axis 1 of f32\[1\]\[3\] \w+\([^)]*\) has "
         r"size 3, not 1",
     ):
         nx.squeeze(nx.ones((1, 3)), 1)
@@ -260,7 +260,7 @@ def test_concatenate_stack_errors() -> None:
     with pytest.raises(
         nx.ShapeError,
         match=r"^concatenate: tensors must have the same number of "
-        r"dimensions, got f32\[2\]\[3\] binary\(cpu\), f32\[3\]",
+        r"dimensions, got f32\[2\]\[3\] \w+\([^)]*\), f32\[3\]",
     ):
         nx.concatenate([nx.ones((2, 3)), nx.ones((3,))])
     with pytest.raises(
@@ -413,7 +413,7 @@ def test_pad_errors() -> None:
     with pytest.raises(
         nx.DTypeError,
         match=r"^pad: pad value 300 is not exact in int8 \(the result keeps the dtype of "
-        r"s8\[3\] binary\(cpu\)\)",
+        r"s8\[3\] \w+\([^)]*\)\)",
     ):
         nx.pad(x, 1, constant_values=300)
     with pytest.raises(nx.DTypeError, match=r"^pad: pad value 0.5 is not exact in int8"):
@@ -424,7 +424,7 @@ def test_pad_errors() -> None:
         nx.pad(nx.tensor([1.0]), 1, constant_values=1j)
     with pytest.raises(
         nx.DTypeError,
-        match=r"^pad: pad value s16 binary\(cpu\) cannot be cast to int8 without loss",
+        match=r"^pad: pad value s16 \w+\([^)]*\) cannot be cast to int8 without loss",
     ):
         nx.pad(x, 1, constant_values=nx.tensor(1, dtype=nx.int16))
     with pytest.raises(
@@ -437,7 +437,7 @@ def test_pad_errors() -> None:
     check(nx.pad(nx.tensor([True]), 1), np.array([False, True, False]), nx.bool_)
     with pytest.raises(
         nx.ShapeError,
-        match=r"^pad_general: padding \(-2, -2, 0\) crops axis 0 of s8\[3\] binary\(cpu\) to a "
+        match=r"^pad_general: padding \(-2, -2, 0\) crops axis 0 of s8\[3\] \w+\([^)]*\) to a "
         r"negative size \(-1\)",
     ):
         nx.pad_general(x, [(-2, -2, 0)])
@@ -495,7 +495,7 @@ def test_tile_and_repeat_errors() -> None:
         nx.repeat(x, -2)
     with pytest.raises(
         nx.ShapeError,
-        match=r"^repeat: repeats has 2 counts but axis 1 of f32\[2\]\[3\] binary\(cpu\) has 3 "
+        match=r"^repeat: repeats has 2 counts but axis 1 of f32\[2\]\[3\] \w+\([^)]*\) has 3 "
         r"elements",
     ):
         nx.repeat(x, [1, 2], axis=1)
