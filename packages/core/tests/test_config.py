@@ -646,3 +646,32 @@ def test_configuration_reference_matches_the_models() -> None:
         "backends.binary.device",
     ):
         assert f"| `{key}` |" in page
+
+
+def test_doctor_asks_the_installed_build_about_the_target(
+    core_only: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from numerix_binary.backend import BinaryBackend
+
+    class WrongBuild(BinaryBackend):
+        name = "torch"
+
+        @classmethod
+        def check_target(cls, target: str) -> tuple[str, str] | None:
+            return (
+                f"LIBTORCH_TARGET={target}, but this is the cpu build",
+                "install the cu128 build",
+            )
+
+    nx.register_backend("torch", WrongBuild, replace=True)
+    try:
+        monkeypatch.setenv("LIBTORCH_TARGET", "cu128")
+        code, out, _ = cli(capsys, "doctor", "--json")
+        assert code == 1
+        problems = json.loads(out)["problems"]
+        assert problems == [
+            {"problem": "LIBTORCH_TARGET=cu128, but this is the cpu build",
+             "fix": "install the cu128 build"}
+        ]  # fmt: skip
+    finally:
+        nx.unregister_backend("torch")

@@ -87,6 +87,13 @@ class Backend:
         return True
 
     @classmethod
+    def check_target(cls, target: str) -> tuple[str, str] | None:
+        """Whether the installed build serves the accelerator ``target`` asks for
+        (``XLA_TARGET`` / ``LIBTORCH_TARGET``): None when it does, else ``(problem, fix)``
+        for ``numerix doctor``, the fix being the command that installs the right build."""
+        return None
+
+    @classmethod
     def devices(cls) -> list[str]:
         """The devices this backend sees on this machine."""
         return ["cpu"]

@@ -502,10 +502,14 @@ def collect_doctor() -> dict[str, Any]:
                 )
                 continue
             try:
-                reachable = bool(backend_class(backend, "numerix doctor").is_available())
+                cls = backend_class(backend, "numerix doctor")
+                reachable = bool(cls.is_available())
             except NumerixError:
                 reachable = False
-            if reachable:
+            mismatch = cls.check_target(value) if reachable else None
+            if mismatch is not None:
+                problem(*mismatch)
+            elif reachable:
                 ok.append(f"{var}={value}: {dist} installed")
             else:
                 problem(

@@ -77,15 +77,18 @@ XLA_TARGET_EXTRAS: dict[str, str] = {
     "rocm": "rocm",
     "tpu": "tpu",
 }
-#: ``LIBTORCH_TARGET`` values and the extra of numerix-torch that provides each.
+#: ``LIBTORCH_TARGET`` values. PyTorch's accelerator builds come from PyTorch's own package
+#: index, not from extras: numerix-torch installs plainly ("") and ``numerix doctor`` asks
+#: the installed build (``Backend.check_target``) for the command that fixes a mismatch.
 LIBTORCH_TARGET_EXTRAS: dict[str, str] = {
     "cpu": "",
-    "cu118": "cu118",
-    "cu121": "cu121",
-    "cu124": "cu124",
-    "cu126": "cu126",
-    "cu128": "cu128",
-    "rocm": "rocm",
+    "cu118": "",
+    "cu121": "",
+    "cu124": "",
+    "cu126": "",
+    "cu128": "",
+    "cu130": "",
+    "rocm": "",
 }
 
 _SPEC = re.compile(r"^[A-Za-z_][\w\-]*(:[\w.\-]*)*$")
