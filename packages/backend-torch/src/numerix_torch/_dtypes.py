@@ -23,7 +23,19 @@ from numerix import dtypes as D
 from numerix.dtypes import DType
 from numerix.errors import UnsupportedDTypeError
 
-__all__ = ["TORCH", "NUMERIX", "EMULATED", "compute", "restore", "order_key", "unsupported"]
+__all__ = [
+    "TORCH",
+    "NUMERIX",
+    "EMULATED",
+    "SIGNED_VIEW",
+    "compute",
+    "restore",
+    "order_key",
+    "from_key",
+    "bits",
+    "unbits",
+    "unsupported",
+]
 
 TORCH: dict[DType, torch.dtype] = {
     D.bool_: torch.bool,
@@ -52,6 +64,14 @@ EMULATED: dict[DType, torch.dtype] = {
 }
 _MASK = {D.uint16: 0xFFFF, D.uint32: 0xFFFFFFFF}
 
+#: emulated dtype -> the signed dtype of its width: copies, shape moves, comparisons for
+#: equality, bitwise ops and wrapping add / subtract / multiply are exact on the bits
+SIGNED_VIEW: dict[DType, torch.dtype] = {
+    D.uint16: torch.int16,
+    D.uint32: torch.int32,
+    D.uint64: torch.int64,
+}
+
 
 def compute(t: torch.Tensor, dtype: DType) -> torch.Tensor:
     """``t`` (holding ``dtype``) in a dtype torch has kernels for (itself if it has)."""
@@ -76,6 +96,24 @@ def order_key(t: torch.Tensor, dtype: DType) -> torch.Tensor:
     if dtype is D.uint64:
         return t.view(torch.int64) ^ torch.iinfo(torch.int64).min
     return compute(t, dtype)
+
+
+def from_key(k: torch.Tensor, dtype: DType) -> torch.Tensor:
+    """The inverse of :func:`order_key` (e.g. after a max over keys)."""
+    if dtype is D.uint64:
+        return (k ^ torch.iinfo(torch.int64).min).view(torch.uint64)
+    return restore(k, dtype)
+
+
+def bits(t: torch.Tensor, dtype: DType) -> torch.Tensor:
+    """``t``'s bits as the signed dtype of its width when ``dtype`` is emulated (a view)."""
+    v = SIGNED_VIEW.get(dtype)
+    return t if v is None else t.view(v)
+
+
+def unbits(r: torch.Tensor, dtype: DType) -> torch.Tensor:
+    """The inverse of :func:`bits` (a view)."""
+    return r.view(TORCH[dtype]) if dtype in SIGNED_VIEW else r
 
 
 def unsupported(op: str, dtype: DType, device: Any) -> UnsupportedDTypeError:

@@ -6,16 +6,28 @@ unsigned dtypes torch stores but computes little with) on one torch device.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
+from numerix import dtypes as D
 from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.errors import BackendOptionError
-from numerix_torch._dtypes import TORCH
+from numerix_torch._dtypes import (
+    EMULATED,
+    SIGNED_VIEW,
+    TORCH,
+    bits,
+    compute,
+    from_key,
+    order_key,
+    restore,
+    unbits,
+)
 from numerix_torch._extra import ExtraKernels
 
 __all__ = ["TorchBackend"]
@@ -45,6 +57,194 @@ def default_device() -> str:
     return "cuda" if _device_available("cuda", None) else "cpu"
 
 
+# ---------------------------------------------------------------- kernel factories
+_I64_MIN = -(2**63)
+_I64_MAX = 2**63 - 1
+_Kernel = Callable[..., Tensor]
+
+
+def _math(fn: Callable[[torch.Tensor], torch.Tensor]) -> _Kernel:
+    def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
+        out.data = fn(x.data)
+        return out
+
+    return kernel
+
+
+def _wrapping(fn: Callable[..., torch.Tensor]) -> _Kernel:
+    def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        v = SIGNED_VIEW.get(x1.dtype)
+        if v is None:
+            out.data = fn(x1.data, x2.data)
+        else:
+            out.data = fn(x1.data.view(v), x2.data.view(v)).view(TORCH[x1.dtype])
+        return out
+
+    return kernel
+
+
+def _on_bits(fn: Callable[..., torch.Tensor]) -> _Kernel:
+    def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        v = SIGNED_VIEW.get(x1.dtype)
+        if v is None:
+            out.data = fn(x1.data, x2.data)
+        else:
+            out.data = fn(x1.data.view(v), x2.data.view(v))
+        return out
+
+    return kernel
+
+
+def _ordered(fn: Callable[..., torch.Tensor], keyed: bool = False) -> _Kernel:
+    def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        d = x1.dtype
+        if d in EMULATED:
+            r = fn(order_key(x1.data, d), order_key(x2.data, d))
+            out.data = from_key(r, d) if keyed else r
+        else:
+            out.data = fn(x1.data, x2.data)
+        return out
+
+    return kernel
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _saturate(a: torch.Tensor, dst: D.DType) -> torch.Tensor:
+    # torch leaves out-of-range float->int casts undefined; NaN becomes 0 and other values
+    # saturate, as binary and XLA do. The bounds are powers of two, exact in float32
+    if a.dtype in (torch.float16, torch.bfloat16):
+        a = a.float()
+    info = np.iinfo(dst.numpy_dtype)
+    lo, hi = float(info.min), 2.0 ** (info.bits - (info.min < 0))
+    f = torch.trunc(a)
+    over, under = f >= hi, f < lo
+    r = torch.where(over | under | torch.isnan(f), 0, f).to(TORCH[dst])
+    top, bottom = _limits(dst, r.device)
+    return torch.where(over, top, torch.where(under, bottom, r))
+
+
+@functools.cache
+def _limits(dtype: D.DType, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    info = np.iinfo(dtype.numpy_dtype)
+    hi = torch.from_numpy(np.array([info.max], dtype=dtype.numpy_dtype))
+    lo = torch.from_numpy(np.array([info.min], dtype=dtype.numpy_dtype))
+    return hi.reshape(()).to(device), lo.reshape(()).to(device)
+
+
+def _classify(fn: Callable[[torch.Tensor], torch.Tensor], x: Tensor, ints: bool) -> torch.Tensor:
+    if x.dtype.kind in "fc":
+        return fn(x.data)
+    return torch.full(x.data.shape, ints, dtype=torch.bool, device=x.data.device)
+
+
+def _cbrt(a: torch.Tensor) -> torch.Tensor:
+    # torch has no cbrt: a pow in float64, polished by one Newton step, rounded once
+    w = a.double()
+    r = torch.sign(w) * torch.abs(w).pow(1.0 / 3.0)
+    ok = torch.isfinite(r) & (r != 0)
+    rs = torch.where(ok, r, 1.0)
+    r = torch.where(ok, r - (rs * rs * rs - w) / (3.0 * rs * rs), r)
+    return r.to(a.dtype)
+
+
+def _pattern64(a: torch.Tensor, d: D.DType) -> torch.Tensor:
+    # the bit pattern of an integer of any width, zero-extended into int64
+    if d.kind == "u" or d is D.int64:
+        return compute(a, d).to(torch.int64)
+    w = d.numpy_dtype.itemsize * 8
+    return a.to(torch.int64) & ((1 << w) - 1)
+
+
+def _udivmod64(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    # unsigned 64-bit division on int64 bit patterns; division by 0 gives 0 and 0 (numpy)
+    zero, big = b == 0, b < 0  # big: divisor >= 2**63
+    bs = torch.where(zero | big, 1, b)
+    q = torch.div((a >> 1) & _I64_MAX, bs, rounding_mode="trunc") << 1
+    r = a - q * bs
+    fix = (r ^ _I64_MIN) >= (bs ^ _I64_MIN)  # r < 2 * bs: one correction at most
+    q, r = q + fix.to(torch.int64), torch.where(fix, r - bs, r)
+    ge = (a ^ _I64_MIN) >= (b ^ _I64_MIN)
+    q = torch.where(big, ge.to(torch.int64), q)
+    r = torch.where(big, torch.where(ge, a - b, a), r)
+    return torch.where(zero, 0, q), torch.where(zero, 0, r)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@functools.lru_cache(maxsize=512)
+def _dot_plan(nx_: int, ny: int, cx: tuple[int, ...], bx: tuple[int, ...],
+              cy: tuple[int, ...], by: tuple[int, ...]) -> str | None:  # fmt: skip
+    """None for a plain matmul, else the einsum equation of the dot."""
+    if not bx and len(cx) == 1 and 1 <= nx_ <= 2 and 1 <= ny <= 2:
+        if cx[0] == nx_ - 1 and cy[0] == 0:
+            return None
+    letters = iter(_LETTERS)
+    sa = [""] * nx_
+    sb = [""] * ny
+    for i, j in zip(bx, by):
+        sa[i] = sb[j] = next(letters)
+    for i, j in zip(cx, cy):
+        sa[i] = sb[j] = next(letters)
+    for i in range(nx_):
+        if not sa[i]:
+            sa[i] = next(letters)
+    fy = [j for j in range(ny) if not sb[j]]
+    for j in fy:
+        sb[j] = next(letters)
+    free_x = [sa[i] for i in range(nx_) if i not in cx and i not in bx]
+    so = [sa[i] for i in bx] + free_x + [sb[j] for j in fy]
+    return f"{''.join(sa)},{''.join(sb)}->{''.join(so)}"
+
+
+_applied: set[str] = set()
+
+
+def _apply_settings(device: torch.device) -> None:
+    """num_threads when the first backend is created; memory_fraction per cuda device."""
+    from numerix_torch.settings import torch_settings_value
+
+    if "threads" not in _applied:
+        _applied.add("threads")
+        n = torch_settings_value("num_threads")
+        if n is not None:
+            torch.set_num_threads(int(n))
+    key = str(device)
+    if device.type == "cuda" and key not in _applied:
+        _applied.add(key)
+        frac = torch_settings_value("memory_fraction")
+        if frac is not None:
+            torch.cuda.set_per_process_memory_fraction(float(frac), device)
+
+
+def check_target(target: str) -> tuple[str, str] | None:
+    """Whether the installed PyTorch build is the one ``LIBTORCH_TARGET`` asks for.
+
+    Returns None when it is, else ``(problem, fix)`` with the install command that fixes it.
+    """
+    cuda, hip = torch.version.cuda, getattr(torch.version, "hip", None)
+    if cuda:
+        built = "cu" + "".join(cuda.split(".")[:2])
+    elif hip:
+        built = "rocm" + ".".join(hip.split(".")[:2])
+    else:
+        built = "cpu"
+    if target == built or (target == "rocm" and built.startswith("rocm")):
+        return None
+    if target.startswith("rocm"):
+        index = "rocm6.4" if target == "rocm" else target
+    else:
+        index = target
+    return (
+        f"LIBTORCH_TARGET={target}, but the installed torch {torch.__version__} is the {built} "
+        f"build",
+        f"pip install --force-reinstall torch=={torch.__version__.split('+')[0]} "
+        f"--index-url https://download.pytorch.org/whl/{index}",
+    )
+
+
 class TorchBackend(ExtraKernels, Backend):
     """Tensors on one torch device: ``numerix.tensor(x, backend="torch:cuda:1")``."""
 
@@ -59,6 +259,7 @@ class TorchBackend(ExtraKernels, Backend):
         super().__init__(**options)
         d, i = self.options["device"], self.options["device_id"]
         self.torch_device = torch.device(d if i is None else f"{d}:{i}")
+        _apply_settings(self.torch_device)
 
     @classmethod
     def validate_options(cls, options: Any) -> dict[str, Any]:
@@ -109,8 +310,15 @@ class TorchBackend(ExtraKernels, Backend):
             out.append("mps")
         return out
 
+    @classmethod
+    def check_target(cls, target: str) -> tuple[str, str] | None:
+        """``numerix doctor``'s LIBTORCH_TARGET check: None, or ``(problem, fix)``."""
+        return check_target(target)
+
     # ------------------------------------------------------------ host exchange
     def from_numpy(self, out: Tensor, array: np.ndarray) -> Tensor:
+        if array.dtype.type is not out.dtype.numpy_dtype.type and array.dtype.kind in "iu":
+            array = array.view(out.dtype.numpy_dtype)  # e.g. ulonglong, torch takes uint64
         if not array.flags.writeable or not array.flags.c_contiguous:
             array = (
                 np.ascontiguousarray(array).copy()
@@ -146,11 +354,417 @@ class TorchBackend(ExtraKernels, Backend):
         return x.data.__dlpack__(*args, **kwargs)
 
     def dlpack_device(self, x: Tensor) -> tuple[int, int]:
-        return x.data.__dlpack_device__()  # type: ignore[no-any-return]
+        return x.data.__dlpack_device__()
 
     def synchronize(self, x: Tensor) -> None:
         if self.torch_device.type == "cuda":
             torch.cuda.synchronize(self.torch_device)
+
+    # ------------------------------------------------------------ creation
+    def _adopt(self, out: Tensor, array: np.ndarray) -> Tensor:
+        # creation computed by numpy on the host (as binary does), then moved
+        return self.from_numpy(out, array if array.flags.c_contiguous else array.copy())
+
+    def full(self, out: Tensor, *, value: Any) -> Tensor:
+        out.data = torch.full(out.shape, value, dtype=TORCH[out.dtype], device=self.torch_device)
+        return out
+
+    def iota(self, out: Tensor, *, axis: int | None) -> Tensor:
+        dt = out.dtype.numpy_dtype
+        if axis is None:
+            return self._adopt(out, np.arange(out.size, dtype=dt).reshape(out.shape))
+        n = out.shape[axis]
+        view = [1] * len(out.shape)
+        view[axis] = n
+        return self._adopt(out, np.broadcast_to(np.arange(n, dtype=dt).reshape(view), out.shape))
+
+    def eye(self, out: Tensor, *, k: int) -> Tensor:
+        *_, n, m = out.shape
+        e = np.eye(n, m, k=k, dtype=out.dtype.numpy_dtype)
+        return self._adopt(out, np.broadcast_to(e, out.shape))
+
+    def arange(self, out: Tensor, *, start: Any, step: Any) -> Tensor:
+        n = out.shape[0]
+        r = np.arange(start, start + n * step, step, dtype=out.dtype.numpy_dtype)[:n]
+        return self._adopt(out, r)
+
+    def linspace(self, out: Tensor, *, start: Any, stop: Any, endpoint: bool) -> Tensor:
+        r = np.linspace(start, stop, out.shape[0], endpoint=endpoint)
+        if out.dtype.kind in "iu":
+            r = np.floor(r)
+        return self._adopt(out, r.astype(out.dtype.numpy_dtype))
+
+    # ------------------------------------------------------------ element-wise
+    def as_type(self, out: Tensor, x: Tensor) -> Tensor:
+        a, src, dst = x.data, x.dtype, out.dtype
+        if src is dst:
+            out.data = a
+            return out
+        if dst.kind == "b":
+            out.data = bits(a, src) != 0
+            return out
+        if src.kind == "c" and dst.kind != "c":
+            a = a.real
+        if dst.kind in "iu" and src.kind in "fc":
+            out.data = _saturate(a, dst)
+            return out
+        if dst is D.uint64 and src.kind == "i":  # wraps as numpy: via the bit pattern
+            out.data = a.to(torch.int64).view(torch.uint64)
+            return out
+        if dst in EMULATED and src.kind in "iu":
+            out.data = restore(compute(a, src).to(torch.int64), dst)
+            return out
+        out.data = a.to(TORCH[dst])
+        return out
+
+    def negative(self, out: Tensor, x: Tensor) -> Tensor:
+        d = x.dtype
+        out.data = unbits(torch.neg(bits(x.data, d)), d) if d in SIGNED_VIEW else -x.data
+        return out
+
+    def abs(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = x.data if x.dtype.kind == "u" else torch.abs(x.data)
+        return out
+
+    def sign(self, out: Tensor, x: Tensor) -> Tensor:
+        d = x.dtype
+        if d.kind == "c":
+            out.data = torch.sgn(x.data)
+        elif d.kind == "u":
+            out.data = unbits((bits(x.data, d) != 0).to(SIGNED_VIEW.get(d, TORCH[d])), d)
+        elif d.kind == "f":  # torch's sign of NaN is 0
+            a = x.data
+            out.data = torch.where(torch.isnan(a), a, torch.sign(a))
+        else:
+            out.data = torch.sign(x.data)
+        return out
+
+    def floor(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = x.data if x.dtype.kind in "iu" else torch.floor(x.data)
+        return out
+
+    def ceil(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = x.data if x.dtype.kind in "iu" else torch.ceil(x.data)
+        return out
+
+    def round(self, out: Tensor, x: Tensor) -> Tensor:
+        d = x.dtype
+        if d.kind in "iu":
+            out.data = x.data
+        elif d.kind == "c":
+            out.data = torch.complex(torch.round(x.data.real), torch.round(x.data.imag))
+        else:
+            out.data = torch.round(x.data)
+        return out
+
+    exp = _math(torch.exp)
+    log = _math(torch.log)
+    sqrt = _math(torch.sqrt)
+    tanh = _math(torch.tanh)
+    sigmoid = _math(torch.sigmoid)
+    expm1 = _math(torch.expm1)
+    log1p = _math(torch.log1p)
+    rsqrt = _math(torch.rsqrt)
+    sin = _math(torch.sin)
+    cos = _math(torch.cos)
+    tan = _math(torch.tan)
+    asin = _math(torch.asin)
+    acos = _math(torch.acos)
+    atan = _math(torch.atan)
+    sinh = _math(torch.sinh)
+    cosh = _math(torch.cosh)
+    asinh = _math(torch.asinh)
+    acosh = _math(torch.acosh)
+    atanh = _math(torch.atanh)
+    erf = _math(torch.erf)
+    erfc = _math(torch.erfc)
+    erf_inv = _math(torch.special.erfinv)
+
+    def cbrt(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = _cbrt(x.data)
+        return out
+
+    def isnan(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = _classify(torch.isnan, x, False)
+        return out
+
+    def isinf(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = _classify(torch.isinf, x, False)
+        return out
+
+    def isfinite(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = _classify(torch.isfinite, x, True)
+        return out
+
+    def real(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = x.data.real.clone()
+        return out
+
+    def imag(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = x.data.imag.clone()
+        return out
+
+    def conj(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = torch.conj_physical(x.data)
+        return out
+
+    def bitwise_invert(self, out: Tensor, x: Tensor) -> Tensor:
+        d = x.dtype
+        out.data = unbits(torch.bitwise_not(bits(x.data, d)), d)
+        return out
+
+    # binary: the wrap-around ones are exact on the same-width signed bits
+    add = _wrapping(torch.add)
+    subtract = _wrapping(torch.sub)
+    multiply = _wrapping(torch.mul)
+    bitwise_and = _wrapping(torch.bitwise_and)
+    bitwise_or = _wrapping(torch.bitwise_or)
+    bitwise_xor = _wrapping(torch.bitwise_xor)
+    equal = _on_bits(torch.eq)
+    not_equal = _on_bits(torch.ne)
+    less = _ordered(torch.lt)
+    less_equal = _ordered(torch.le)
+    greater = _ordered(torch.gt)
+    greater_equal = _ordered(torch.ge)
+    maximum = _ordered(torch.maximum, keyed=True)
+    minimum = _ordered(torch.minimum, keyed=True)
+
+    def divide(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        out.data = torch.true_divide(x1.data, x2.data)
+        return out
+
+    def atan2(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        out.data = torch.atan2(x1.data, x2.data)
+        return out
+
+    def floor_divide(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        d = x1.dtype
+        a, b = x1.data, x2.data
+        if d.kind == "f":
+            out.data = torch.div(a, b, rounding_mode="floor")
+        elif d is D.uint64:
+            out.data = _udivmod64(a.view(torch.int64), b.view(torch.int64))[0].view(torch.uint64)
+        else:
+            a, b = compute(a, d), compute(b, d)
+            zero = b == 0
+            # torch raises on integer division by 0 (numpy gives 0) and MIN // -1 may trap
+            bad = zero | (b == -1) if d.kind == "i" else zero
+            q = torch.div(a, torch.where(bad, 1, b), rounding_mode="floor")
+            if d.kind == "i":
+                q = torch.where(b == -1, torch.neg(a), q)
+            out.data = restore(torch.where(zero, 0, q), d)
+        return out
+
+    def remainder(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        d = x1.dtype
+        a, b = x1.data, x2.data
+        if d.kind == "f":
+            out.data = torch.remainder(a, b)
+        elif d is D.uint64:
+            out.data = _udivmod64(a.view(torch.int64), b.view(torch.int64))[1].view(torch.uint64)
+        else:
+            a, b = compute(a, d), compute(b, d)
+            bad = (b == 0) | (b == -1) if d.kind == "i" else b == 0
+            out.data = restore(torch.remainder(a, torch.where(bad, 1, b)), d)
+        return out
+
+    def pow(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        d = x1.dtype
+        a, b = x1.data, x2.data
+        if d is D.uint64:
+            # exponents >= 2**63 are negative as int64: a**b = (a**(b>>1))**2 * a**(b&1)
+            a, b = a.view(torch.int64), b.view(torch.int64)
+            h = torch.pow(a, (b >> 1) & _I64_MAX)
+            out.data = (h * h * torch.where((b & 1) == 1, a, 1)).view(torch.uint64)
+        elif d in EMULATED:
+            out.data = restore(torch.pow(compute(a, d), compute(b, d)), d)
+        else:
+            out.data = torch.pow(a, b)
+        return out
+
+    def bitwise_left_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        d = x1.dtype
+        a, b = bits(x1.data, d), bits(x2.data, d)
+        ok = (b >= 0) & (b < d.numpy_dtype.itemsize * 8)
+        r = torch.bitwise_left_shift(a, torch.where(ok, b, 0))
+        out.data = unbits(torch.where(ok, r, 0), d)
+        return out
+
+    def bitwise_right_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        d = x1.dtype
+        w = d.numpy_dtype.itemsize * 8
+        if d is D.uint64:
+            a, b = x1.data.view(torch.int64), x2.data.view(torch.int64)
+            ok = (b >= 0) & (b < 64)
+            s = torch.where(ok, b, 0)
+            # a logical shift on int64 bits: clear the copies of the sign bit
+            mask = torch.bitwise_left_shift(torch.ones_like(s), 64 - s) - 1
+            r = torch.where(s == 0, a, torch.bitwise_right_shift(a, s) & mask)
+            out.data = torch.where(ok, r, 0).view(torch.uint64)
+            return out
+        a, b = compute(x1.data, d), compute(x2.data, d)
+        ok = (b >= 0) & (b < w)
+        r = torch.bitwise_right_shift(a, torch.where(ok, b, 0))
+        fill: Any = torch.where(a < 0, -1, 0) if d.kind == "i" else 0
+        out.data = restore(torch.where(ok, r, fill), d)
+        return out
+
+    def population_count(self, out: Tensor, x: Tensor) -> Tensor:
+        d = x.dtype
+        v = _pattern64(x.data, d)
+        v = v - ((v >> 1) & 0x5555555555555555)
+        v = (v & 0x3333333333333333) + ((v >> 2) & 0x3333333333333333)
+        v = (v + (v >> 4)) & 0x0F0F0F0F0F0F0F0F
+        v = ((v * 0x0101010101010101) >> 56) & 0xFF
+        out.data = restore(v, d)
+        return out
+
+    def count_leading_zeros(self, out: Tensor, x: Tensor) -> Tensor:
+        d = x.dtype
+        u = _pattern64(x.data, d)
+        n = torch.zeros_like(u)
+        s = 32
+        while s:  # binary search for the highest set bit, shifting it to the top
+            top_zero = ((u >> (64 - s)) & ((1 << s) - 1)) == 0
+            n = n + torch.where(top_zero, s, 0)
+            u = torch.where(top_zero, u << s, u)
+            s //= 2
+        n = n + (u >= 0).to(torch.int64)  # only 0 leaves the top bit clear
+        out.data = restore(n - (64 - d.numpy_dtype.itemsize * 8), d)
+        return out
+
+    def bitcast(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = x.data.view(TORCH[out.dtype])
+        return out
+
+    def select(self, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor) -> Tensor:
+        r = torch.where(pred.data, on_true.data, on_false.data)
+        out.data = r if r.shape == out.shape else r.expand(out.shape)
+        return out
+
+    # ------------------------------------------------------------ reductions
+    def sum(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        d = x.dtype
+        if not axes:  # torch reads dim=() as every axis
+            out.data = x.data
+        else:
+            r = torch.sum(bits(x.data, d), dim=axes, keepdim=keepdims)
+            out.data = unbits(r, d) if d in SIGNED_VIEW else r.to(TORCH[out.dtype])
+        return out
+
+    def prod(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        d = x.dtype
+        if not axes:
+            out.data = x.data
+            return out
+        a = bits(x.data, d)
+        if len(axes) == 1:
+            r = torch.prod(a, dim=axes[0], keepdim=keepdims)
+        else:  # torch.prod takes one axis: move the axes last and flatten them
+            k = len(axes)
+            moved = a.movedim(axes, tuple(range(a.ndim - k, a.ndim)))
+            r = torch.prod(moved.reshape(*moved.shape[: a.ndim - k], -1), dim=-1)
+            if keepdims:
+                r = r.reshape(out.shape)
+        out.data = unbits(r, d) if d in SIGNED_VIEW else r.to(TORCH[out.dtype])
+        return out
+
+    def max(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return self._extreme(out, x, torch.amax, axes, keepdims)
+
+    def min(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return self._extreme(out, x, torch.amin, axes, keepdims)
+
+    def _extreme(self, out: Tensor, x: Tensor, fn: Any, axes: tuple[int, ...],
+                 keepdims: bool) -> Tensor:  # fmt: skip
+        d = x.dtype
+        if not axes:
+            out.data = x.data
+        elif d in EMULATED:
+            out.data = from_key(fn(order_key(x.data, d), dim=axes, keepdim=keepdims), d)
+        else:
+            out.data = fn(x.data, dim=axes, keepdim=keepdims)
+        return out
+
+    def all(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        a = x.data if x.dtype.kind == "b" else bits(x.data, x.dtype) != 0
+        out.data = a if not axes else torch.all(a, dim=axes, keepdim=keepdims)
+        return out
+
+    def any(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        a = x.data if x.dtype.kind == "b" else bits(x.data, x.dtype) != 0
+        out.data = a if not axes else torch.any(a, dim=axes, keepdim=keepdims)
+        return out
+
+    def argmax(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
+        return self._arg(out, x, torch.argmax, axis, keepdims)
+
+    def argmin(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
+        return self._arg(out, x, torch.argmin, axis, keepdims)
+
+    def _arg(self, out: Tensor, x: Tensor, fn: Any, axis: int | None, keepdims: bool) -> Tensor:
+        d = x.dtype
+        a = x.data
+        if d in EMULATED:
+            a = order_key(a, d)
+        elif d.kind == "b":
+            a = a.to(torch.uint8)
+        if axis is None:
+            r = fn(a.reshape(-1))
+            out.data = r.reshape(out.shape) if keepdims else r
+        else:
+            out.data = fn(a, dim=axis, keepdim=keepdims)
+        return out
+
+    # ------------------------------------------------------------ linalg
+    def dot(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
+            batch_x: tuple[int, ...], contract_y: tuple[int, ...],
+            batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
+        d = x.dtype
+        a, b = bits(x.data, d), bits(y.data, d)
+        plan = _dot_plan(a.ndim, b.ndim, contract_x, batch_x, contract_y, batch_y)
+        r = torch.matmul(a, b) if plan is None else torch.einsum(plan, a, b)
+        out.data = unbits(r, d)
+        return out
+
+    # ------------------------------------------------------------ shape
+    def reshape(self, out: Tensor, x: Tensor) -> Tensor:
+        out.data = x.data.reshape(out.shape)
+        return out
+
+    def transpose(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        out.data = x.data.permute(axes)
+        return out
+
+    def broadcast(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        shape = [1] * len(out.shape)
+        for i, a in enumerate(axes):
+            shape[a] = x.shape[i]
+        out.data = x.data.reshape(shape).expand(out.shape)
+        return out
+
+    def concatenate(self, out: Tensor, *xs: Tensor, axis: int) -> Tensor:
+        out.data = torch.cat([x.data for x in xs], dim=axis)
+        return out
+
+    def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
+              strides: tuple[int, ...]) -> Tensor:  # fmt: skip
+        out.data = x.data[tuple(map(slice, start, stop, strides))]
+        return out
+
+    def reverse(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        d = x.dtype
+        out.data = unbits(torch.flip(bits(x.data, d), axes), d) if axes else x.data
+        return out
+
+    # ------------------------------------------------------------ indexing
+    def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        k = len(axes)
+        a = x.data
+        if axes != tuple(range(k)):
+            a = a.movedim(axes, tuple(range(k)))
+        out.data = a[indices.data.unbind(-1)]
+        return out
 
     # ------------------------------------------------------------ benchmarks
     @classmethod

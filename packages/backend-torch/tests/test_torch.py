@@ -1,0 +1,234 @@
+"""numerix-torch's own tests: devices, options, exact unsigned arithmetic, transfers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+import numerix as nx
+from numerix_torch.backend import TorchBackend, check_target
+
+U32 = np.iinfo(np.uint32).max
+U64 = np.iinfo(np.uint64).max
+
+
+def tt(a, dtype=None):
+    return nx.tensor(a, dtype=dtype, backend="torch", device="cpu")
+
+
+# ---------------------------------------------------------------- devices and options
+
+
+def test_cpu_device_and_repr():
+    b = nx.get_backend("torch", device="cpu")
+    assert type(b) is TorchBackend
+    assert repr(b) == "torch(cpu)" and b.device == "cpu"
+    assert nx.tensor([1], backend="torch:cpu").backend is b
+    x = tt([1.0, 2.0])
+    assert x.backend is b and x.data.device == torch.device("cpu")
+    assert x.describe() == "f32[2] torch(cpu)"
+
+
+def test_devices_lists_what_torch_sees():
+    devs = TorchBackend.devices()
+    assert devs[0] == "cpu"
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    assert [d for d in devs if d.startswith("cuda")] == [f"cuda:{i}" for i in range(n)]
+
+
+def test_unknown_device_is_refused():
+    with pytest.raises(nx.BackendOptionError, match="unknown device 'tpu'; devices are cpu, cuda"):
+        nx.get_backend("torch", device="tpu")
+
+
+def test_cpu_has_no_device_id():
+    with pytest.raises(nx.BackendOptionError, match="the cpu device has no device_id"):
+        nx.get_backend("torch", device="cpu", device_id=1)
+
+
+def test_bad_device_id_is_refused():
+    with pytest.raises(nx.BackendOptionError, match="device_id must be a non-negative int"):
+        nx.get_backend("torch", device="cpu", device_id=-1)
+
+
+def test_unknown_option_is_refused():
+    with pytest.raises(nx.BackendOptionError, match="does not take option"):
+        nx.get_backend("torch", client="cpu")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks a machine without CUDA")
+def test_missing_cuda_names_the_devices():
+    with pytest.raises(nx.BackendOptionError, match=r"device cuda:0 is not available .*cpu"):
+        nx.get_backend("torch", device="cuda")
+
+
+def test_every_dtype_is_held_exactly():
+    for d in nx.dtypes.ALL_DTYPES:
+        a = np.arange(6).reshape(2, 3).astype(d.numpy_dtype)
+        x = tt(a)
+        assert x.dtype is d
+        got = x.to_numpy()
+        assert got.dtype == d.numpy_dtype
+        np.testing.assert_array_equal(got, a)
+
+
+# ---------------------------------------------------------------- uint32 / uint64 exactness
+
+
+def test_uint32_arithmetic_wraps_as_numpy():
+    a = np.array([0, 1, U32, U32 - 5, 2**31, 123456789], np.uint32)
+    b = np.array([1, U32, U32, 7, 2**31 + 3, 987654321], np.uint32)
+    s = np.array([1, 31, 4, 0, 1, 3], np.uint32)
+    x, y = tt(a), tt(b)
+    with np.errstate(all="ignore"):
+        for got, want in (
+            (x + y, a + b),
+            (x - y, a - b),
+            (x * y, a * b),
+            (-x, -a),
+            (x // y, a // b),
+            (x % y, a % b),
+            (x ^ y, a ^ b),
+            (x & y, a & b),
+            (x | y, a | b),
+            (~x, ~a),
+            (nx.maximum(x, y), np.maximum(a, b)),
+            (nx.minimum(x, y), np.minimum(a, b)),
+            (x << tt(s), a << s),
+            (x >> tt(s), a >> s),
+            (x**3, a**3),
+        ):
+            assert got.dtype is nx.uint32 and got.data.dtype == torch.uint32
+            np.testing.assert_array_equal(got.to_numpy(), want, strict=True)
+    assert (x < y).tolist() == (a < b).tolist()
+    assert nx.max(x).tolist() == int(a.max()) and nx.argmax(x).tolist() == int(a.argmax())
+    assert nx.sum(x).tolist() == int(a.sum(dtype=np.uint64))
+
+
+def test_uint64_arithmetic_is_exact_above_2_63():
+    a = np.array([U64, 2**63, 2**63 + 12345, 5, U64 - 1], np.uint64)
+    b = np.array([3, 2**63 + 1, 7, U64, 2**40 + 3], np.uint64)
+    s = np.array([1, 63, 0, 2, 40], np.uint64)
+    x, y = tt(a), tt(b)
+    with np.errstate(all="ignore"):
+        for got, want in (
+            (x + y, a + b),
+            (x * y, a * b),
+            (x // y, a // b),
+            (x % y, a % b),
+            (nx.maximum(x, y), np.maximum(a, b)),
+            (x >> tt(s), a >> s),
+            (x << tt(s), a << s),
+        ):
+            assert got.dtype is nx.uint64
+            np.testing.assert_array_equal(got.to_numpy(), want, strict=True)
+    assert (x > y).tolist() == (a > b).tolist()
+
+
+def test_unsigned_division_by_zero_gives_zero():
+    for d in (nx.uint8, nx.uint16, nx.uint32, nx.uint64, nx.int32):
+        x, z = tt([7, 0, 3], d), tt([0, 0, 0], d)
+        assert (x // z).tolist() == [0, 0, 0] and (x % z).tolist() == [0, 0, 0]
+
+
+def test_int_min_floor_divided_by_minus_one_wraps():
+    x = tt([np.iinfo(np.int32).min, 7], nx.int32)
+    assert (x // tt([-1, -1], nx.int32)).tolist() == [np.iinfo(np.int32).min, -7]
+
+
+def test_float_to_int_cast_saturates_and_zeroes_nan():
+    t = tt([np.nan, np.inf, -np.inf, 300.7, -300.7, 2.9, -2.9], nx.float32)
+    assert t.astype(nx.int8).tolist() == [0, 127, -128, 127, -128, 2, -2]
+    assert t.astype(nx.uint32).tolist() == [0, U32, 0, 300, 0, 2, 0]
+    assert t.astype(nx.uint64).tolist() == [0, U64, 0, 300, 0, 2, 0]
+
+
+def test_bool_stays_bool():
+    x = tt([True, False, True])
+    for r in (x & x, x | x, ~x, x == x, nx.all(x), nx.any(x)):
+        assert r.dtype is nx.bool_ and r.data.dtype == torch.bool
+
+
+# ---------------------------------------------------------------- transfers
+
+
+def test_from_binary_shares_memory():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    src = nx.tensor(a, backend="binary")
+    dst = nx.backend_transfer(src, "torch", device="cpu")
+    assert dst.backend is nx.get_backend("torch", device="cpu")
+    assert np.shares_memory(dst.data.numpy(), a)
+
+
+def test_to_binary_shares_memory():
+    x = tt(np.arange(6, dtype=np.int64))
+    back = nx.backend_transfer(x, "binary")
+    assert back.backend is nx.get_backend("binary")
+    assert np.shares_memory(back.data, x.data.numpy())
+    np.testing.assert_array_equal(back.data, np.arange(6))
+
+
+def test_bfloat16_round_trips_through_binary():
+    x = tt([1.5, -2.25, 3.0], nx.bfloat16)
+    assert x.data.dtype == torch.bfloat16
+    back = nx.backend_transfer(x, "binary")
+    assert back.dtype is nx.bfloat16 and back.tolist() == [1.5, -2.25, 3.0]
+
+
+def test_binary_operand_moves_to_torch():
+    r = tt([1, 2]) + nx.tensor([10, 20], backend="binary")
+    assert r.backend.name == "torch" and r.tolist() == [11, 22]
+
+
+# ---------------------------------------------------------------- config and doctor
+
+
+def test_check_target_matches_the_installed_build():
+    built = "cpu" if not torch.version.cuda else "cu" + "".join(torch.version.cuda.split(".")[:2])
+    assert check_target(built) is None
+    other = "cu128" if built != "cu128" else "cpu"
+    problem, fix = check_target(other)
+    assert f"LIBTORCH_TARGET={other}" in problem and f"the {built} build" in problem
+    assert fix.startswith("pip install --force-reinstall torch==")
+    assert fix.endswith(f"/whl/{other}")
+
+
+def _run(script: str, **env: str) -> subprocess.CompletedProcess[str]:
+    e = {k: v for k, v in os.environ.items() if not k.startswith("NUMERIX_")}
+    e.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], env=e, capture_output=True, text=True
+    )
+
+
+SCRIPT = """
+import numerix as nx
+x = nx.arange(6, dtype=nx.uint32).reshape((2, 3))
+y = (x * 4000000000 + 7) // 3
+print(x.backend.name, y.tolist(), nx.sum(nx.sin(x.astype(nx.float32))).tolist() > 0)
+"""
+
+
+def test_default_backend_from_the_environment_runs_a_binary_script_unchanged():
+    binary = _run(SCRIPT)
+    on_torch = _run(SCRIPT, NUMERIX_DEFAULT_BACKEND="torch")
+    assert binary.returncode == 0, binary.stderr
+    assert on_torch.returncode == 0, on_torch.stderr
+    assert binary.stdout.startswith("binary ") and on_torch.stdout.startswith("torch ")
+    assert binary.stdout.split(" ", 1)[1] == on_torch.stdout.split(" ", 1)[1]
+
+
+def test_num_threads_setting_is_applied_when_the_backend_is_created():
+    r = _run(
+        "import numerix as nx, torch; nx.tensor([1], backend='torch'); "
+        "print(torch.get_num_threads())",
+        NUMERIX_BACKENDS__TORCH__NUM_THREADS="3",
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "3"
