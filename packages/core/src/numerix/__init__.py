@@ -18,6 +18,18 @@ from numerix.defaults import (
     set_default_backend,
     set_global_default_backend,
 )
+from numerix.defn import (
+    compile,
+    cond,
+    defn,
+    fori_loop,
+    hook,
+    jit,
+    print_value,
+    template,
+    trace,
+    while_loop,
+)
 from numerix.dtypes import (
     DType,
     bfloat16,
@@ -51,6 +63,7 @@ from numerix.errors import (
     NumerixError,
     PluginError,
     ShapeError,
+    TracingError,
     UnsupportedDTypeError,
 )
 from numerix.ops.composites import *  # noqa: F403
@@ -79,6 +92,8 @@ __all__ = [
     "default_backend", "config", "reload_config", "get_backend", "register_backend", "unregister_backend",
     "NumerixError", "ShapeError", "DTypeError", "BackendMismatchError", "UnsupportedDTypeError",
     "BackendNotFoundError", "BackendOptionError", "PluginError", "ConfigError", "IndexingError",
-    "ArgumentError",
+    "ArgumentError", "TracingError",
+    "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
+    "print_value", "hook",
 ]  # fmt: skip
 __all__ += ops.__all__  # every family module's __all__, see numerix/ops/__init__.py

@@ -19,6 +19,7 @@ __all__ = [
     "ConfigError",
     "IndexingError",
     "ArgumentError",
+    "TracingError",
 ]
 
 
@@ -64,3 +65,8 @@ class IndexingError(NumerixError, IndexError):
 
 class ArgumentError(NumerixError, ValueError):
     """An argument value an operation does not take: an unknown mode, order or norm."""
+
+
+class TracingError(NumerixError, TypeError):
+    """A traced tensor used where a value is needed (``bool()``, ``if``, ``.item()``) inside
+    ``numerix.jit``/``defn``, or a traced function that breaks the rules of tracing."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from numerix.plugins import BackendEntry
+    from numerix.plugins import BackendEntry, CompilerEntry
 
 hookspec = pluggy.HookspecMarker("numerix")
 hookimpl = pluggy.HookimplMarker("numerix")
@@ -35,6 +35,18 @@ def numerix_backends() -> list[BackendEntry]:  # type: ignore[empty-body]
         the ``"module:Class"`` that implements it (imported on first use) and the
         backend-contract version it was built for. Results of every plugin are
         collected; two entries with one name are reported by ``numerix info``.
+    """
+
+
+@hookspec
+def numerix_compilers() -> list[CompilerEntry]:  # type: ignore[empty-body]
+    """Name the compilers this plugin provides (``numerix.jit(fn, compiler=name)``).
+
+    :returns: a list of :class:`numerix.plugins.CompilerEntry`, each naming the compiler,
+        the ``"module:Class"`` of its :class:`numerix.defn.Compiler` subclass (imported on
+        first use) and the compiler-contract version it was built for. Results of every
+        plugin are collected; the core's ``evaluator`` is registered first, and a second
+        entry with a name already taken is a warning naming both.
     """
 
 

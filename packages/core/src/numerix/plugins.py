@@ -31,9 +31,19 @@ __all__ = [
     "register_settings_model",
     "unregister_settings_model",
     "ENTRY_POINT_GROUP",
+    "CompilerEntry",
+    "COMPILER_CONTRACT_VERSION",
+    "register_compiler",
+    "unregister_compiler",
+    "get_compiler",
+    "compiler_entries",
 ]
 
 ENTRY_POINT_GROUP = "numerix.plugins"
+
+#: The version of the compiler contract (``numerix.defn.Compiler`` and the graph it
+#: receives) this core implements; a compiler plugin built for another is refused.
+COMPILER_CONTRACT_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,33 @@ class BackendEntry:
     description: str = ""
     distribution: str | None = field(default=None, compare=False)
     version: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class CompilerEntry:
+    """What a plugin declares about one compiler, without importing it.
+
+    :param name: the compiler name users select (``jit(fn, compiler="xla")``).
+    :param target: ``"module:Class"`` of the :class:`numerix.defn.Compiler` subclass, or
+        the class itself (runtime registration).
+    :param contract: the compiler-contract version the plugin was built for.
+    :param description: one line for ``numerix info``.
+    """
+
+    name: str
+    target: Any
+    contract: int = COMPILER_CONTRACT_VERSION
+    description: str = ""
+    distribution: str | None = field(default=None, compare=False)
+    version: str | None = field(default=None, compare=False)
+
+
+_EVALUATOR = CompilerEntry(
+    "evaluator",
+    "numerix.defn.evaluator:Evaluator",
+    description="interprets the graph with the arguments' backend (the core's)",
+    distribution="numerix",
+)
 
 
 @dataclass(frozen=True)
@@ -78,6 +115,8 @@ class _Registry:
         self.runtime_settings: dict[str, Any] = {}
         self.settings: dict[str, tuple[Any, str | None]] | None = None
         self.pm: Any = None
+        self.compilers: dict[str, CompilerEntry] = {}
+        self.compiler_instances: dict[str, Any] = {}
         self.discovered = False
         self.lock = threading.RLock()
 
@@ -95,6 +134,7 @@ class _Registry:
             pm = pluggy.PluginManager("numerix")
             pm.add_hookspecs(hookspecs)
             self.pm = pm
+            self._add_compiler(_EVALUATOR)
             for ep in entry_points(group=ENTRY_POINT_GROUP):
                 dist = getattr(ep, "dist", None)
                 dname = dist.name if dist is not None else None
@@ -107,6 +147,10 @@ class _Registry:
                     found: list[BackendEntry] = []
                     for h in mine:
                         found.extend(h.function() or [])  # type: ignore[arg-type]
+                    comps: list[CompilerEntry] = []
+                    for h in pm.hook.numerix_compilers.get_hookimpls():
+                        if h.plugin is obj:
+                            comps.extend(h.function() or [])  # type: ignore[arg-type]
                 except Exception as e:
                     self.broken.append(BrokenPlugin(ep.name, dname, f"{type(e).__name__}: {e}"))
                     continue
@@ -117,6 +161,33 @@ class _Registry:
                         entry.name, entry.target, entry.contract, entry.description, dname, dver
                     )
                     self._add(entry)
+                for c in comps:
+                    self._add_compiler(
+                        CompilerEntry(c.name, c.target, c.contract, c.description, dname, dver)
+                    )
+
+    def _add_compiler(self, entry: CompilerEntry) -> None:
+        if entry.contract != COMPILER_CONTRACT_VERSION:
+            self.broken.append(
+                BrokenPlugin(
+                    entry.name,
+                    entry.distribution,
+                    f"compiler built for compiler contract {entry.contract}, this numerix "
+                    f"implements contract {COMPILER_CONTRACT_VERSION}; install a release of "
+                    f"{entry.distribution or 'the plugin'} made for this numerix",
+                )
+            )
+            return
+        old = self.compilers.get(entry.name)
+        if old is not None and old.target != entry.target:
+            warnings.warn(
+                f"two plugins provide compiler {entry.name!r}: {old.distribution or old.target} "
+                f"and {entry.distribution or entry.target}; using the first. Uninstall one of them.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            return
+        self.compilers[entry.name] = entry
 
     def _add(self, entry: BackendEntry) -> None:
         if entry.contract != CONTRACT_VERSION:
@@ -358,3 +429,96 @@ def parse_spec(spec: Any, op: str = "backend") -> tuple[str, dict[str, Any]]:
         f"{op}: cannot read {spec!r} as a backend; use a name ('binary'), a 'name:device' string "
         f"('xla:cuda:1'), a (name, options) tuple or a Backend instance"
     )
+
+
+# ---------------------------------------------------------------- compilers
+
+
+def register_compiler(
+    name: str,
+    cls: Any,
+    *,
+    description: str = "",
+    contract: int = COMPILER_CONTRACT_VERSION,
+    replace: bool = False,
+) -> None:
+    """Register a compiler at run time (tests, notebooks).
+
+    :param cls: the :class:`numerix.defn.Compiler` subclass or its ``"module:Class"``.
+    :param replace: replace an existing compiler of that name instead of raising.
+    """
+    _REG.discover()
+    with _REG.lock:
+        if name in _REG.compilers and not replace:
+            raise PluginError(
+                f"register_compiler: compiler {name!r} is already registered by "
+                f"{_REG.compilers[name].distribution or 'a runtime registration'}; pass replace=True"
+            )
+        _REG.compilers.pop(name, None)
+        _REG.compiler_instances.pop(name, None)
+        before = len(_REG.broken)
+        _REG._add_compiler(CompilerEntry(name, cls, contract, description))
+        if len(_REG.broken) > before:
+            raise PluginError(f"register_compiler: {name!r}: {_REG.broken.pop().reason}")
+
+
+def unregister_compiler(name: str) -> None:
+    """Remove a compiler registered at run time."""
+    with _REG.lock:
+        _REG.compilers.pop(name, None)
+        _REG.compiler_instances.pop(name, None)
+
+
+def compiler_entries() -> dict[str, CompilerEntry]:
+    """Every compiler installed (the core's ``evaluator`` and the plugins'), by name."""
+    _REG.discover()
+    return dict(_REG.compilers)
+
+
+def get_compiler(name: str, op: str = "get_compiler") -> Any:
+    """The compiler instance registered as ``name`` (imported on first use, then cached).
+
+    :raises ArgumentError: no compiler has that name (a backend name is called out as
+        one); the message lists the installed compilers.
+    :raises PluginError: the plugin providing it failed to load.
+    """
+    comp = _REG.compiler_instances.get(name)
+    if comp is not None:
+        return comp
+    _REG.discover()
+    entry = _REG.compilers.get(name)
+    if entry is None:
+        from numerix.errors import ArgumentError
+
+        installed = ", ".join(sorted(_REG.compilers)) or "none"
+        broken = [b for b in _REG.broken if b.name == name]
+        if broken:
+            raise PluginError(
+                f"{op}: compiler {name!r} is broken: {broken[0].reason}; compilers: {installed}"
+            )
+        if name in _REG.entries:
+            raise ArgumentError(
+                f"{op}: {name!r} is a backend, not a compiler; compilers: {installed}. To run on "
+                f"the {name} backend, pass tensors that live there (numerix.backend_transfer(t, "
+                f"{name!r})) to a compiler such as 'evaluator'"
+            )
+        raise ArgumentError(f"{op}: no compiler named {name!r}; compilers: {installed}")
+    target = entry.target
+    if isinstance(target, str):
+        mod, _, attr = target.partition(":")
+        try:
+            target = getattr(importlib.import_module(mod), attr)
+        except Exception as e:
+            raise PluginError(
+                f"{op}: compiler {name!r} (from {entry.distribution or mod}) failed to load: "
+                f"{type(e).__name__}: {e}. Reinstall it, or pick another compiler."
+            ) from e
+    from numerix.defn.compilers import Compiler
+
+    if not (isinstance(target, type) and issubclass(target, Compiler)):
+        raise PluginError(
+            f"{op}: compiler {name!r} target {entry.target!r} is not a numerix.defn.Compiler class"
+        )
+    with _REG.lock:
+        comp = _REG.compiler_instances.setdefault(name, target())
+    return comp

@@ -64,6 +64,8 @@ def run_block(block: Block, out: Any, fallback: Any, *inputs: Any, **params: Any
     output; its backend decides. A tracing backend records the block as one node.
     """
     first = out[0] if isinstance(out, tuple) else out
+    if first.backend.is_tracing:
+        return first.backend.record_block(block, out, fallback, *inputs, **params)
     impl = getattr(type(first.backend), block.method, None)
     if impl is None:
         return fallback(*inputs, **params)
@@ -91,7 +93,9 @@ def common_backend(op: str, tensors: Sequence[Tensor]) -> Backend:
 
     All on one backend instance: that one. Host (``binary``) tensors meeting one other
     backend move there implicitly, as Nx does. Two non-host backends, or two devices
-    of one backend, raise :class:`BackendMismatchError`.
+    of one backend, raise :class:`BackendMismatchError`. A tracing backend (inside
+    ``numerix.jit``) wins over every other, the innermost trace first: the others'
+    tensors are captured by it (:func:`on_backend`), never copied or refused.
     """
     target: Backend | None = None
     for t in tensors:
@@ -101,7 +105,10 @@ def common_backend(op: str, tensors: Sequence[Tensor]) -> Backend:
         if target is None:
             target = b
         elif b is not target:
-            raise mismatch_error(op, tensors)
+            if b.is_tracing or target.is_tracing:
+                target = _innermost_trace(target, b)
+            else:
+                raise mismatch_error(op, tensors)
     return tensors[0].backend if target is None else target
 
 
@@ -116,9 +123,19 @@ def mismatch_error(op: str, tensors: Sequence[Tensor]) -> BackendMismatchError:
     )
 
 
+def _innermost_trace(a: Backend, b: Backend) -> Backend:
+    if not a.is_tracing:
+        return b
+    if not b.is_tracing:
+        return a
+    return a if getattr(a, "depth", 0) >= getattr(b, "depth", 0) else b
+
+
 def on_backend(t: Tensor, backend: Backend) -> Tensor:
     if t.backend is backend:
         return t
+    if backend.is_tracing:
+        return backend.capture(t)  # type: ignore[no-any-return, unused-ignore]
     from numerix.ops.transfer import backend_transfer
 
     return backend_transfer(t, backend)

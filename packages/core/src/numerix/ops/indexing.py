@@ -232,27 +232,28 @@ def _advanced(
 
 
 def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor) -> Tensor:
-    # k indexes axis `axis` of y, the basic-sliced x; errors name x, the tensor indexed
+    # k indexes axis `axis` of y, the basic-sliced x; errors name x, the tensor indexed.
+    # A concrete index is bounds-checked here; a traced one (inside jit) cannot be read,
+    # so its negative entries are wrapped and the backend's gather clamps the rest.
+    from numerix.ops._core import is_concrete, on_backend
+    from numerix.ops.elementwise import add, where
+
+    if is_concrete(k):
+        host = k.backend.to_numpy(k)
+        if host.size:
+            lo, hi = int(host.min()), int(host.max())
+            if lo < -dim or hi >= dim:
+                bad = lo if lo < -dim else hi
+                raise IndexingError(
+                    f"getitem: index {bad} is out of bounds for axis {axis} with size {dim} "
+                    f"({x.describe()})"
+                )
+            if lo >= 0:
+                return k if k.backend is y.backend else on_backend(k, y.backend)
     if k.backend is not y.backend:
-        from numerix.ops._core import on_backend
-
         k = on_backend(k, y.backend)
-    check_concrete(k, "getitem")
-    host = k.backend.to_numpy(k)
-    if host.size:
-        lo, hi = int(host.min()), int(host.max())
-        if lo < -dim or hi >= dim:
-            bad = lo if lo < -dim else hi
-            raise IndexingError(
-                f"getitem: index {bad} is out of bounds for axis {axis} with size {dim} "
-                f"({x.describe()})"
-            )
-        if lo < 0:
-            from numerix.ops.elementwise import add, where
-
-            k = cast(k, D.int64)
-            k = where(k < 0, add(k, dim), k)
-    return k
+    k = cast(k, D.int64)
+    return where(k < 0, add(k, dim), k)
 
 
 def _mask_ndim(k: Any) -> int:

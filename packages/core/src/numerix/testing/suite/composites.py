@@ -773,7 +773,9 @@ def test_reduce_order_and_errors() -> None:
         nx.reduce(x, 0.5, lambda acc, v: acc + v)
     with pytest.raises(nx.DTypeError, match=r"^reduce: Python int 300 does not fit int8"):
         nx.reduce(nx.ones(2, dtype=nx.int8), 300, lambda acc, v: acc + v)
-    with pytest.raises(nx.DTypeError, match=r"^reduce: initial f32 \w+\([^)]*\) must have x's dtype"):
+    with pytest.raises(
+        nx.DTypeError, match=r"^reduce: initial f32 \w+\([^)]*\) must have x's dtype"
+    ):
         nx.reduce(x, nx.tensor(0.0), lambda acc, v: acc + v)
     with pytest.raises(nx.ShapeError, match=r"^reduce: initial must be a Python scalar or a 0-d "
                        r"tensor, got s64\[2\]"):  # fmt: skip

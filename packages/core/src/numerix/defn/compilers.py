@@ -1,0 +1,117 @@
+"""The compiler contract: :class:`Compiler`, :class:`ArgSpec`, and the default compiler.
+
+A compiler turns a traced :class:`~numerix.defn.expr.Graph` into a callable. It is a
+plugin, found like a backend (hook ``numerix_compilers``, entry-point group
+``numerix.plugins``); the core registers ``evaluator``. See ``docs/defn.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from numerix.backend import Backend
+from numerix.dtypes import DType
+from numerix.errors import ArgumentError
+
+__all__ = ["Compiler", "ArgSpec", "Executable", "default_compiler", "resolve_compiler"]
+
+#: What ``Compiler.compile`` returns: flat argument tensors in, flat output tensors out.
+Executable = Callable[[Sequence[Any]], list[Any]]
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One flattened argument of a compiled program: its shape, dtype and the backend
+    its tensor arrives on (Python numbers arrive as 0-d tensors of their default dtype
+    on the backend of the other arguments, else the default backend)."""
+
+    shape: tuple[int, ...]
+    dtype: DType
+    backend: Backend
+
+
+class Compiler:
+    """Base class of every compiler.
+
+    Subclasses set :attr:`name` and :attr:`default_options` and implement
+    :meth:`compile`. One instance per name is created (by :func:`numerix.plugins.get_compiler`)
+    and used from every thread: keep per-program state in what :meth:`compile` returns.
+    """
+
+    #: The name users select the compiler by (``jit(fn, compiler="evaluator")``).
+    name: ClassVar[str] = ""
+    #: Options the compiler takes, with defaults. Unknown options are refused.
+    default_options: ClassVar[Mapping[str, Any]] = {}
+
+    def validate_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Check ``options`` against :attr:`default_options` and fill in the defaults."""
+        unknown = [k for k in options if k not in self.default_options]
+        if unknown:
+            accepted = ", ".join(self.default_options) or "no options"
+            raise ArgumentError(
+                f"jit: compiler {self.name!r} does not take option(s) "
+                f"{', '.join(map(repr, unknown))}; it accepts: {accepted}"
+            )
+        return {**self.default_options, **options}
+
+    def compile(
+        self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]
+    ) -> Executable:
+        """Compile ``graph`` for arguments of ``args_spec``.
+
+        :param graph: the traced :class:`~numerix.defn.expr.Graph`; its parameters match
+            ``args_spec`` one to one.
+        :param args_spec: the flattened arguments' shape, dtype and backend.
+        :param options: the validated options (:meth:`validate_options`).
+        :returns: a callable taking the list of argument tensors (as ``args_spec``
+            describes them) and returning the list of output tensors, one per
+            ``graph.outputs``, each of exactly the node's shape and dtype.
+        """
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<compiler {self.name}>"
+
+
+def default_compiler() -> tuple[str, dict[str, Any]]:
+    """The default compiler's name and options: ``with numerix.config(default_compiler=...)``
+    › the environment and files › ``"evaluator"``."""
+    from numerix import _config_state
+
+    eff = _config_state.context.get()
+    if eff is None:
+        eff = _config_state.base
+        if eff is None:
+            if _config_state.base_backend is None:
+                # reads the environment and files once, as the default backend does
+                from numerix.defaults import _configured_default
+
+                _configured_default()
+            eff = _config_state.base
+            if eff is None:  # nothing configured: no pydantic import
+                return "evaluator", {}
+    s = eff.settings
+    return s.default_compiler, dict(s.compiler_options)
+
+
+def resolve_compiler(
+    compiler: str | Compiler | None, options: Mapping[str, Any]
+) -> tuple[Compiler, dict[str, Any]]:
+    """The compiler instance and validated options a call selects (argument › settings)."""
+    from numerix.plugins import get_compiler
+
+    if compiler is None:
+        name, base = default_compiler()
+        comp = get_compiler(name, "jit")
+        return comp, comp.validate_options({**base, **options})
+    if isinstance(compiler, Compiler):
+        return compiler, compiler.validate_options(options)
+    if not isinstance(compiler, str):
+        raise ArgumentError(
+            f"jit: compiler must be a name ('evaluator') or a Compiler, got "
+            f"{type(compiler).__name__} {compiler!r}"
+        )
+    comp = get_compiler(compiler, "jit")
+    return comp, comp.validate_options(options)

@@ -1,0 +1,278 @@
+"""Control flow and runtime hooks that work eagerly and inside a trace.
+
+Eagerly they are plain Python; inside ``numerix.jit``/``defn`` they record ``cond``,
+``while`` and ``hook`` nodes whose subgraphs every compiler runs at execution time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from numerix import dtypes as D
+from numerix._tensor import Tensor
+from numerix.defn.expr import COND, HOOK, WHILE, ExprBackend, Graph, format_type
+from numerix.defn.trace import active_trace, flatten, leaf_spec, trace_flat
+from numerix.errors import ShapeError, TracingError
+
+__all__ = ["cond", "while_loop", "fori_loop", "print_value", "hook"]
+
+
+def _check_pred(op: str, pred: Any) -> None:
+    if type(pred) is Tensor and pred.shape != ():
+        raise ShapeError(
+            f"{op}: the predicate must be a 0-d tensor or a Python bool, got {pred.describe()}; "
+            f"reduce it first, e.g. numerix.all(p) or numerix.any(p)"
+        )
+
+
+def _as_pred(op: str, p: Any) -> Any:
+    """A predicate as a 0-d bool tensor (non-bool tensors compare with 0)."""
+    _check_pred(op, p)
+    if type(p) is Tensor and p.dtype is not D.bool_:
+        from numerix.ops.elementwise import not_equal
+
+        return not_equal(p, 0)
+    return p
+
+
+def _operands(be: ExprBackend, leaves: list[Any], op: str) -> tuple[list[Any], list[Tensor]]:
+    """The specs of the leaves and the leaves as tensors of ``be`` (numbers become
+    constants of their default dtype)."""
+    from numerix.ops.creation import tensor
+
+    specs = [leaf_spec(x, op) for x in leaves]
+    ts = []
+    for x, (_, d) in zip(leaves, specs):
+        if type(x) is not Tensor:
+            x = tensor(x, dtype=d, backend="binary")
+        ts.append(be.capture(x))
+    return specs, ts
+
+
+def _types(g: Graph) -> str:
+    import optree
+
+    shown = optree.tree_unflatten(g.out_tree, [format_type(o.shape, o.dtype) for o in g.outputs])
+    return repr(shown).replace("'", "")
+
+
+def _out_types(g: Graph) -> tuple[tuple[tuple[int, ...], D.DType], ...]:
+    return tuple((o.shape, o.dtype) for o in g.outputs)  # type: ignore[misc]
+
+
+def _same(a: Graph, b: Graph) -> bool:
+    return a.out_tree == b.out_tree and [(o.shape, o.dtype) for o in a.outputs] == [
+        (o.shape, o.dtype) for o in b.outputs
+    ]
+
+
+def cond(
+    pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *operands: Any
+) -> Any:
+    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``, also on traced values
+    (``jax.lax.cond``; Nx's ``if`` in defn).
+
+    Eagerly, or when ``pred`` is known while tracing, this is a Python ``if``. With a
+    traced ``pred`` both branches are traced and recorded in a ``cond`` node; they must
+    return the same tree of tensors with the same shapes and dtypes.
+
+    :param pred: a Python bool or a 0-d tensor (non-zero is true).
+    :param operands: tensors, numbers, or tuples/lists/dicts of them, passed to the branch.
+
+    >>> import numerix as nx
+    >>> nx.cond(nx.tensor(True), lambda x: x + 1, lambda x: x - 1, nx.tensor(1)).item()
+    2
+
+    The predicate must be 0-d:
+
+    >>> nx.cond(nx.tensor([True, False]), abs, abs, 1)
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: cond: the predicate must be a 0-d tensor or a Python bool, ...
+    """
+    _check_pred("cond", pred)
+    if not (type(pred) is Tensor and pred.backend.is_tracing):
+        return true_fn(*operands) if pred else false_fn(*operands)
+    be = active_trace() or pred.backend
+    assert isinstance(be, ExprBackend)
+    pred = _as_pred("cond", pred)
+    leaves, tree = flatten((operands, {}), "cond")
+    specs, ts = _operands(be, leaves, "cond")
+    tg = trace_flat(true_fn, specs, tree, parent=be, op="cond")
+    fg = trace_flat(false_fn, specs, tree, parent=be, op="cond")
+    if not _same(tg, fg):
+        raise TracingError(
+            f"cond: the branches return different types: true_fn returns {_types(tg)} and "
+            f"false_fn returns {_types(fg)}; both must return the same tree of tensors with "
+            f"the same shapes and dtypes (cast with astype, broadcast with broadcast_to)"
+        )
+    types = _out_types(tg)
+    node = be.node(
+        COND, [pred, *ts], {}, types=types, subgraphs=(tg, fg), extra_inputs=tg.free + fg.free
+    )
+    import optree
+
+    return optree.tree_unflatten(tg.out_tree, be.elems(node))
+
+
+def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], init: Any) -> Any:
+    """Repeat ``state = body_fn(state)`` while ``cond_fn(state)``, from ``init``
+    (``jax.lax.while_loop``; Nx's ``while``).
+
+    Eagerly a Python loop; inside a trace one ``while`` node whose condition and body
+    are traced once. ``body_fn`` must return the same tree of tensors, shapes and dtypes
+    as ``init`` (Python numbers in ``init`` are 0-d tensors of the default dtype).
+
+    >>> import numerix as nx
+    >>> nx.while_loop(lambda s: s[0] < 5, lambda s: (s[0] + 1, s[1] * 2), (0, 1))
+    (5, 32)
+
+    The condition must be 0-d:
+
+    >>> nx.while_loop(lambda s: s > 0, lambda s: s - 1, nx.tensor([1, 2]))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: while_loop: the predicate must be a 0-d tensor or a Python bool, ...
+    """
+    be = active_trace()
+    if be is None:
+        state = init
+        while True:
+            p = cond_fn(state)
+            _check_pred("while_loop", p)
+            if not p:
+                return state
+            state = body_fn(state)
+    import optree
+
+    leaves, tree = flatten(init, "while_loop")
+    specs, ts = _operands(be, leaves, "while_loop")
+
+    def c(*xs: Any) -> Any:
+        return _as_pred("while_loop", cond_fn(optree.tree_unflatten(tree, list(xs))))
+
+    def b(*xs: Any) -> Any:
+        return body_fn(optree.tree_unflatten(tree, list(xs)))
+
+    cg = trace_flat(c, specs, None, parent=be, op="while_loop")
+    if len(cg.outputs) != 1 or cg.outputs[0].dtype is not D.bool_:
+        raise TracingError(
+            f"while_loop: cond_fn must return one 0-d bool tensor, it returns {_types(cg)}"
+        )
+    bg = trace_flat(b, specs, None, parent=be, op="while_loop")
+    types = _out_types(bg)
+    if bg.out_tree != tree or list(types) != specs:
+        shown = optree.tree_unflatten(tree, [format_type(s, d) for s, d in specs])
+        raise TracingError(
+            f"while_loop: body_fn returns {_types(bg)} but the loop state (init) is "
+            f"{repr(shown).replace(chr(39), '')}; the body must return the same tree of "
+            f"tensors with the same shapes and dtypes (cast with astype)"
+        )
+    node = be.node(WHILE, ts, {}, types=types, subgraphs=(cg, bg), extra_inputs=cg.free + bg.free)
+    return optree.tree_unflatten(tree, be.elems(node))
+
+
+def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: Any) -> Any:
+    """``state = body_fn(i, state)`` for ``i`` from ``lower`` to ``upper - 1``
+    (``jax.lax.fori_loop``); ``i`` is an int64 0-d tensor, eagerly and traced.
+
+    Inside a trace this is a :func:`while_loop` over ``(i, state)``; ``lower`` and
+    ``upper`` may be traced.
+
+    >>> import numerix as nx
+    >>> nx.fori_loop(0, 4, lambda i, acc: acc + i, nx.tensor(0)).item()
+    6
+
+    Bounds must be integers:
+
+    >>> nx.fori_loop(0.5, 2, lambda i, s: s, 0)
+    Traceback (most recent call last):
+    ...
+    TypeError: fori_loop: lower and upper must be ints or integer 0-d tensors, got float 0.5
+    """
+    for v in (lower, upper):
+        ok = type(v) is int or (type(v) is Tensor and v.shape == () and v.dtype.kind in "iu")
+        if not ok:
+            shown = v.describe() if type(v) is Tensor else f"{type(v).__name__} {v!r}"
+            raise TypeError(
+                f"fori_loop: lower and upper must be ints or integer 0-d tensors, got {shown}"
+            )
+    from numerix.ops._core import cast
+    from numerix.ops.creation import tensor
+
+    if active_trace() is None:
+        state = init
+        for k in range(int(lower), int(upper)):
+            state = body_fn(tensor(k), state)
+        return state
+    lo = cast(lower, D.int64) if type(lower) is Tensor else tensor(lower)
+    hi = cast(upper, D.int64) if type(upper) is Tensor else tensor(upper)
+    _, out = while_loop(lambda s: s[0] < hi, lambda s: (s[0] + 1, body_fn(s[0], s[1])), (lo, init))
+    return out
+
+
+def hook(t: Tensor, fn: Callable[[Tensor], Any]) -> Tensor:
+    """Call ``fn(t)`` when ``t`` is computed and return ``t`` (``Nx.Defn.Kernel.hook``).
+
+    Eagerly ``fn`` runs at once; inside a trace a ``hook`` node calls it with the
+    concrete value each time the compiled program runs, on every compiler.
+
+    >>> import numerix as nx
+    >>> seen = []
+    >>> f = nx.jit(lambda x: nx.hook(x * 2, lambda v: seen.append(v.tolist())) + 1)
+    >>> f(nx.tensor([1, 2])).tolist(), seen
+    ([3, 5], [[2, 4]])
+
+    ``t`` must be a tensor:
+
+    >>> nx.hook([1], print)
+    Traceback (most recent call last):
+    ...
+    TypeError: hook: expected a Tensor, got list
+    """
+    if type(t) is not Tensor:
+        raise TypeError(f"hook: expected a Tensor, got {type(t).__name__}")
+    be = active_trace()
+    if be is None:
+        fn(t)
+        return t
+    return _hook(be, t, fn, {})
+
+
+def _hook(
+    be: ExprBackend, t: Tensor, fn: Callable[[Tensor], Any], params: dict[str, Any]
+) -> Tensor:
+    node = be.node(HOOK, [t], params, shape=t.shape, dtype=t.dtype, value=fn)
+    return be.wrap(node)
+
+
+def print_value(t: Tensor, label: str | None = None) -> Tensor:
+    """Print ``t`` when it is computed and return it (``Nx.Defn.Kernel.print_value``).
+
+    Eagerly it prints at once; inside a trace it prints each time the compiled program
+    runs (a :func:`hook`).
+
+    >>> import numerix as nx
+    >>> _ = nx.print_value(nx.tensor([1, 2]), label="x")
+    x: Tensor<s64[2] binary(cpu)>
+      [1, 2]
+
+    ``t`` must be a tensor:
+
+    >>> nx.print_value(3)
+    Traceback (most recent call last):
+    ...
+    TypeError: print_value: expected a Tensor, got int
+    """
+    if type(t) is not Tensor:
+        raise TypeError(f"print_value: expected a Tensor, got {type(t).__name__}")
+
+    def print_value(v: Tensor) -> None:
+        print(f"{label}: {v!r}" if label is not None else repr(v))
+
+    be = active_trace()
+    if be is None:
+        print_value(t)
+        return t
+    return _hook(be, t, print_value, {} if label is None else {"label": label})

@@ -1,0 +1,371 @@
+"""``jit``, ``defn`` and ``compile``: trace once per signature, compile, cache."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from numerix._tensor import Tensor
+from numerix.backend import Backend
+from numerix.defn.compilers import ArgSpec, Compiler, Executable, default_compiler, resolve_compiler
+from numerix.defn.expr import Graph, _freeze
+from numerix.defn.trace import (
+    NUMBER_DTYPES,
+    Template,
+    active_trace,
+    flatten,
+    leaf_spec,
+    trace_flat,
+)
+from numerix.errors import ArgumentError, TracingError
+
+__all__ = ["jit", "defn", "compile", "Jitted", "Defn", "Compiled"]
+
+
+def _number_backend(leaves: Sequence[Any]) -> Backend:
+    """Where Python-number arguments become tensors: with the other arguments."""
+    first: Backend | None = None
+    for x in leaves:
+        if type(x) is Tensor:
+            if not x.backend.is_host:
+                return x.backend
+            first = first or x.backend
+    if first is not None:
+        return first
+    from numerix.defaults import get_default_backend
+
+    return get_default_backend()
+
+
+def _specs(leaves: Sequence[Any], nb: Backend | None) -> list[ArgSpec]:
+    out = []
+    for x in leaves:
+        if type(x) is Tensor:
+            out.append(ArgSpec(x.shape, x.dtype, x.backend))
+        else:
+            assert nb is not None
+            out.append(ArgSpec((), NUMBER_DTYPES[type(x)], nb))
+    return out
+
+
+def _to_tensors(leaves: list[Any], specs: Sequence[ArgSpec]) -> list[Any]:
+    from numerix.ops._core import check_scalar_fits, on_backend, scalar
+
+    out = list(leaves)
+    for i, x in enumerate(out):
+        s = specs[i]
+        if type(x) is not Tensor:
+            check_scalar_fits("jit", x, s.dtype)
+            out[i] = scalar(x, s.dtype, s.backend)
+        elif x.backend is not s.backend:
+            out[i] = on_backend(x, s.backend)
+    return out
+
+
+class Jitted:
+    """A function compiled on first call for each signature (see :func:`jit`)."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        compiler: str | Compiler | None,
+        static_argnames: Sequence[str],
+        options: dict[str, Any],
+    ) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.compiler = compiler
+        self.options = options
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
+        self.static_argnames = tuple(static_argnames)
+        self._sig = None
+        if self.static_argnames:
+            self._sig = inspect.signature(fn)
+            missing = [n for n in self.static_argnames if n not in self._sig.parameters]
+            if missing:
+                raise ArgumentError(
+                    f"jit: static_argnames {missing} are not parameters of "
+                    f"{getattr(fn, '__name__', fn)!r}; its parameters: "
+                    f"{', '.join(self._sig.parameters)}"
+                )
+        try:
+            self._options_key = _freeze(options)
+        except TypeError:
+            raise ArgumentError(
+                f"jit: compiler options must be hashable, got {options!r}"
+            ) from None
+        self._cache: dict[Any, tuple[Executable, Any]] = {}
+        self._lock = threading.Lock()
+        #: how many times the function was traced (once per new signature)
+        self.trace_count = 0
+
+    # ------------------------------------------------------------ signature
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+        """``(args, kwargs)`` of the dynamic arguments, and the static ones."""
+        if self._sig is None:
+            return (args, kwargs), ()
+        ba = self._sig.bind(*args, **kwargs)
+        statics = []
+        dyn = {}
+        for name, v in ba.arguments.items():
+            if name in self.static_argnames:
+                try:
+                    hash(v)
+                except TypeError:
+                    raise ArgumentError(
+                        f"jit: static argument {name!r} must be hashable (it is part of the "
+                        f"cache key), got {type(v).__name__}; pass a tuple instead of a list"
+                    ) from None
+                statics.append((name, type(v), v))
+            else:
+                dyn[name] = v
+        return ((), dyn), tuple(statics)
+
+    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        if self.compiler is None:
+            cname, base = default_compiler()
+            opts: Any = (cname, _freeze({**base, **self.options}) if base else self._options_key)
+        else:
+            opts = (self.compiler, self._options_key)
+        dyn, statics = self._split(args, kwargs)
+        leaves, tree = flatten(dyn, "jit")
+        sig: list[Any] = []
+        nb: Backend | None = None
+        for x in leaves:
+            t = type(x)
+            if t is Tensor:
+                sig.append(x.shape)
+                sig.append(x.dtype)
+                sig.append(x.backend)
+            elif t in NUMBER_DTYPES:
+                if nb is None:
+                    nb = _number_backend(leaves)
+                sig.append(t)
+            elif t is Template:
+                raise TracingError(
+                    "jit: a template has no values to run on; compile ahead of time with "
+                    "numerix.compile(fn, *templates), or pass tensors"
+                )
+            else:
+                leaf_spec(x, "jit")  # raises, naming the type
+        return (tree, tuple(sig), statics, opts), leaves, tree, statics, nb
+
+    def is_cached(self, *args: Any, **kwargs: Any) -> bool:
+        """Whether a call with these arguments would reuse a compiled program
+        (``EXLA.jit_cached?``); compiles nothing."""
+        return self._key(args, kwargs)[0] in self._cache
+
+    # ------------------------------------------------------------ calling
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if active_trace() is not None:  # inside another trace: inline
+            return self.fn(*args, **kwargs)
+        key, leaves, tree, statics, nb = self._key(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            with self._lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._compile(leaves, tree, statics, nb)
+                    self._cache[key] = entry
+        run, out_tree = entry
+        if nb is not None:
+            leaves = _to_tensors(leaves, _specs(leaves, nb))
+        import optree
+
+        return optree.tree_unflatten(out_tree, run(leaves))
+
+    def _compile(
+        self, leaves: list[Any], tree: Any, statics: Any, nb: Backend | None
+    ) -> tuple[Executable, Any]:
+        specs = _specs(leaves, nb)
+        comp, options = resolve_compiler(self.compiler, self.options)
+        self.trace_count += 1
+        fn = self.fn
+        if self._sig is not None:
+            sig = self._sig
+
+            def fn(**dyn: Any) -> Any:
+                arguments = {**dyn, **{n: v for n, _, v in statics}}
+                ordered = {n: arguments[n] for n in sig.parameters if n in arguments}
+                ba = inspect.BoundArguments(sig, ordered)  # type: ignore[arg-type, unused-ignore]
+                return self.fn(*ba.args, **ba.kwargs)
+
+        name = f"jit {getattr(self.fn, '__name__', 'fn')}"
+        graph = trace_flat(fn, [(s.shape, s.dtype) for s in specs], tree, op=name)
+        return comp.compile(graph, specs, options), graph.out_tree
+
+    def __repr__(self) -> str:
+        return f"<numerix.jit of {getattr(self.fn, '__qualname__', self.fn)!r}>"
+
+
+def jit(
+    fn: Callable[..., Any] | None = None,
+    compiler: str | Compiler | None = None,
+    static_argnames: Sequence[str] = (),
+    **compiler_options: Any,
+) -> Any:
+    """``fn`` compiled on its first call for each signature, and cached (``jax.jit``,
+    ``Nx.Defn.jit``).
+
+    The signature is: the tree structure of the arguments (tuples, lists, dicts of
+    tensors and Python numbers), each tensor's shape, dtype and backend, the values of
+    the static arguments, the compiler and its options. Python numbers are *dynamic*
+    0-d tensors of the default dtype (int64, float32; bool, complex64), as in Nx: a new
+    value does not recompile, but they are not weakly typed inside the function.
+
+    :param compiler: a compiler name (``"evaluator"``) or instance; default: the
+        ``default_compiler`` setting (``with numerix.config(default_compiler=...)``).
+    :param static_argnames: parameters passed as Python values (hashable), part of the
+        cache key: a new value retraces.
+    :param compiler_options: options for the compiler.
+
+    >>> import numerix as nx
+    >>> f = nx.jit(lambda x, y: x * y + 1)
+    >>> f(nx.tensor([1.0, 2.0]), 3.0).tolist()
+    [4.0, 7.0]
+    >>> f.is_cached(nx.tensor([5.0, 6.0]), 0.5)
+    True
+
+    An unknown compiler is refused, listing the installed ones:
+
+    >>> nx.jit(abs, compiler="nope")(1)
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ArgumentError: jit: no compiler named 'nope'; compilers: evaluator...
+    """
+    if fn is None:
+        return lambda f: Jitted(f, compiler, static_argnames, compiler_options)
+    return Jitted(fn, compiler, static_argnames, compiler_options)
+
+
+class Defn:
+    """A numerical definition (see :func:`defn`)."""
+
+    def __init__(self, fn: Callable[..., Any], jitted: Jitted) -> None:
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.jitted = jitted
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if active_trace() is not None:
+            return self.fn(*args, **kwargs)
+        return self.jitted(*args, **kwargs)
+
+    def is_cached(self, *args: Any, **kwargs: Any) -> bool:
+        """Whether a call with these arguments reuses a compiled program."""
+        return self.jitted.is_cached(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<numerix.defn {getattr(self.fn, '__qualname__', self.fn)!r}>"
+
+
+def defn(
+    fn: Callable[..., Any] | None = None,
+    *,
+    static_argnames: Sequence[str] = (),
+    compiler: str | Compiler | None = None,
+    **compiler_options: Any,
+) -> Any:
+    """Mark ``fn`` as a numerical definition (Nx's ``defn``).
+
+    Called eagerly it runs through :func:`jit` with the default compiler (traced and
+    compiled once per signature); called from inside another trace (a defn, a jitted
+    function, a branch of :func:`cond`) it inlines: the Python function runs on the
+    traced tensors.
+
+    >>> import numerix as nx
+    >>> @nx.defn
+    ... def softmax(x):
+    ...     e = nx.exp(x - nx.max(x))
+    ...     return e / nx.sum(e)
+    >>> [round(v, 4) for v in softmax(nx.tensor([1.0, 2.0, 3.0])).tolist()]
+    [0.09, 0.2447, 0.6652]
+
+    A Python ``if`` on a traced value is refused:
+
+    >>> @nx.defn
+    ... def relu(x):
+    ...     return x if x > 0 else -x
+    >>> relu(nx.tensor(1.0))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.TracingError: bool: pred expr(trace) is a traced tensor ...numerix.cond...
+    """
+    if fn is None:
+        return lambda f: defn(
+            f, static_argnames=static_argnames, compiler=compiler, **compiler_options
+        )
+    return Defn(fn, Jitted(fn, compiler, static_argnames, compiler_options))
+
+
+class Compiled:
+    """A program compiled ahead of time by :func:`compile`."""
+
+    def __init__(
+        self, fn: Callable[..., Any], run: Executable, graph: Graph, specs: Any, tree: Any
+    ) -> None:
+        functools.update_wrapper(self, fn)
+        self.run = run
+        self.graph = graph
+        self.specs = specs
+        self.tree = tree
+
+    def __call__(self, *args: Any) -> Any:
+        import optree
+
+        leaves, tree = flatten((args, {}), "compile")
+        got = [leaf_spec(x, "compile") for x in leaves]
+        want = [(s.shape, s.dtype) for s in self.specs]
+        if tree != self.tree or got != want:
+            from numerix.defn.expr import format_type
+
+            w = ", ".join(format_type(*p) for p in want)
+            g = ", ".join(format_type(*p) for p in got)
+            raise TracingError(
+                f"compile: the program was compiled for arguments ({w}), got ({g}); compile "
+                f"again for these shapes and dtypes, or use numerix.jit"
+            )
+        leaves = _to_tensors(leaves, self.specs)
+        return optree.tree_unflatten(self.graph.out_tree, self.run(leaves))
+
+
+def compile(
+    fn: Callable[..., Any],
+    *templates: Any,
+    compiler: str | Compiler | None = None,
+    **compiler_options: Any,
+) -> Compiled:
+    """Compile ``fn`` now, for arguments shaped as ``templates``, and return the program
+    (``Nx.Defn.compile``, ``jax.jit(f).lower(...).compile()``).
+
+    ``templates`` are :func:`numerix.template` s (or tensors, of which only the shape,
+    dtype and backend count), in tuples, lists and dicts as ``fn`` takes them. The
+    program accepts exactly those shapes and dtypes.
+
+    >>> import numerix as nx
+    >>> f = nx.compile(lambda x: x.sum(), nx.template((3,), nx.int32))
+    >>> f(nx.tensor([1, 2, 3], dtype=nx.int32)).item()
+    6
+
+    Other shapes are refused:
+
+    >>> f(nx.tensor([1, 2], dtype=nx.int32))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.TracingError: compile: the program was compiled for arguments (s32[3]), got (s32[2]); ...
+    """
+    from numerix.defaults import get_default_backend
+
+    leaves, tree = flatten((templates, {}), "compile")
+    specs = []
+    for x in leaves:
+        shape, dtype = leaf_spec(x, "compile")
+        b = getattr(x, "backend", None) or get_default_backend()
+        specs.append(ArgSpec(shape, dtype, b))
+    comp, options = resolve_compiler(compiler, compiler_options)
+    graph = trace_flat(fn, [(s.shape, s.dtype) for s in specs], tree, op="compile")
+    return Compiled(fn, comp.compile(graph, specs, options), graph, specs, tree)

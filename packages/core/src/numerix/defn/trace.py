@@ -1,0 +1,164 @@
+"""Tracing a function into a :class:`~numerix.defn.expr.Graph`: arguments, templates,
+the active trace, and :func:`trace`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+import numpy as np
+
+from numerix import dtypes as D
+from numerix._tensor import Tensor
+from numerix.backend import Backend
+from numerix.defn.expr import ExprBackend, Graph
+from numerix.dtypes import DType
+from numerix.errors import TracingError
+
+__all__ = ["Template", "template", "trace", "active_trace", "trace_flat", "flatten", "leaf_spec"]
+
+#: The innermost trace being recorded in this context (None when running eagerly).
+_active: ContextVar[ExprBackend | None] = ContextVar("numerix_active_trace", default=None)
+
+#: The dtype a Python number argument takes (numbers are dynamic 0-d tensors, as in Nx).
+NUMBER_DTYPES: dict[type, DType] = {
+    bool: D.bool_,
+    int: D.int64,
+    float: D.float32,
+    complex: D.complex64,
+}
+
+
+def active_trace() -> ExprBackend | None:
+    """The trace being recorded here, or None when code runs eagerly."""
+    return _active.get()
+
+
+class Template:
+    """The shape and dtype of an argument, without values (see :func:`template`)."""
+
+    __slots__ = ("backend", "dtype", "shape")
+
+    def __init__(self, shape: tuple[int, ...], dtype: DType, backend: Backend | None) -> None:
+        self.shape = shape
+        self.dtype = dtype
+        self.backend = backend
+
+    def __repr__(self) -> str:
+        dims = "".join(f"[{d}]" for d in self.shape)
+        return f"Template<{self.dtype.short}{dims}>"
+
+
+def template(shape: Any, dtype: Any = D.float32, backend: Any = None) -> Template:
+    """An argument of ``shape`` and ``dtype`` without values, for :func:`numerix.compile`
+    and :func:`numerix.trace` (``Nx.template``).
+
+    :param shape: an int or a sequence of ints.
+    :param dtype: a numerix dtype or its name (default float32).
+    :param backend: the backend the compiled program will receive it on (default: the
+        default backend when compiling).
+
+    >>> import numerix as nx
+    >>> nx.template((2, 3), nx.float32)
+    Template<f32[2][3]>
+
+    A negative dimension is refused:
+
+    >>> nx.template((-1,))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: template: dimensions must be non-negative ints, got (-1,)
+    """
+    from numerix.errors import ShapeError
+    from numerix.ops._core import resolve
+
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    if not all(type(d) is int and d >= 0 for d in dims):
+        raise ShapeError(f"template: dimensions must be non-negative ints, got {dims!r}")
+    be = None if backend is None else resolve(backend, "template")
+    return Template(dims, D.as_dtype(dtype), be)
+
+
+def leaf_spec(x: Any, op: str) -> tuple[tuple[int, ...], DType]:
+    """``(shape, dtype)`` of an argument leaf: a tensor, a template or a Python number."""
+    t = type(x)
+    if t is Tensor or t is Template:
+        return x.shape, x.dtype
+    d = NUMBER_DTYPES.get(t)
+    if d is not None:
+        return (), d
+    raise TracingError(
+        f"{op}: an argument is a {t.__name__} ({x!r:.60}); arguments must be tensors, "
+        f"Python numbers, or tuples/lists/dicts of them. Pass other values as static "
+        f"arguments (numerix.jit(fn, static_argnames=(...)))"
+    )
+
+
+def flatten(tree: Any, op: str) -> tuple[list[Any], Any]:
+    """The leaves and structure of an argument tree (numpy arrays become tensors)."""
+    import optree
+
+    leaves, treedef = optree.tree_flatten(tree)
+    for i, x in enumerate(leaves):
+        if isinstance(x, (np.ndarray, np.generic)):
+            from numerix.ops.creation import asarray
+
+            leaves[i] = asarray(x)
+    return leaves, treedef
+
+
+def trace_flat(
+    fn: Callable[..., Any],
+    specs: Sequence[tuple[tuple[int, ...], DType]],
+    in_tree: Any,
+    *,
+    parent: ExprBackend | None = None,
+    op: str = "trace",
+) -> Graph:
+    """Trace ``fn`` on parameters of ``specs``; ``in_tree`` rebuilds ``(args, kwargs)``
+    from them (None: call ``fn(*parameters)``)."""
+    import optree
+
+    be = ExprBackend(parent, op=op)
+    params = [be.parameter(s, d) for s, d in specs]
+    token = _active.set(be)
+    try:
+        if in_tree is None:
+            result = fn(*params)
+        else:
+            rebuilt: Any = optree.tree_unflatten(in_tree, params)
+            args, kwargs = rebuilt
+            result = fn(*args, **kwargs)
+        leaves, out_tree = optree.tree_flatten(result)
+        outputs = [be.output_node(x) for x in leaves]
+    finally:
+        _active.reset(token)
+        be.active = False
+    return be.finish(outputs, out_tree)
+
+
+def trace(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Graph:
+    """Trace ``fn`` on ``args`` into its expression graph, which prints as a listing.
+
+    Arguments are tensors, :func:`template` s or Python numbers (dynamic 0-d tensors of
+    the default dtype), in tuples, lists and dicts; only their shapes and dtypes are read.
+    Follows Nx (``Nx.Defn.debug_expr``) and ``jax.make_jaxpr``.
+
+    >>> import numerix as nx
+    >>> print(nx.trace(lambda x: nx.exp(x - nx.max(x)), nx.template((3,))))
+    parameter a                                     f32[3]
+    b = max [ a, axes: (0,), keepdims: False ]      f32
+    c = subtract [ a, b ]                           f32[3]
+    d = exp [ c ]                                   f32[3]
+
+    An argument that is neither a tensor nor a number is refused:
+
+    >>> nx.trace(lambda s: s, "text")
+    Traceback (most recent call last):
+    ...
+    numerix.errors.TracingError: trace: an argument is a str ('text'); ...
+    """
+    leaves, tree = flatten((args, kwargs), "trace")
+    specs = [leaf_spec(x, "trace") for x in leaves]
+    return trace_flat(fn, specs, tree, parent=active_trace(), op="trace")

@@ -1,0 +1,601 @@
+"""defn, jit, compile, trace, control flow and the evaluator compiler."""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import optree
+import pytest
+
+import numerix as nx
+from numerix import plugins
+from numerix.defn.compilers import Compiler
+from numerix.defn.evaluator import Evaluator
+from numerix.defn.expr import BLOCK, CONSTANT, TENSOR, ExprBackend
+from numerix.testing.oracle import sample
+
+# ---------------------------------------------------------------- helpers
+
+
+def t(dtype: Any = nx.float32, shape: tuple[int, ...] = (3, 4), seed: int = 0, **kw: Any) -> Any:
+    return nx.tensor(sample(dtype, shape, seed, **kw), dtype=dtype)
+
+
+def spd(n: int = 3) -> Any:
+    a = sample(nx.float32, (n, n), 1)
+    return nx.tensor(a @ a.T + n * np.eye(n, dtype=np.float32))
+
+
+def same(got: Any, want: Any) -> None:
+    """Equal trees of tensors: exact dtype, shape and values (the same kernels ran)."""
+    gl, gt = optree.tree_flatten(got)
+    wl, wt = optree.tree_flatten(want)
+    assert gt == wt
+    for g, w in zip(gl, wl):
+        assert type(g) is nx.Tensor and type(w) is nx.Tensor
+        assert g.dtype is w.dtype, (g.describe(), w.describe())
+        assert g.shape == w.shape, (g.describe(), w.describe())
+        assert g.backend is w.backend
+        np.testing.assert_array_equal(
+            np.asarray(g.to_numpy(), dtype=np.float64 if g.dtype is nx.bfloat16 else None),
+            np.asarray(w.to_numpy(), dtype=np.float64 if w.dtype is nx.bfloat16 else None),
+        )
+
+
+# ---------------------------------------------------------------- every public op, traced
+F, S, B = nx.float32, nx.int32, nx.bool_
+
+
+def _c(name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    return pytest.param(fn, args, id=name)
+
+
+# fmt: off
+OPS = [
+    # element-wise
+    *[_c(n, getattr(nx, n), t(F), t(F, seed=1)) for n in (
+        "add", "subtract", "multiply", "divide", "maximum", "minimum", "atan2", "pow",
+        "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    )],
+    *[_c(n, getattr(nx, n), t(S), t(S, seed=1, nonzero=True)) for n in (
+        "floor_divide", "remainder", "bitwise_and", "bitwise_or", "bitwise_xor", "quotient",
+    )],
+    _c("shifts", lambda a: (nx.bitwise_left_shift(a, 2), nx.bitwise_right_shift(a, 1)), t(S)),
+    *[_c(n, getattr(nx, n), t(F, positive=True)) for n in (
+        "negative", "positive", "abs", "sign", "floor", "ceil", "round", "trunc", "exp", "log",
+        "sqrt", "square", "reciprocal", "tanh", "sigmoid", "expm1", "log1p", "rsqrt", "cbrt",
+        "sin", "cos", "tan", "sinh", "cosh", "asinh", "atan", "isnan", "isinf", "isfinite",
+        "erf", "erfc", "real", "conj",
+    )],
+    _c("asin_acos_atanh_erfinv", lambda a: (nx.asin(a / 10), nx.acos(a / 10), nx.atanh(a / 10),
+                                            nx.erf_inv(a / 10)), t(F)),
+    _c("acosh", lambda a: nx.acosh(a + 1), t(F, positive=True)),
+    _c("logical", lambda a, b: (nx.logical_and(a, b), nx.logical_or(a, b),
+                                nx.logical_xor(a, b), nx.logical_not(a)), t(B), t(B, seed=1)),
+    _c("bitwise_not", lambda a: (nx.bitwise_invert(a), nx.bitwise_not(a), nx.population_count(a),
+                                 nx.count_leading_zeros(a)), t(S)),
+    _c("where", lambda c, a, b: nx.where(c, a, b), t(B), t(F), t(F, seed=2)),
+    _c("clip", lambda a: nx.clip(a, -1.0, 2.0), t(F)),
+    _c("astype", lambda a: (a.astype(nx.int16), a.astype(nx.bfloat16), a.astype(nx.float64)), t(F)),
+    _c("bitcast", lambda a: nx.bitcast(a, nx.int32), t(F)),
+    _c("scalars_weak", lambda a: a * 2 + 1.5 - a / 3, t(nx.float16)),
+    _c("complex", lambda a: (nx.real(a), nx.imag(a), nx.conj(a), nx.abs(a)), t(nx.complex64)),
+    # reductions
+    *[_c(n, lambda a, n=n: (getattr(nx, n)(a), getattr(nx, n)(a, axis=1, keepdims=True)), t(F))
+      for n in ("sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin")],
+    _c("all_any", lambda a: (nx.all(a, axis=0), nx.any(a)), t(B)),
+    # linalg
+    _c("matmul", lambda a, b: (a @ b.T, nx.dot(a, b.T), nx.tensordot(a, b, axes=2),
+                               nx.vecdot(a, b), nx.outer(a[0], b[1])), t(F), t(F, seed=1)),
+    _c("dot_general", lambda a, b: nx.dot_general(a, b, ((1,), (1,))), t(F), t(F, seed=1)),
+    _c("cholesky", lambda a: nx.cholesky(a), spd()),
+    _c("solve_inv_det", lambda a, b: (nx.solve(a, b), nx.inv(a), nx.det(a)), spd(), t(F, (3, 2))),
+    _c("triangular_solve", lambda a, b: nx.triangular_solve(a, b), spd(), t(F, (3, 2))),
+    _c("lu_qr", lambda a: (nx.lu(a), nx.qr(a)), spd()),
+    _c("eigh_svd", lambda a: (nx.eigh(a), nx.svd(a)), spd()),
+    # shape
+    _c("shape_ops", lambda a: (a.reshape(4, 3), nx.transpose(a), nx.permute_dims(a, (1, 0)),
+                               nx.matrix_transpose(a), nx.broadcast_to(a, (2, 3, 4)),
+                               nx.expand_dims(a, 0), nx.squeeze(nx.expand_dims(a, 0), 0),
+                               nx.flip(a, axis=1), nx.ravel(a), nx.tile(a, (2, 1)),
+                               nx.repeat(a, 2, axis=0), nx.moveaxis(a, 0, 1),
+                               nx.swapaxes(a, 0, 1), nx.roll(a, 1, axis=1)), t(F)),
+    _c("join", lambda a, b: (nx.concatenate([a, b]), nx.concat([a, b], axis=1), nx.stack([a, b]),
+                             nx.broadcast_arrays(a, b[0])), t(F), t(F, seed=1)),
+    _c("pad", lambda a: (nx.pad(a, 1), nx.pad_general(a, [(1, 0, 1), (0, 2, 0)], value=5.0)), t(F)),
+    _c("split", lambda a: (nx.split(a, 2, axis=1), nx.array_split(a, 3)), t(F)),
+    # indexing
+    _c("getitem", lambda a: (a[1], a[:, 1:3], a[::-1, ::2], a[None, 0, ...]), t(F)),
+    _c("take_along_axis", lambda a, i: nx.take_along_axis(a, i, axis=1), t(F),
+       nx.tensor([[0, 1], [2, 3], [3, 0]])),
+    _c("dynamic_slice", lambda a, s: (nx.dynamic_slice(a, [s, 1], [2, 2]),
+                                      nx.put_slice(a, [s, 0], nx.ones((1, 4)))), t(F), nx.tensor(1)),
+    _c("indexed", lambda a, i, u: (nx.indexed_add(a, i, u), nx.indexed_put(a, i, u)), t(F),
+       nx.tensor([[0, 1], [2, 3]]), t(F, (2,))),
+    # window, conv
+    _c("window", lambda a: (nx.window_sum(a, (2, 2)), nx.window_max(a, (2, 2), strides=(1, 2)),
+                            nx.window_min(a, (1, 2)), nx.window_prod(a, (2, 1)),
+                            nx.window_mean(a, (2, 2), padding="same")), t(F)),
+    _c("window_scatter", lambda a, s: (nx.window_scatter_max(a, s, 0.0, (2, 2), strides=(2, 2)),
+                                       nx.window_scatter_min(a, s, 0.0, (2, 2), strides=(2, 2))),
+       t(F, (4, 4)), t(F, (2, 2), seed=1)),
+    _c("conv", lambda x, k: (nx.conv(x, k), nx.conv(x, k, strides=2, padding="same")),
+       t(F, (1, 2, 6)), t(F, (3, 2, 2), seed=1)),
+    # sort, cumulative
+    _c("sort", lambda a: (nx.sort(a, axis=1), nx.argsort(a, axis=0, descending=True),
+                          nx.top_k(a, 2), nx.cumsum(a, axis=1), nx.cumprod(a, axis=0),
+                          nx.cumulative_max(a, axis=1), nx.cumulative_min(a, axis=0)), t(F)),
+    # fft
+    _c("fft", lambda a: (nx.fft(a), nx.ifft(nx.fft(a, n=8))), t(F)),
+    # composites
+    _c("composites", lambda a: (nx.logsumexp(a, axis=1), nx.softmax(a), nx.log_softmax(a, axis=0),
+                                nx.vector_norm(a), nx.matrix_norm(a), nx.norm(a), nx.diag(a[0]),
+                                nx.diagonal(a), nx.tril(a), nx.triu(a, k=1),
+                                nx.isclose(a, a + 1e-9), nx.allclose(a, a)), t(F)),
+    _c("one_hot", lambda i: nx.one_hot(i, 4), nx.tensor([0, 3, 1])),
+    _c("reduce", lambda a: (nx.reduce(a, 0.0, lambda x, y: x + y * y, axis=1),
+                            nx.window_reduce(a, -np.inf, (2, 2), nx.maximum, strides=2)),
+       t(F, (4, 6))),
+    _c("meshgrid_batched", lambda a, b: (nx.meshgrid(a, b), list(nx.to_batched(a, 2))),
+       t(F, (4,)), t(F, (3,), seed=1)),
+    # creation inside a trace (constants and parameters mixed)
+    _c("creation", lambda a: (a + nx.zeros_like(a), nx.ones((3, 4)) * a, nx.full_like(a, 2.0) + a,
+                              a * nx.arange(4), nx.iota((3, 4), axis=1) + a,
+                              nx.eye(3, 4) - a, nx.linspace(0.0, 1.0, 4) * a), t(F)),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("fn", "args"), OPS)
+def test_defn_every_op_traced_equals_eager(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    want = fn(*args)
+    jitted = nx.jit(fn)
+    got = jitted(*args)
+    same(got, want)
+    assert jitted.trace_count == 1
+    # really traced: every output is computed from the parameters, none was a constant
+    graph = nx.trace(fn, *args)
+    assert len(graph.parameters) == len(args)
+    assert all(o.op not in (CONSTANT, TENSOR) for o in graph.outputs)
+
+
+def test_defn_every_block_is_one_node() -> None:
+    a = spd()
+    g = nx.trace(lambda x: (nx.cholesky(x), nx.eigh(x)), a)
+    blocks = [n for n in g.nodes if n.op == BLOCK]
+    assert [n.value.name for n in blocks] == ["cholesky", "eigh"]
+    # a compiler whose backend lacks block_<name> lowers the traced fallback
+    fb = blocks[0].fallback
+    assert [(p.shape, p.dtype) for p in fb.parameters] == [((3, 3), nx.float32)]
+    assert [(o.shape, o.dtype) for o in fb.outputs] == [((3, 3), nx.float32)]
+
+
+def _backend_without_blocks() -> type:
+    base = type(nx.get_backend("binary"))
+    ns: dict[str, Any] = {"name": "noblocks", "is_host": False}
+    ns.update({a: None for a in dir(base) if a.startswith("block_")})
+    return type("NoBlocksBackend", (base,), ns)
+
+
+def test_defn_block_fallback_evaluated_equals_eager() -> None:
+    plugins.register_backend("noblocks", _backend_without_blocks(), replace=True)
+    try:
+        a = spd().to("noblocks")
+        fn = lambda x: (nx.cholesky(x), nx.qr(x), nx.det(x))  # noqa: E731
+        got = nx.jit(fn)(a)
+        want = fn(a)  # eagerly the core's fallback runs too
+        same(got, want)
+        assert got[0].backend.name == "noblocks"
+    finally:
+        plugins.unregister_backend("noblocks")
+
+
+# ---------------------------------------------------------------- the seed's softmax
+
+
+@nx.defn
+def softmax(x: Any) -> Any:
+    max_val = nx.max(x)
+    return nx.exp(x - max_val) / nx.sum(nx.exp(x - max_val))
+
+
+def test_defn_seed_softmax_runs_and_lists() -> None:
+    x = nx.tensor([1.0, 2.0, 3.0, 4.0])
+    same(softmax(x), softmax.fn(x))
+    assert softmax.is_cached(nx.tensor([0.0, 0.0, 0.0, 1.0]))
+    assert not softmax.is_cached(nx.tensor([1, 2, 3, 4]))
+    listing = str(nx.trace(softmax, nx.tensor([1, 2, 3, 4])))
+    assert listing == (
+        "parameter a                                 s64[4]\n"
+        "b = max [ a, axes: (0,), keepdims: False ]  s64\n"
+        "c = subtract [ a, b ]                       s64[4]\n"
+        "d = as_type [ c ]                           f32[4]\n"
+        "e = exp [ d ]                               f32[4]\n"
+        "f = sum [ e, axes: (0,), keepdims: False ]  f32\n"
+        "g = divide [ e, f ]                         f32[4]"
+    )
+
+
+# ---------------------------------------------------------------- the cache
+
+
+def test_defn_cache_same_signature_does_not_retrace() -> None:
+    f = nx.jit(lambda x, y: x * y)
+    f(nx.tensor([1.0, 2.0]), nx.tensor(3.0))
+    f(nx.tensor([5.0, 6.0]), nx.tensor(1.0))
+    assert f.trace_count == 1
+    assert f.is_cached(nx.tensor([0.0, 0.0]), nx.tensor(0.0))
+    assert not f.is_cached(nx.tensor([0.0, 0.0, 0.0]), nx.tensor(0.0))  # new shape
+    assert not f.is_cached(nx.tensor([0.0, 0.0], dtype=nx.float64), nx.tensor(0.0))  # new dtype
+    assert not f.is_cached((nx.tensor([0.0, 0.0]),), nx.tensor(0.0))  # new tree
+    assert f.trace_count == 1  # is_cached compiles nothing
+    f(nx.tensor([1.0, 2.0, 3.0]), nx.tensor(3.0))
+    f(nx.tensor([1.0, 2.0], dtype=nx.float64), nx.tensor(3.0))
+    assert f.trace_count == 3
+
+
+def test_defn_cache_numbers_are_dynamic_tensors_of_the_default_dtype() -> None:
+    seen = []
+    f = nx.jit(lambda x, s: (seen.append(s.dtype), x * s)[1])
+    r = f(nx.tensor([1, 2], dtype=nx.int32), 3)
+    assert r.tolist() == [3, 6] and r.dtype is nx.int64  # s is an int64 tensor, not weak
+    assert f(nx.tensor([1, 2], dtype=nx.int32), 5).tolist() == [5, 10]
+    assert f.trace_count == 1 and seen == [nx.int64]
+    assert f(nx.tensor([1.0, 2.0]), 0.5).dtype is nx.float32
+    assert seen == [nx.int64, nx.float32]
+
+
+def test_defn_cache_static_argnames() -> None:
+    f = nx.jit(lambda x, axis, keep=False: nx.sum(x, axis=axis, keepdims=keep),
+               static_argnames=("axis", "keep"))  # fmt: skip
+    x = nx.ones((2, 3))
+    assert f(x, 0).shape == (3,)
+    assert f(x, axis=0).shape == (3,)
+    assert f(x, 1, keep=True).shape == (2, 1)
+    assert f.trace_count == 2  # axis=0 positionally and by name share one program
+    assert f.is_cached(x, 1, keep=True) and not f.is_cached(x, 1)
+    with pytest.raises(nx.ArgumentError, match=r"static argument 'axis' must be hashable"):
+        f(x, [0])
+    with pytest.raises(nx.ArgumentError, match=r"static_argnames \['nope'\] are not parameters"):
+        nx.jit(lambda x: x, static_argnames=("nope",))
+
+
+def test_defn_cache_pytrees_in_and_out() -> None:
+    f = nx.jit(lambda p: {"s": p["a"] + p["b"][0], "t": [p["b"][1] * 2]})
+    out = f({"a": nx.tensor([1, 2]), "b": (nx.tensor(10), nx.tensor(3.0))})
+    assert out["s"].tolist() == [11, 12] and out["t"][0].item() == 6.0
+    assert f.trace_count == 1
+
+
+def test_defn_compile_from_templates() -> None:
+    calls = []
+
+    def fn(x: Any, y: Any) -> Any:
+        calls.append(1)
+        return x @ y
+
+    c = nx.compile(fn, nx.template((2, 3)), nx.template((3,)))
+    assert len(calls) == 1
+    a, b = t(F, (2, 3)), t(F, (3,))
+    same(c(a, b), a @ b)
+    assert len(calls) == 1
+    with pytest.raises(
+        nx.TracingError,
+        match=r"compiled for arguments \(f32\[2\]\[3\], f32\[3\]\), got \(f32\[2\]\[3\], s64\[3\]\)",
+    ):
+        c(a, nx.tensor([1, 2, 3]))
+    with pytest.raises(nx.TracingError, match="a template has no values"):
+        nx.jit(fn)(nx.template((2, 3)), b)
+
+
+def test_defn_default_compiler_from_settings_and_call() -> None:
+    class Counting(Evaluator):
+        name = "counting"
+        default_options = {"tag": None}
+        compiled: list[Any] = []
+
+        def compile(self, graph: Any, args_spec: Any, options: Any) -> Any:
+            self.compiled.append(options["tag"])
+            return super().compile(graph, args_spec, {})
+
+    plugins.register_compiler("counting", Counting, replace=True)
+    try:
+        f = nx.jit(lambda x: x + 1)
+        x = nx.tensor([1.0])
+        f(x)
+        assert Counting.compiled == []
+        with nx.config(default_compiler="counting", compiler_options={"tag": "ctx"}):
+            assert not f.is_cached(x)
+            assert f(x).tolist() == [2.0]
+            assert f.is_cached(x)
+        assert Counting.compiled == ["ctx"]
+        g = nx.jit(lambda x: x + 1, compiler="counting", tag="call")
+        g(x)
+        assert Counting.compiled == ["ctx", "call"]
+        with pytest.raises(
+            nx.ArgumentError,
+            match=r"compiler 'counting' does not take option\(s\) 'bad'; it accepts: tag",
+        ):
+            nx.jit(lambda x: x, compiler="counting", bad=1)(x)
+    finally:
+        plugins.unregister_compiler("counting")
+
+
+def test_defn_unknown_compiler_and_backend_as_compiler() -> None:
+    x = nx.tensor([1.0])
+    with pytest.raises(
+        nx.ArgumentError, match=r"jit: no compiler named 'nope'; compilers: evaluator"
+    ):
+        nx.jit(lambda x: x, compiler="nope")(x)
+    with pytest.raises(
+        nx.ArgumentError, match=r"'binary' is a backend, not a compiler; compilers: evaluator"
+    ):
+        nx.jit(lambda x: x, compiler="binary")(x)
+    with pytest.raises(nx.PluginError, match=r"is not a numerix\.defn\.Compiler class"):
+        plugins.register_compiler("fake", int)
+        try:
+            plugins.get_compiler("fake")
+        finally:
+            plugins.unregister_compiler("fake")
+    assert "evaluator" in plugins.compiler_entries()
+    assert isinstance(plugins.get_compiler("evaluator"), Compiler)
+
+
+# ---------------------------------------------------------------- the listing, CSE, folding
+
+
+def test_defn_listing_cse_and_folding() -> None:
+    def fn(x: Any) -> Any:
+        y = (x + 0) * 1 - 0  # identities fold away
+        y = y / 1
+        z = nx.exp(y) + nx.exp(y)  # one exp
+        k = nx.tensor(2.0) * 3 + 1  # constants fold
+        return z * k
+
+    g = nx.trace(fn, nx.template((2,)))
+    assert str(g) == (
+        "parameter a              f32[2]\n"
+        "b = exp [ a ]            f32[2]\n"
+        "c = add [ b, b ]         f32[2]\n"
+        "d = multiply [ c, 7.0 ]  f32[2]"
+    )
+
+
+def test_defn_listing_names_past_z_and_constants() -> None:
+    def fn(x: Any) -> Any:
+        for _ in range(30):
+            x = nx.sin(x)
+        return x + nx.arange(3.0)
+
+    lines = str(nx.trace(fn, nx.template((3,)))).splitlines()
+    assert lines[0].startswith("parameter a ")
+    assert lines[26].startswith("aa = sin [ z ]")
+    assert lines[-2].startswith("constant af ")
+    assert lines[-1].startswith("ag = add [ ae, af ]")
+
+
+# ---------------------------------------------------------------- concrete errors
+
+
+@pytest.mark.parametrize(
+    ("fn", "op", "hint"),
+    [
+        (
+            lambda x: 1 if x > 0 else 0,
+            "bool",
+            r"numerix\.cond\(pred, true_fn, false_fn, \*operands\)",
+        ),
+        (lambda x: bool(x), "bool", r"or numerix\.where\(pred, a, b\) to select values"),
+        (lambda x: int(x), "int", r"return it from the defn and read it outside"),
+        (lambda x: float(x), "float", r"numerix\.print_value\(t\)"),
+        (lambda x: x.item(), "item", r"return it from the defn and read it outside"),
+        (lambda x: x.tolist(), "tolist", r"return it from the defn"),
+        (lambda x: x.to_numpy(), "to_numpy", r"return it from the defn"),
+        (lambda x: np.asarray(x), "to_numpy", r"return it from the defn"),
+    ],
+)
+def test_defn_concrete_errors_say_what_to_use(fn: Any, op: str, hint: str) -> None:
+    with pytest.raises(
+        nx.TracingError,
+        match=rf"^{op}: (f32|pred) expr\(trace\) is a traced tensor inside numerix\.jit/defn: .*{hint}",
+    ):
+        nx.jit(fn)(nx.tensor(1.0))
+    assert issubclass(nx.TracingError, TypeError)
+
+
+def test_defn_leaked_tracer_is_refused() -> None:
+    leaked = []
+    nx.jit(lambda x: leaked.append(x) or x)(nx.tensor(1.0))
+    with pytest.raises(nx.TracingError, match=r"used after its numerix\.jit/defn trace finished"):
+        leaked[0] + 1
+    with pytest.raises(nx.TracingError, match="returned a str"):
+        nx.jit(lambda x: "no")(nx.tensor(1.0))
+
+
+# ---------------------------------------------------------------- control flow
+
+
+def _branchy(x: Any, n: Any) -> Any:
+    y = nx.cond(nx.sum(x) > 0, lambda a, b: a * b, lambda a, b: a - b, x, 2.0)
+    init = (nx.tensor(0), nx.zeros_like(x))
+    s = nx.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] + x), init)
+    f = nx.fori_loop(1, n, lambda i, acc: acc * i, nx.ones_like(x))
+    return y, s, f
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_defn_control_flow_eager_and_traced(sign: float) -> None:
+    x = nx.tensor([1.0, 2.0]) * sign
+    eager = _branchy(x, nx.tensor(4))
+    f = nx.jit(_branchy)
+    same(f(x, nx.tensor(4)), eager)
+    same(f(x * 3, nx.tensor(4)), _branchy(x * 3, nx.tensor(4)))
+    assert f.trace_count == 1
+    assert eager[0].tolist() == ([2.0, 4.0] if sign > 0 else [-3.0, -4.0])
+    assert eager[2].tolist() == [6.0, 6.0]  # 1 * 1 * 2 * 3
+
+
+def test_defn_control_flow_with_closures_and_nesting() -> None:
+    def fn(x: Any, k: Any) -> Any:
+        def body(i: Any, acc: Any) -> Any:  # closes over x (a traced value): a free value
+            return nx.cond(i % 2 == 0, lambda a: a + x, lambda a: a - k, acc)
+
+        return nx.fori_loop(0, 5, body, nx.zeros_like(x))
+
+    x, k = nx.tensor([1.0, 2.0]), nx.tensor(0.5)
+    same(nx.jit(fn)(x, k), fn(x, k))
+    g = nx.trace(fn, x, k)
+    loop = next(n for n in g.nodes if n.op == "while")
+    assert len(loop.subgraphs[1].free) == 2  # x and k enter the body as free values
+
+
+def test_defn_cond_branches_must_agree() -> None:
+    with pytest.raises(
+        nx.TracingError,
+        match=r"cond: the branches return different types: true_fn returns \(f32\[2\],\) and false_fn returns \(s64\[2\],\)",
+    ):
+        nx.jit(lambda x: nx.cond(x[0] > 0, lambda: (x,), lambda: (nx.tensor([1, 2]),)))(
+            nx.tensor([1.0, 2.0])
+        )
+    with pytest.raises(
+        nx.TracingError, match=r"while_loop: body_fn returns f32 but the loop state \(init\) is s64"
+    ):
+        nx.jit(lambda x: nx.while_loop(lambda s: s < 3, lambda s: s + x, 0))(nx.tensor(1.0))
+    with pytest.raises(nx.ShapeError, match="cond: the predicate must be a 0-d tensor"):
+        nx.jit(lambda x: nx.cond(x > 0, lambda: x, lambda: x))(nx.tensor([1.0, 2.0]))
+
+
+def test_defn_cond_on_known_predicate_is_python() -> None:
+    g = nx.trace(lambda x: nx.cond(True, lambda a: a + 1, lambda a: a - 1, x), nx.template(()))
+    assert [n.op for n in g.nodes if n.op != CONSTANT] == ["parameter", "add"]
+
+
+# ---------------------------------------------------------------- hooks
+
+
+def test_defn_hook_runs_at_execution_time(capsys: pytest.CaptureFixture[str]) -> None:
+    seen: list[Any] = []
+
+    @nx.defn
+    def fn(x: Any) -> Any:
+        y = nx.hook(x * 2, lambda v: seen.append(v.tolist()))
+        nx.print_value(y + 1, label="y1")  # unused result: still runs
+        return y
+
+    assert fn(nx.tensor([1, 2])).tolist() == [2, 4]
+    assert fn(nx.tensor([3, 4])).tolist() == [6, 8]
+    assert seen == [[2, 4], [6, 8]]
+    out = capsys.readouterr().out
+    assert out.count("y1: Tensor<s64[2] binary(cpu)>") == 2 and "[7, 9]" in out
+    assert fn.jitted.trace_count == 1
+
+
+# ---------------------------------------------------------------- nested defn
+
+
+def test_defn_nested_defn_inlines() -> None:
+    @nx.defn
+    def inner(x: Any) -> Any:
+        return nx.exp(x)
+
+    @nx.defn
+    def outer(x: Any) -> Any:
+        return inner(x) + inner(x * 2)
+
+    x = nx.tensor([0.0, 1.0])
+    same(outer(x), nx.exp(x) + nx.exp(x * 2))
+    assert inner.jitted.trace_count == 0 and outer.jitted.trace_count == 1
+    ops = [n.op for n in nx.trace(outer, x).nodes if n.op != CONSTANT]
+    assert ops == ["parameter", "exp", "multiply", "exp", "add"]
+
+
+# ---------------------------------------------------------------- captured tensors
+
+
+def _counting_backend() -> type:
+    base = type(nx.get_backend("binary"))
+
+    class Counting(base):  # type: ignore[misc, valid-type]
+        name = "counting"
+        is_host = False
+        moved_in = 0
+
+        def from_numpy(self, out: Any, array: Any) -> Any:
+            type(self).moved_in += 1
+            return super().from_numpy(out, array)
+
+        def from_dlpack(self, out: Any, owner: Any) -> Any:
+            return None
+
+    return Counting
+
+
+def test_defn_captured_tensors_move_once_not_per_call() -> None:
+    cls = _counting_backend()
+    plugins.register_backend("counting", cls, replace=True)
+    try:
+        w = t(F, (40, 40))  # a host tensor, big enough to stay a captured tensor
+        f = nx.jit(lambda x: x @ w)
+        x = t(F, (3, 40)).to("counting")
+        cls.moved_in = 0
+        r1 = f(x)
+        assert cls.moved_in == 1  # w moved to the arguments' backend when compiling
+        r2 = f(x * 2)
+        f(x)
+        assert cls.moved_in == 1  # ... and never again
+        assert r1.backend.name == "counting"
+        np.testing.assert_allclose(r2.to_numpy(), (x * 2).to_numpy() @ w.to_numpy(), rtol=1e-6)
+        g = nx.trace(lambda x: x @ w + x @ w, x)
+        assert [n.op for n in g.nodes].count(TENSOR) == 1
+        assert re.search(r"^tensor b +f32\[40\]\[40\]$", str(g), re.M)
+    finally:
+        plugins.unregister_backend("counting")
+
+
+def test_defn_capture_happens_once_per_trace() -> None:
+    w = t(F, (40, 40))
+    seen: list[ExprBackend] = []
+
+    def fn(x: Any) -> Any:
+        seen.append(x.backend)
+        return (x @ w) + (x @ w).sum() + x @ w @ w
+
+    nx.jit(fn)(t(F, (2, 40)))
+    assert seen[0].captures == 1
+
+
+# ---------------------------------------------------------------- the evaluator frees early
+
+
+def test_defn_evaluator_frees_intermediates_after_last_use() -> None:
+    refs: list[Any] = []
+    alive: list[bool] = []
+
+    def fn(x: Any) -> Any:
+        a = nx.exp(x)
+        b = nx.sin(a)  # last use of a
+        b = nx.hook(b, lambda v: alive.append(refs[-1]() is not None))
+        return b * 2
+
+    base = type(nx.get_backend("binary"))
+
+    class Probe(base):  # type: ignore[misc, valid-type]
+        name = "probe"
+
+        def exp(self, out: Any, x: Any) -> Any:
+            r = super().exp(out, x)
+            refs.append(weakref.ref(r))
+            return r
+
+    plugins.register_backend("probe", Probe, replace=True)
+    try:
+        x = t(F, (3,)).to("probe")
+        r = nx.jit(fn)(x)
+        assert alive == [False]  # exp's result was dropped before the hook ran
+        same(r, nx.sin(nx.exp(x)) * 2)
+    finally:
+        plugins.unregister_backend("probe")
