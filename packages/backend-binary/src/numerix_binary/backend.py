@@ -25,6 +25,11 @@ from numerix_binary._window import WindowKernels
 __all__ = ["BinaryBackend"]
 
 _nd = np.ndarray
+# the ufuncs' reduce methods: np.sum / np.max add a Python layer (_wrapreduction) per call
+_add_reduce = np.add.reduce
+_mul_reduce = np.multiply.reduce
+_max_reduce = np.maximum.reduce
+_min_reduce = np.minimum.reduce
 _asarray = np.asarray
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -370,7 +375,7 @@ class BinaryBackend(
         if a.dtype == _BF16:
             r = np.sum(a.astype(np.float32), axis=axes, keepdims=keepdims).astype(_BF16)
         else:
-            r = np.sum(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
+            r = _add_reduce(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
         return _fill(out, r)
 
     def prod(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
@@ -378,14 +383,14 @@ class BinaryBackend(
         if a.dtype == _BF16:
             r = np.prod(a.astype(np.float32), axis=axes, keepdims=keepdims).astype(_BF16)
         else:
-            r = np.prod(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
+            r = _mul_reduce(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
         return _fill(out, r)
 
     def max(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return _fill(out, np.max(x.data, axis=axes, keepdims=keepdims))
+        return _fill(out, _max_reduce(x.data, axis=axes, keepdims=keepdims))
 
     def min(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return _fill(out, np.min(x.data, axis=axes, keepdims=keepdims))
+        return _fill(out, _min_reduce(x.data, axis=axes, keepdims=keepdims))
 
     def all(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
         return _fill(out, np.all(x.data, axis=axes, keepdims=keepdims))

@@ -99,6 +99,8 @@ class Jitted:
                 f"jit: compiler options must be hashable, got {options!r}"
             ) from None
         self._cache: dict[Any, tuple[Executable, Any]] = {}
+        # the common call: positional tensors only, no statics; keyed without flattening
+        self._fast: dict[Any, tuple[Executable, Any]] = {}
         self._lock = threading.Lock()
         #: how many times the function was traced (once per new signature)
         self.trace_count = 0
@@ -154,6 +156,18 @@ class Jitted:
                 leaf_spec(x, "jit")  # raises, naming the type
         return (tree, tuple(sig), statics, opts), leaves, tree, statics, nb
 
+    def _fast_key(self, args: tuple[Any, ...]) -> Any:
+        """(compiler, shapes, dtypes, backends) when every argument is a Tensor, else None."""
+        sig = []
+        for a in args:
+            if type(a) is not Tensor:
+                return None
+            sig.append((a.shape, a.dtype, a.backend))
+        if self.compiler is None:
+            cname, base = default_compiler()
+            return (cname, _freeze(base) if base else (), tuple(sig))
+        return (None, (), tuple(sig))
+
     def is_cached(self, *args: Any, **kwargs: Any) -> bool:
         """Whether a call with these arguments would reuse a compiled program
         (``EXLA.jit_cached?``); compiles nothing."""
@@ -163,6 +177,20 @@ class Jitted:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if active_trace() is not None:  # inside another trace: inline
             return self.fn(*args, **kwargs)
+        if not kwargs and not self.static_argnames:
+            fast_key = self._fast_key(args)
+            if fast_key is not None:
+                hit = self._fast.get(fast_key)
+                if hit is not None:
+                    run, out_tree = hit
+                    out = run(list(args))
+                    if out_tree is None:
+                        return out[0]
+                    import optree
+
+                    return optree.tree_unflatten(out_tree, out)
+        else:
+            fast_key = None
         key, leaves, tree, statics, nb = self._key(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
@@ -172,6 +200,8 @@ class Jitted:
                     entry = self._compile(leaves, tree, statics, nb)
                     self._cache[key] = entry
         run, out_tree = entry
+        if fast_key is not None and nb is None:
+            self._fast[fast_key] = (run, None if _single_leaf(out_tree) else out_tree)
         if nb is not None:
             leaves = _to_tensors(leaves, _specs(leaves, nb))
         import optree
@@ -254,6 +284,18 @@ class Defn:
         if active_trace() is not None:
             return self.fn(*args, **kwargs)
         return self.jitted(*args, **kwargs)
+
+    def _fast_key(self, args: tuple[Any, ...]) -> Any:
+        """(compiler, shapes, dtypes, backends) when every argument is a Tensor, else None."""
+        sig = []
+        for a in args:
+            if type(a) is not Tensor:
+                return None
+            sig.append((a.shape, a.dtype, a.backend))
+        if self.compiler is None:
+            cname, base = default_compiler()
+            return (cname, _freeze(base) if base else (), tuple(sig))
+        return (None, (), tuple(sig))
 
     def is_cached(self, *args: Any, **kwargs: Any) -> bool:
         """Whether a call with these arguments reuses a compiled program."""
@@ -369,3 +411,10 @@ def compile(
     comp, options = resolve_compiler(compiler, compiler_options)
     graph = trace_flat(fn, [(s.shape, s.dtype) for s in specs], tree, op="compile")
     return Compiled(fn, comp.compile(graph, specs, options), graph, specs, tree)
+
+
+def _single_leaf(tree: Any) -> bool:
+    """Whether ``tree`` is one bare leaf (the function returned a tensor, not a tuple)."""
+    import optree
+
+    return bool(optree.treespec_is_leaf(tree))
