@@ -26,10 +26,10 @@ __all__ = ["BinaryBackend"]
 
 _nd = np.ndarray
 # the ufuncs' reduce methods: np.sum / np.max add a Python layer (_wrapreduction) per call
-_add_reduce = np.add.reduce
-_mul_reduce = np.multiply.reduce
-_max_reduce = np.maximum.reduce
-_min_reduce = np.minimum.reduce
+_add_reduce: Any = np.add.reduce
+_mul_reduce: Any = np.multiply.reduce
+_max_reduce: Any = np.maximum.reduce
+_min_reduce: Any = np.minimum.reduce
 _asarray = np.asarray
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 

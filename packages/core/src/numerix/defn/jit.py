@@ -285,18 +285,6 @@ class Defn:
             return self.fn(*args, **kwargs)
         return self.jitted(*args, **kwargs)
 
-    def _fast_key(self, args: tuple[Any, ...]) -> Any:
-        """(compiler, shapes, dtypes, backends) when every argument is a Tensor, else None."""
-        sig = []
-        for a in args:
-            if type(a) is not Tensor:
-                return None
-            sig.append((a.shape, a.dtype, a.backend))
-        if self.compiler is None:
-            cname, base = default_compiler()
-            return (cname, _freeze(base) if base else (), tuple(sig))
-        return (None, (), tuple(sig))
-
     def is_cached(self, *args: Any, **kwargs: Any) -> bool:
         """Whether a call with these arguments reuses a compiled program."""
         return self.jitted.is_cached(*args, **kwargs)
