@@ -1,5 +1,5 @@
-"""The ``numerix.plugins`` entry point of numerix-torch: names the backend and its settings;
-imports neither PyTorch nor the backend module."""
+"""The ``numerix.plugins`` entry point of numerix-torch: names the backend, its settings and
+the compiler; imports neither PyTorch nor the backend or compiler module."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import functools
 from typing import Any
 
 from numerix.hookspecs import hookimpl
-from numerix.plugins import BackendEntry
+from numerix.plugins import BackendEntry, CompilerEntry
 
 
 @hookimpl
@@ -60,3 +60,15 @@ def torch_settings() -> type[Any]:
         )
 
     return TorchSettings
+
+
+@hookimpl
+def numerix_compilers() -> list[CompilerEntry]:
+    return [
+        CompilerEntry(
+            name="torch",
+            target="numerix_torch.compiler:TorchCompiler",
+            contract=1,
+            description="one torch function per graph: replayed, or torch.compile (inductor)",
+        )
+    ]

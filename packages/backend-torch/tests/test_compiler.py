@@ -1,0 +1,261 @@
+"""The ``torch`` compiler: the core's defn op cases compiled and compared with eager torch,
+the cache, control flow, hooks, captured tensors, blocks, options and inductor mode."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import optree
+import pytest
+
+import numerix as nx
+from numerix.defn.expr import BLOCK
+from numerix.testing.defn_cases import OPS, F, same, spd, t
+from numerix_torch.backend import TorchBackend
+from numerix_torch.compiler import InductorFallbackWarning, TorchCompiler
+
+
+def on_torch(tree: Any) -> Any:
+    return optree.tree_map(
+        lambda x: nx.backend_transfer(x, "torch", device="cpu") if type(x) is nx.Tensor else x,
+        tree,
+    )
+
+
+def tj(fn: Callable[..., Any], **kw: Any) -> Any:
+    return nx.jit(fn, compiler="torch", **kw)
+
+
+# ---------------------------------------------------------------- every op
+
+
+@pytest.mark.parametrize(("fn", "args"), OPS)
+def test_torch_compiler_every_op_equals_eager(
+    fn: Callable[..., Any], args: tuple[Any, ...]
+) -> None:
+    args = on_torch(args)
+    want = fn(*args)  # eager on torch: the same kernels, so the very same values
+    jitted = tj(fn)
+    got = jitted(*args)
+    same(got, want)
+    same(jitted(*args), want)  # the shells are reused: a second run is as good
+    assert jitted.trace_count == 1
+    assert all(r.backend.name == "torch" for r in optree.tree_leaves(got))
+
+
+def test_torch_compiler_is_registered() -> None:
+    assert "torch" in nx.plugins.compiler_entries()
+    assert isinstance(nx.plugins.get_compiler("torch"), TorchCompiler)
+
+
+# ---------------------------------------------------------------- the seed's softmax, the cache
+
+
+def softmax(x: Any) -> Any:
+    max_val = nx.max(x)
+    return nx.exp(x - max_val) / nx.sum(nx.exp(x - max_val))
+
+
+def test_torch_compiler_seed_softmax_and_cache() -> None:
+    f = tj(softmax)
+    x = on_torch(t(F, (4,)))
+    same(f(x), softmax(x))
+    same(f(x * 2), softmax(x * 2))
+    assert f.trace_count == 1
+    assert f.is_cached(on_torch(t(F, (4,), seed=3)))
+    assert not f.is_cached(on_torch(t(F, (5,))))  # new shape
+    assert not f.is_cached(on_torch(t(nx.float64, (4,))))  # new dtype
+    assert f.trace_count == 1
+    same(f(on_torch(t(F, (5,)))), softmax(on_torch(t(F, (5,)))))
+    same(f(on_torch(t(nx.float64, (4,)))), softmax(on_torch(t(nx.float64, (4,)))))
+    assert f.trace_count == 3
+    s = tj(lambda x, axis: nx.sum(x, axis=axis), static_argnames=("axis",))
+    s(x[None], 0)
+    s(x[None], 0)
+    assert s.trace_count == 1 and not s.is_cached(x[None], 1)
+    same(s(x[None], 1), nx.sum(x[None], axis=1))
+    assert s.trace_count == 2 and s.is_cached(x[None], 1)
+
+
+def test_torch_compiler_seed_mlp_predict() -> None:
+    w1, b1 = on_torch((t(F, (18, 32)), t(F, (32,), seed=1)))
+    w2, b2 = on_torch((t(F, (32, 1), seed=2), t(F, (1,), seed=3)))
+
+    def predict(x: Any) -> Any:  # the weights are captured tensors
+        h = nx.maximum(x @ w1 + b1, 0.0)
+        return nx.softmax(h @ w2 + b2, axis=-1)
+
+    x = on_torch(t(F, (2, 18), seed=4))
+    same(tj(predict)(x), predict(x))
+
+
+# ---------------------------------------------------------------- control flow and hooks
+
+
+def _branchy(x: Any, n: Any) -> Any:
+    y = nx.cond(nx.sum(x) > 0, lambda a, b: a * b, lambda a, b: a - b, x, 2.0)
+    init = (nx.tensor(0), nx.zeros_like(x))
+    s = nx.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] + x), init)
+    f = nx.fori_loop(1, n, lambda i, acc: acc * i, nx.ones_like(x))
+    return y, s, f
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_torch_compiler_control_flow(sign: float) -> None:
+    x, n = on_torch((nx.tensor([1.0, 2.0]) * sign, nx.tensor(4)))
+    f = tj(_branchy)
+    got = f(x, n)
+    assert [v.tolist() for v in optree.tree_leaves(got)] == [
+        v.tolist() for v in optree.tree_leaves(_branchy(x, n))
+    ]
+    assert got[0].tolist() == ([2.0, 4.0] if sign > 0 else [-3.0, -4.0])
+    assert got[2].tolist() == [6.0, 6.0]
+    assert f(x, on_torch(nx.tensor(2)))[1][0].item() == 2
+    assert f.trace_count == 1
+
+
+def test_torch_compiler_loop_state_swaps_and_nesting() -> None:
+    # the body reads its old state after writing a new value: the state must not alias
+    def fn(a: Any, b: Any, x: Any) -> Any:
+        def body(i: Any, s: Any) -> Any:
+            p, q = s
+            inner = nx.cond(i % 2 == 0, lambda v: v + x, lambda v: v - 1.0, q)
+            return (p + 1.0, p * inner)
+
+        return nx.fori_loop(0, 5, body, (a, b))
+
+    a, b, x = on_torch((nx.tensor([1.0, 2.0]), nx.tensor([3.0, 4.0]), nx.tensor(0.5)))
+    same(tj(fn)(a, b, x), fn(a, b, x))
+
+
+def test_torch_compiler_hooks_run_at_execution_time() -> None:
+    seen: list[Any] = []
+
+    def fn(x: Any) -> Any:
+        y = nx.hook(x * 2, lambda v: seen.append((v.backend.name, v.tolist())))
+        nx.hook(y + 1, lambda v: seen.append(("unused", v.tolist())))  # result unused: runs
+        return y
+
+    f = tj(fn)
+    assert f(on_torch(nx.tensor([1, 2]))).tolist() == [2, 4]
+    assert f(on_torch(nx.tensor([3, 4]))).tolist() == [6, 8]
+    assert seen == [("torch", [2, 4]), ("unused", [3, 5]), ("torch", [6, 8]), ("unused", [7, 9])]
+
+
+# ---------------------------------------------------------------- captured tensors
+
+
+def test_torch_compiler_captured_tensors_move_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numerix.ops.transfer as transfer
+
+    moved: list[Any] = []
+    real = transfer.backend_transfer
+
+    def counting(x: Any, *a: Any, **kw: Any) -> Any:
+        moved.append(x.describe())
+        return real(x, *a, **kw)
+
+    w = nx.backend_transfer(t(F, (40, 40)), "binary")  # captured, too big for a constant
+    x = on_torch(t(F, (3, 40)))
+    monkeypatch.setattr(transfer, "backend_transfer", counting)
+    f = tj(lambda x: x @ w)
+    r1 = f(x)
+    assert moved == ["f32[40][40] binary(cpu)"]  # once, when compiling
+    r2 = f(x * 2)
+    f(x)
+    assert len(moved) == 1  # never again
+    assert r1.backend.name == "torch"
+    np.testing.assert_allclose(r2.to_numpy(), (x * 2).to_numpy() @ w.to_numpy(), rtol=1e-5)
+
+
+# ---------------------------------------------------------------- blocks
+
+
+def test_torch_compiler_blocks_run_natively(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = TorchBackend.block_cholesky
+
+    def spy(self: Any, out: Any, x: Any, **kw: Any) -> Any:
+        calls.append("cholesky")
+        return real(self, out, x, **kw)
+
+    monkeypatch.setattr(TorchBackend, "block_cholesky", spy)
+    a = on_torch(spd())
+    fn = lambda x: (nx.cholesky(x), nx.eigh(x))  # noqa: E731
+    f = tj(fn)
+    got = f(a)
+    f(a)
+    assert calls == ["cholesky", "cholesky"]
+    calls.clear()
+    same(got, fn(a))
+
+
+def test_torch_compiler_block_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("block_cholesky", "block_qr", "block_det", "block_eigh"):
+        monkeypatch.setattr(TorchBackend, name, None)
+    a = on_torch(spd())
+    fn = lambda x: (nx.cholesky(x), nx.qr(x), nx.det(x))  # noqa: E731
+    g = nx.trace(fn, a)
+    assert [n.value.name for n in g.nodes if n.op == BLOCK] == ["cholesky", "qr", "det"]
+    same(tj(fn)(a), fn(a))  # eagerly the core's fallback runs too
+
+
+# ---------------------------------------------------------------- options, threads
+
+
+def test_torch_compiler_options() -> None:
+    x = nx.backend_transfer(t(F, (2, 3)), "binary")  # moved to the compiler's device per call
+    r = tj(lambda x: nx.exp(x), device="cpu")(x)
+    assert r.backend == nx.get_backend("torch", device="cpu")
+    np.testing.assert_allclose(r.to_numpy(), np.exp(x.to_numpy()), rtol=1e-6)
+    with pytest.raises(nx.ArgumentError, match=r"compiler 'torch' got mode='fast'; modes are"):
+        tj(lambda x: x, mode="fast")(x)
+    with pytest.raises(nx.ArgumentError, match=r"it accepts: mode, device, device_id"):
+        tj(lambda x: x, client="cpu")(x)
+
+
+def test_torch_compiler_concurrent_calls_do_not_share_shells() -> None:
+    f = tj(lambda x: nx.sum(nx.exp(x) * x, axis=1))
+    xs = [on_torch(t(F, (64, 64), seed=i)) for i in range(8)]
+    want = [nx.sum(nx.exp(x) * x, axis=1).to_numpy() for x in xs]
+    errors: list[str] = []
+
+    def work(i: int) -> None:
+        for _ in range(50):
+            if not np.array_equal(f(xs[i]).to_numpy(), want[i]):
+                errors.append(f"thread {i}")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+
+
+# ---------------------------------------------------------------- inductor
+
+
+def test_torch_compiler_inductor_softmax() -> None:
+    x = on_torch(t(F, (8, 8)))
+    f = tj(softmax, mode="inductor")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InductorFallbackWarning)  # really compiled
+        r = f(x)
+    assert r.dtype is F and r.shape == (8, 8) and r.backend.name == "torch"
+    np.testing.assert_allclose(r.to_numpy(), softmax(x).to_numpy(), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(f(x * 2).to_numpy(), softmax(x * 2).to_numpy(), rtol=1e-5)
+    assert f.trace_count == 1
+
+
+def test_torch_compiler_inductor_falls_back_on_control_flow() -> None:
+    x, n = on_torch((nx.tensor([1.0, 2.0]), nx.tensor(4)))
+    with pytest.warns(InductorFallbackWarning, match=r"cond, while node\(s\).*replay mode"):
+        got = tj(_branchy, mode="inductor")(x, n)
+    assert [v.tolist() for v in optree.tree_leaves(got)] == [
+        v.tolist() for v in optree.tree_leaves(_branchy(x, n))
+    ]
