@@ -13,11 +13,18 @@ __all__ = ["__version__", "set_as_default"]
 
 
 def set_as_default(clients: Any = ("tpu", "cuda", "rocm", "host"), **options: Any) -> Any:
-    """Make the first available client the default backend, as ``EXLA.set_as_nx_default``.
+    """Make the first available client the process-wide default backend, as
+    ``EXLA.set_as_nx_default([:tpu, :cuda, :rocm, :host])``; returns that backend.
 
-    >>> import numerix_xla
+    :param clients: client names in order of preference.
+    :param options: other options of the backend (``device_id``).
+    :raises BackendNotFoundError: none of the clients has a device on this machine (the
+        message names each client tried).
+
+    >>> import numerix, numerix_xla
     >>> numerix_xla.set_as_default(["cuda", "host"]).name
     'xla'
+    >>> _ = numerix.set_global_default_backend(None)
     """
     import numerix
 

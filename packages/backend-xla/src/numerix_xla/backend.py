@@ -18,28 +18,495 @@ from typing import Any, ClassVar
 
 import jax
 import numpy as np
+from jax import lax
+from jax.sharding import SingleDeviceSharding
 
 from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.errors import BackendOptionError
 from numerix_xla._extra import ExtraKernels
-from numerix_xla.clients import CLIENTS, get_client
+from numerix_xla.clients import CLIENTS, default_client, get_client, target_problem
 
 jax.config.update("jax_enable_x64", True)
 
 __all__ = ["XlaBackend", "jitted"]
 
 
-def jitted(key: Any, build: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
+def jitted(
+    key: Any, build: Callable[[], Callable[..., Any]], **jit_options: Any
+) -> Callable[..., Any]:
     """The jitted kernel for ``key`` (a primitive name and its static parameters), built
-    once by ``build()`` and cached for the process."""
+    once by ``build()`` and cached for the process; ``jit_options`` go to ``jax.jit``
+    (``out_shardings`` for kernels without inputs, whose device is part of ``key``)."""
     fn = _KERNELS.get(key)
     if fn is None:
-        fn = _KERNELS[key] = jax.jit(build())
+        fn = _KERNELS[key] = jax.jit(build(), **jit_options)
     return fn
 
 
 _KERNELS: dict[Any, Callable[..., Any]] = {}
+
+
+# ====================================================================== traced helpers
+# Everything below runs while jax traces a kernel: dtypes and shapes are static there, so
+# Python branches on them cost nothing at run time.
+
+_F32 = np.dtype(np.float32)
+_LOW = frozenset({np.dtype(np.float16), np.dtype(jax.numpy.bfloat16)})
+
+
+def _is_float(d: np.dtype) -> bool:
+    # ml_dtypes' bfloat16 has numpy kind "V", not "f"
+    return d.kind == "f" or d in _LOW
+
+
+def _bcast(a: Any, shape: tuple[int, ...]) -> Any:
+    if a.shape == shape:
+        return a
+    return lax.broadcast_in_dim(a, shape, tuple(range(len(shape) - a.ndim, len(shape))))
+
+
+def _bcast2(a: Any, b: Any) -> tuple[Any, Any]:
+    if a.shape == b.shape:
+        return a, b
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    return _bcast(a, shape), _bcast(b, shape)
+
+
+def _cvt(a: Any, dtype: Any) -> Any:
+    return a if a.dtype == dtype else lax.convert_element_type(a, dtype)
+
+
+def _const(like: Any, value: Any) -> Any:
+    return lax.full_like(like, value)
+
+
+def _math1(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    # float16 / bfloat16 compute in float32 and round once, as numpy (and binary) do
+    def k(a: Any) -> Any:
+        if a.dtype in _LOW:
+            return _cvt(fn(_cvt(a, _F32)), a.dtype)
+        return fn(a)
+
+    return k
+
+
+def _math2(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def k(a: Any, b: Any) -> Any:
+        a, b = _bcast2(a, b)
+        if a.dtype in _LOW:
+            return _cvt(fn(_cvt(a, _F32), _cvt(b, _F32)), a.dtype)
+        return fn(a, b)
+
+    return k
+
+
+def _plain2(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def k(a: Any, b: Any) -> Any:
+        a, b = _bcast2(a, b)
+        return fn(a, b)
+
+    return k
+
+
+def _signbit(a: Any) -> Any:
+    return lax.bitcast_convert_type(a, np.dtype(f"i{a.dtype.itemsize}")) < 0
+
+
+def _sign(a: Any) -> Any:
+    if a.dtype.kind == "c":
+        m = lax.abs(a)
+        zero = m == 0
+        safe = lax.select(zero, lax.full_like(m, 1), m)
+        r = lax.complex(lax.real(a) / safe, lax.imag(a) / safe)
+        return lax.select(zero, lax.full_like(a, 0), r)
+    if a.dtype.kind == "u":
+        return _cvt(a != 0, a.dtype)
+    return lax.sign(a)
+
+
+def _round(a: Any) -> Any:
+    if a.dtype.kind == "c":
+        return lax.complex(_round(lax.real(a)), _round(lax.imag(a)))
+    if a.dtype.kind in "iu":
+        return a
+    return lax.round(a, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
+def _int_identity(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def k(a: Any) -> Any:
+        return a if a.dtype.kind in "iu" else fn(a)
+
+    return k
+
+
+def _abs(a: Any) -> Any:
+    return a if a.dtype.kind == "u" else lax.abs(a)
+
+
+def _negative(a: Any) -> Any:
+    # lax.neg refuses unsigned integers; numpy wraps around
+    return lax.sub(_const(a, 0), a) if a.dtype.kind == "u" else lax.neg(a)
+
+
+def _rsqrt(a: Any) -> Any:
+    # 1 / sqrt, correctly rounded twice as binary's; XLA's rsqrt may be an approximation
+    return lax.div(lax.full_like(a, 1), lax.sqrt(a))
+
+
+def _isnan(a: Any) -> Any:
+    if a.dtype.kind == "c":
+        return _isnan(lax.real(a)) | _isnan(lax.imag(a))
+    if not _is_float(a.dtype):
+        return lax.full(a.shape, False)
+    if a.dtype in _LOW:
+        a = _cvt(a, _F32)
+    if a.dtype in _LOW:
+        a = _cvt(a, _F32)
+    return a != a
+
+
+def _isinf(a: Any) -> Any:
+    if a.dtype.kind == "c":
+        return _isinf(lax.real(a)) | _isinf(lax.imag(a))
+    if not _is_float(a.dtype):
+        return lax.full(a.shape, False)
+    return lax.abs(a) == np.array(np.inf, a.dtype)
+
+
+def _isfinite(a: Any) -> Any:
+    if a.dtype.kind == "c":
+        return lax.is_finite(lax.real(a)) & lax.is_finite(lax.imag(a))
+    if not _is_float(a.dtype):
+        return lax.full(a.shape, True)
+    if a.dtype in _LOW:
+        a = _cvt(a, _F32)
+    return lax.is_finite(a)
+
+
+def _float_divmod(a: Any, b: Any) -> tuple[Any, Any]:
+    # numpy's npy_divmod, step by step: fmod, then the Python sign convention, then the
+    # quotient snapped to the nearest integer; b == 0 gives a / b and fmod's NaN
+    zero, one = _const(a, 0), _const(a, 1)
+    mod = lax.rem(a, b)
+    div = lax.div(lax.sub(a, mod), b)
+    nz = mod != zero
+    adj = nz & ((b < zero) != (mod < zero))
+    signed_zero_b = lax.select(_signbit(b), _const(a, -0.0), zero)
+    mod = lax.select(adj, lax.add(mod, b), lax.select(nz, mod, signed_zero_b))
+    div = lax.select(adj, lax.sub(div, one), div)
+    fl = lax.floor(div)
+    fl = lax.select(lax.sub(div, fl) > _const(a, 0.5), lax.add(fl, one), fl)
+    q = lax.div(a, b)
+    signed_zero_q = lax.select(_signbit(q), _const(a, -0.0), zero)
+    fl = lax.select(div != zero, fl, signed_zero_q)
+    b0 = b == zero
+    return lax.select(b0, q, fl), lax.select(b0, lax.rem(a, b), mod)
+
+
+def _int_divmod(a: Any, b: Any) -> tuple[Any, Any]:
+    # XLA gives -1 for x // 0 and x for x % 0; numpy (and binary) give 0 for both
+    zero = _const(a, 0)
+    b0 = b == zero
+    bs = lax.select(b0, _const(b, 1), b)
+    q, r = lax.div(a, bs), lax.rem(a, bs)
+    if a.dtype.kind == "i":
+        adj = (r != zero) & ((r < zero) != (bs < zero))
+        q = lax.select(adj, lax.sub(q, _const(q, 1)), q)
+        r = lax.select(adj, lax.add(r, bs), r)
+    return lax.select(b0, zero, q), lax.select(b0, zero, r)
+
+
+def _floor_divide(a: Any, b: Any) -> Any:
+    a, b = _bcast2(a, b)
+    if a.dtype.kind in "iu":
+        return _int_divmod(a, b)[0]
+    if a.dtype in _LOW:
+        return _cvt(_float_divmod(_cvt(a, _F32), _cvt(b, _F32))[0], a.dtype)
+    return _float_divmod(a, b)[0]
+
+
+def _remainder(a: Any, b: Any) -> Any:
+    a, b = _bcast2(a, b)
+    if a.dtype.kind in "iu":
+        return _int_divmod(a, b)[1]
+    if a.dtype in _LOW:
+        return _cvt(_float_divmod(_cvt(a, _F32), _cvt(b, _F32))[1], a.dtype)
+    return _float_divmod(a, b)[1]
+
+
+def _pow(a: Any, b: Any) -> Any:
+    a, b = _bcast2(a, b)
+    if a.dtype.kind not in "iu":
+        if a.dtype in _LOW:
+            return _cvt(lax.pow(_cvt(a, _F32), _cvt(b, _F32)), a.dtype)
+        return lax.pow(a, b)
+    # lax.pow takes no integers: square-and-multiply over the exponent's bits, wrapping
+    # around as numpy's integer power does
+    one = _const(a, 1)
+    e = lax.bitcast_convert_type(b, np.dtype(f"u{b.dtype.itemsize}")) if b.dtype.kind == "i" else b
+    acc, base = one, a
+    for i in range(a.dtype.itemsize * 8):
+        bit = lax.bitwise_and(lax.shift_right_logical(e, _const(e, i)), _const(e, 1)) != 0
+        acc = lax.select(bit, lax.mul(acc, base), acc)
+        base = lax.mul(base, base)
+    if a.dtype.kind == "u":
+        return acc
+    # x ** -n as XLA defines it: 1 for x == 1, +-1 for x == -1, else 0
+    neg1 = _const(a, -1)
+    odd = lax.bitwise_and(b, _const(b, 1)) != 0
+    neg = lax.select(a == one, one, lax.select(a == neg1, lax.select(odd, neg1, one), _const(a, 0)))
+    return lax.select(b < _const(b, 0), neg, acc)
+
+
+def _shift_ok(a: Any, b: Any) -> Any:
+    bits = _const(b, a.dtype.itemsize * 8)
+    return (b < bits) if a.dtype.kind == "u" else ((b >= _const(b, 0)) & (b < bits))
+
+
+def _shift_left(a: Any, b: Any) -> Any:
+    a, b = _bcast2(a, b)
+    ok = _shift_ok(a, b)
+    r = lax.shift_left(a, lax.select(ok, b, _const(b, 0)))
+    return lax.select(ok, r, _const(a, 0))
+
+
+def _shift_right(a: Any, b: Any) -> Any:
+    # out of range: arithmetic shifts saturate to the sign, logical ones to 0 (XLA, binary)
+    a, b = _bcast2(a, b)
+    ok = _shift_ok(a, b)
+    bs = lax.select(ok, b, _const(b, 0))
+    if a.dtype.kind == "u":
+        return lax.select(ok, lax.shift_right_logical(a, bs), _const(a, 0))
+    fill = lax.select(a < _const(a, 0), _const(a, -1), _const(a, 0))
+    return lax.select(ok, lax.shift_right_arithmetic(a, bs), fill)
+
+
+def _compare(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def k(a: Any, b: Any) -> Any:
+        a, b = _bcast2(a, b)
+        if a.dtype == np.bool_:
+            a, b = _cvt(a, np.uint8), _cvt(b, np.uint8)
+        return fn(a, b)
+
+    return k
+
+
+def _select(p: Any, t: Any, f: Any) -> Any:
+    shape = np.broadcast_shapes(p.shape, t.shape, f.shape)
+    return lax.select(_bcast(p, shape), _bcast(t, shape), _bcast(f, shape))
+
+
+def _as_type(dtype: np.dtype) -> Callable[[Any], Any]:
+    def k(a: Any) -> Any:
+        if dtype.kind == "b":
+            return a != _const(a, 0)
+        if a.dtype.kind == "c" and dtype.kind != "c":
+            a = lax.real(a)
+        if dtype.kind in "iu" and _is_float(a.dtype):
+            # NaN -> 0, out of range saturates (binary's rule); compared in a float type
+            # that holds both ends exactly, so the ends themselves are not rounded
+            w = np.dtype(np.float64) if a.dtype.itemsize == 8 else _F32
+            f = _cvt(a, w)
+            info = np.iinfo(dtype)
+            lo = _const(f, float(info.min))
+            hi = _const(f, 2.0 ** (info.bits - (info.min < 0)))
+            t = lax.select(f < _const(f, 0), lax.ceil(f), lax.floor(f))
+            over, under = t >= hi, t < lo
+            bad = over | under | (t != t)
+            r = lax.convert_element_type(lax.select(bad, _const(t, 0), t), dtype)
+            r = lax.select(over, _const(r, info.max), r)
+            return lax.select(under, _const(r, info.min), r)
+        return lax.convert_element_type(a, dtype)
+
+    return k
+
+
+def _keep(r: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
+    if not keepdims:
+        return r
+    return lax.reshape(r, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+
+
+def _reduction(name: str, axes: tuple[int, ...], keepdims: bool, dtype: np.dtype) -> Any:
+    def k(a: Any) -> Any:
+        shape = a.shape
+        if name in ("all", "any"):
+            r = a if a.dtype == np.bool_ else a != _const(a, 0)
+            r = (lax.reduce_and if name == "all" else lax.reduce_or)(r, axes)
+            return _keep(r, shape, axes, keepdims)
+        if name in ("sum", "prod"):
+            a = _cvt(a, dtype)
+            low = a.dtype in _LOW
+            if low:
+                a = _cvt(a, _F32)
+            r = (lax.reduce_sum if name == "sum" else lax.reduce_prod)(a, axes)
+            return _keep(_cvt(r, dtype), shape, axes, keepdims)
+        if a.dtype == np.bool_:
+            r = (lax.reduce_or if name == "max" else lax.reduce_and)(a, axes)
+        else:
+            r = (lax.reduce_max if name == "max" else lax.reduce_min)(a, axes)
+        return _keep(r, shape, axes, keepdims)
+
+    return k
+
+
+def _arg_reduction(name: str, axis: int | None, keepdims: bool) -> Any:
+    def k(a: Any) -> Any:
+        shape = a.shape
+        if a.dtype == np.bool_:
+            a = _cvt(a, np.uint8)
+        ax = axis
+        if ax is None:
+            a = lax.reshape(a, (a.size,))
+            ax = 0
+        fn = lax.argmax if name == "argmax" else lax.argmin
+        r = fn(a, ax, np.int64)
+        if keepdims:
+            return lax.reshape(r, (1,) * len(shape) if axis is None else
+                               tuple(1 if i == axis else d for i, d in enumerate(shape)))  # fmt: skip
+        return r
+
+    return k
+
+
+def _dot(cx: tuple[int, ...], bx: tuple[int, ...], cy: tuple[int, ...], by: tuple[int, ...],
+         dtype: np.dtype) -> Any:  # fmt: skip
+    dims = ((cx, cy), (bx, by))
+    if _is_float(dtype) or dtype.kind == "c":
+        precision = lax.Precision.HIGHEST
+        acc = _F32 if dtype in _LOW else dtype
+    else:
+        precision, acc = None, dtype
+
+    def k(a: Any, b: Any) -> Any:
+        r = lax.dot_general(a, b, dims, precision=precision, preferred_element_type=acc)
+        return _cvt(r, dtype)
+
+    return k
+
+
+def _gather(axes: tuple[int, ...]) -> Any:
+    def k(a: Any, idx: Any) -> Any:
+        k_ = len(axes)
+        batch = idx.ndim - 1
+        rest = a.ndim - k_
+        dn = lax.GatherDimensionNumbers(
+            offset_dims=tuple(range(batch, batch + rest)),
+            collapsed_slice_dims=axes,
+            start_index_map=axes,
+        )
+        sizes = tuple(1 if i in axes else d for i, d in enumerate(a.shape))
+        return lax.gather(
+            a, idx, dn, sizes, mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+            indices_are_sorted=False, unique_indices=False,
+        )  # fmt: skip
+
+    return k
+
+
+def _eye(shape: tuple[int, ...], k: int, dtype: np.dtype) -> Any:
+    def f() -> Any:
+        *batch, n, m = shape
+        r = lax.broadcasted_iota(np.int64, (n, m), 0) + k == lax.broadcasted_iota(
+            np.int64, (n, m), 1
+        )
+        return lax.broadcast(lax.convert_element_type(r, dtype), tuple(batch))
+
+    return f
+
+
+def _iota(shape: tuple[int, ...], axis: int | None, dtype: np.dtype) -> Any:
+    def f() -> Any:
+        if axis is None:
+            n = int(np.prod(shape, dtype=np.int64))
+            return lax.reshape(lax.iota(dtype, n), shape)
+        return lax.broadcasted_iota(dtype, shape, axis)
+
+    return f
+
+
+# ====================================================================== jitted kernels
+# Kernels without static parameters: jit retraces per shape / dtype by itself.
+
+_J = jax.jit
+_NEGATIVE = _J(_negative)
+_ABS = _J(_abs)
+_SIGN = _J(_sign)
+_FLOOR = _J(_int_identity(lax.floor))
+_CEIL = _J(_int_identity(lax.ceil))
+_ROUND = _J(_round)
+_EXP = _J(_math1(lax.exp))
+_LOG = _J(_math1(lax.log))
+_SQRT = _J(_math1(lax.sqrt))
+_TANH = _J(_math1(lax.tanh))
+_SIGMOID = _J(_math1(lax.logistic))
+_EXPM1 = _J(_math1(lax.expm1))
+_LOG1P = _J(_math1(lax.log1p))
+_RSQRT = _J(_math1(_rsqrt))
+_CBRT = _J(_math1(lax.cbrt))
+_SIN = _J(_math1(lax.sin))
+_COS = _J(_math1(lax.cos))
+_TAN = _J(_math1(lax.tan))
+_ASIN = _J(_math1(lax.asin))
+_ACOS = _J(_math1(lax.acos))
+_ATAN = _J(_math1(lax.atan))
+_SINH = _J(_math1(lax.sinh))
+_COSH = _J(_math1(lax.cosh))
+_ASINH = _J(_math1(lax.asinh))
+_ACOSH = _J(_math1(lax.acosh))
+_ATANH = _J(_math1(lax.atanh))
+_ERF = _J(_math1(lax.erf))
+_ERFC = _J(_math1(lax.erfc))
+_ERF_INV = _J(_math1(lax.erf_inv))
+_ISNAN = _J(_isnan)
+_ISINF = _J(_isinf)
+_ISFINITE = _J(_isfinite)
+_REAL = _J(lax.real)
+_IMAG = _J(lax.imag)
+_CONJ = _J(lax.conj)
+_INVERT = _J(lax.bitwise_not)
+_POPCOUNT = _J(lax.population_count)
+_CLZ = _J(lax.clz)
+
+_ADD = _J(_plain2(lax.add))
+_SUBTRACT = _J(_plain2(lax.sub))
+_MULTIPLY = _J(_plain2(lax.mul))
+_DIVIDE = _J(_math2(lax.div))
+_FLOOR_DIVIDE = _J(_floor_divide)
+_REMAINDER = _J(_remainder)
+_POW = _J(_pow)
+_MAXIMUM = _J(_plain2(lax.max))
+_MINIMUM = _J(_plain2(lax.min))
+_AND = _J(_plain2(lax.bitwise_and))
+_OR = _J(_plain2(lax.bitwise_or))
+_XOR = _J(_plain2(lax.bitwise_xor))
+_ATAN2 = _J(_math2(lax.atan2))
+_SHIFT_LEFT = _J(_shift_left)
+_SHIFT_RIGHT = _J(_shift_right)
+_EQ = _J(_compare(lax.eq))
+_NE = _J(_compare(lax.ne))
+_LT = _J(_compare(lax.lt))
+_LE = _J(_compare(lax.le))
+_GT = _J(_compare(lax.gt))
+_GE = _J(_compare(lax.ge))
+_SELECT = _J(_select)
+
+
+def _unary(kernel: Callable[[Any], Any]) -> Callable[[Any, Tensor, Tensor], Tensor]:
+    def method(self: Any, out: Tensor, x: Tensor) -> Tensor:
+        out.data = kernel(x.data)
+        return out
+
+    return method
+
+
+def _binary(kernel: Callable[[Any, Any], Any]) -> Callable[[Any, Tensor, Tensor, Tensor], Tensor]:
+    def method(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        out.data = kernel(x1.data, x2.data)
+        return out
+
+    return method
 
 
 class XlaBackend(ExtraKernels, Backend):
@@ -60,6 +527,8 @@ class XlaBackend(ExtraKernels, Backend):
     @classmethod
     def validate_options(cls, options: Any) -> dict[str, Any]:
         merged = super().validate_options(options)
+        if "client" not in options:
+            merged["client"] = default_client()
         c = merged["client"]
         if c not in CLIENTS:
             raise BackendOptionError(
@@ -79,7 +548,7 @@ class XlaBackend(ExtraKernels, Backend):
 
     @classmethod
     def is_available(cls, **options: Any) -> bool:
-        client = options.get("client", "host")
+        client = options.get("client") or default_client()
         if client not in CLIENTS:
             return False
         n = len(get_client(client).devices())
@@ -93,6 +562,12 @@ class XlaBackend(ExtraKernels, Backend):
             for i, _ in enumerate(get_client(name).devices()):
                 out.append(f"{name}:{i}")
         return out
+
+    @classmethod
+    def check_target(cls, target: str) -> tuple[str, str] | None:
+        """For ``numerix doctor``: ``(problem, fix)`` when ``XLA_TARGET=target`` cannot work
+        here (its JAX plugin is not installed, or reaches no device), else None."""
+        return target_problem(target)
 
     # ------------------------------------------------------------ host exchange
     def put(self, array: Any) -> Any:
@@ -120,10 +595,219 @@ class XlaBackend(ExtraKernels, Backend):
         return x.data.__dlpack__(*args, **kwargs)
 
     def dlpack_device(self, x: Tensor) -> tuple[int, int]:
-        return x.data.__dlpack_device__()  # type: ignore[no-any-return]
+        kind, index = x.data.__dlpack_device__()
+        return int(kind), int(index)
 
     def deallocate(self, x: Tensor) -> None:
         x.data.delete()
+
+    def synchronize(self, x: Tensor) -> None:
+        x.data.block_until_ready()
+
+    # ------------------------------------------------------------ creation
+    def _created(self, key: Any, build: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
+        # kernels without inputs would run on JAX's default device: pin their output
+        return jitted(
+            (*key, self.jax_device), build, out_shardings=SingleDeviceSharding(self.jax_device)
+        )
+
+    def full(self, out: Tensor, *, value: Any) -> Tensor:
+        dt = _np_dtype(out.dtype)
+        v = np.array(value, dtype=dt)
+        if out.shape == ():
+            out.data = self.put(v)
+            return out
+        shape = out.shape
+        out.data = self._created(("full", shape), lambda: lambda s: lax.broadcast(s, shape))(v)
+        return out
+
+    def iota(self, out: Tensor, *, axis: int | None) -> Tensor:
+        key = ("iota", out.shape, axis, out.dtype.name)
+        dt, shape = _np_dtype(out.dtype), out.shape
+        out.data = self._created(key, lambda: _iota(shape, axis, dt))()
+        return out
+
+    def eye(self, out: Tensor, *, k: int) -> Tensor:
+        key = ("eye", out.shape, k, out.dtype.name)
+        dt, shape = _np_dtype(out.dtype), out.shape
+        out.data = self._created(key, lambda: _eye(shape, k, dt))()
+        return out
+
+    def arange(self, out: Tensor, *, start: Any, step: Any) -> Tensor:
+        # numpy's arange rounds start + i * step its own way: compute it on the host
+        n = out.shape[0]
+        r = np.arange(start, start + n * step, step, dtype=_np_dtype(out.dtype))[:n]
+        out.data = self.put(r)
+        return out
+
+    def linspace(self, out: Tensor, *, start: Any, stop: Any, endpoint: bool) -> Tensor:
+        r = np.linspace(start, stop, out.shape[0], endpoint=endpoint)
+        if out.dtype.kind in "iu":
+            r = np.floor(r)
+        out.data = self.put(r.astype(_np_dtype(out.dtype)))
+        return out
+
+    # ------------------------------------------------------------ element-wise
+    def as_type(self, out: Tensor, x: Tensor) -> Tensor:
+        dt = _np_dtype(out.dtype)
+        out.data = jitted(("as_type", out.dtype.name), lambda: _as_type(dt))(x.data)
+        return out
+
+    def bitcast(self, out: Tensor, x: Tensor) -> Tensor:
+        dt = _np_dtype(out.dtype)
+        k = jitted(("bitcast", out.dtype.name), lambda: lambda a: lax.bitcast_convert_type(a, dt))
+        out.data = k(x.data)
+        return out
+
+    negative = _unary(_NEGATIVE)
+    abs = _unary(_ABS)
+    sign = _unary(_SIGN)
+    floor = _unary(_FLOOR)
+    ceil = _unary(_CEIL)
+    round = _unary(_ROUND)
+    exp = _unary(_EXP)
+    log = _unary(_LOG)
+    sqrt = _unary(_SQRT)
+    tanh = _unary(_TANH)
+    sigmoid = _unary(_SIGMOID)
+    expm1 = _unary(_EXPM1)
+    log1p = _unary(_LOG1P)
+    rsqrt = _unary(_RSQRT)
+    cbrt = _unary(_CBRT)
+    sin = _unary(_SIN)
+    cos = _unary(_COS)
+    tan = _unary(_TAN)
+    asin = _unary(_ASIN)
+    acos = _unary(_ACOS)
+    atan = _unary(_ATAN)
+    sinh = _unary(_SINH)
+    cosh = _unary(_COSH)
+    asinh = _unary(_ASINH)
+    acosh = _unary(_ACOSH)
+    atanh = _unary(_ATANH)
+    erf = _unary(_ERF)
+    erfc = _unary(_ERFC)
+    erf_inv = _unary(_ERF_INV)
+    isnan = _unary(_ISNAN)
+    isinf = _unary(_ISINF)
+    isfinite = _unary(_ISFINITE)
+    real = _unary(_REAL)
+    imag = _unary(_IMAG)
+    conj = _unary(_CONJ)
+    bitwise_invert = _unary(_INVERT)
+    population_count = _unary(_POPCOUNT)
+    count_leading_zeros = _unary(_CLZ)
+
+    add = _binary(_ADD)
+    subtract = _binary(_SUBTRACT)
+    multiply = _binary(_MULTIPLY)
+    divide = _binary(_DIVIDE)
+    floor_divide = _binary(_FLOOR_DIVIDE)
+    remainder = _binary(_REMAINDER)
+    pow = _binary(_POW)
+    maximum = _binary(_MAXIMUM)
+    minimum = _binary(_MINIMUM)
+    bitwise_and = _binary(_AND)
+    bitwise_or = _binary(_OR)
+    bitwise_xor = _binary(_XOR)
+    atan2 = _binary(_ATAN2)
+    bitwise_left_shift = _binary(_SHIFT_LEFT)
+    bitwise_right_shift = _binary(_SHIFT_RIGHT)
+    equal = _binary(_EQ)
+    not_equal = _binary(_NE)
+    less = _binary(_LT)
+    less_equal = _binary(_LE)
+    greater = _binary(_GT)
+    greater_equal = _binary(_GE)
+
+    def select(self, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor) -> Tensor:
+        out.data = _SELECT(pred.data, on_true.data, on_false.data)
+        return out
+
+    # ------------------------------------------------------------ reductions
+    def _reduce(self, name: str, out: Tensor, x: Tensor, axes: tuple[int, ...],
+                keepdims: bool) -> Tensor:  # fmt: skip
+        dt = _np_dtype(out.dtype)
+        key = (name, axes, keepdims, out.dtype.name)
+        out.data = jitted(key, lambda: _reduction(name, axes, keepdims, dt))(x.data)
+        return out
+
+    def sum(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return self._reduce("sum", out, x, axes, keepdims)
+
+    def prod(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return self._reduce("prod", out, x, axes, keepdims)
+
+    def max(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return self._reduce("max", out, x, axes, keepdims)
+
+    def min(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return self._reduce("min", out, x, axes, keepdims)
+
+    def all(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return self._reduce("all", out, x, axes, keepdims)
+
+    def any(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        return self._reduce("any", out, x, axes, keepdims)
+
+    def argmax(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
+        k = jitted(("argmax", axis, keepdims), lambda: _arg_reduction("argmax", axis, keepdims))
+        out.data = k(x.data)
+        return out
+
+    def argmin(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
+        k = jitted(("argmin", axis, keepdims), lambda: _arg_reduction("argmin", axis, keepdims))
+        out.data = k(x.data)
+        return out
+
+    # ------------------------------------------------------------ linalg
+    def dot(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
+            batch_x: tuple[int, ...], contract_y: tuple[int, ...],
+            batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
+        dt = _np_dtype(out.dtype)
+        key = ("dot", contract_x, batch_x, contract_y, batch_y, out.dtype.name)
+        k = jitted(key, lambda: _dot(contract_x, batch_x, contract_y, batch_y, dt))
+        out.data = k(x.data, y.data)
+        return out
+
+    # ------------------------------------------------------------ shape
+    def reshape(self, out: Tensor, x: Tensor) -> Tensor:
+        shape = out.shape
+        out.data = jitted(("reshape", shape), lambda: lambda a: lax.reshape(a, shape))(x.data)
+        return out
+
+    def transpose(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        out.data = jitted(("transpose", axes), lambda: lambda a: lax.transpose(a, axes))(x.data)
+        return out
+
+    def broadcast(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        shape = out.shape
+        k = jitted(
+            ("broadcast", shape, axes), lambda: lambda a: lax.broadcast_in_dim(a, shape, axes)
+        )
+        out.data = k(x.data)
+        return out
+
+    def concatenate(self, out: Tensor, *xs: Tensor, axis: int) -> Tensor:
+        k = jitted(("concatenate", axis), lambda: lambda *a: lax.concatenate(a, axis))
+        out.data = k(*[x.data for x in xs])
+        return out
+
+    def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
+              strides: tuple[int, ...]) -> Tensor:  # fmt: skip
+        key = ("slice", start, stop, strides)
+        k = jitted(key, lambda: lambda a: lax.slice(a, start, stop, strides))
+        out.data = k(x.data)
+        return out
+
+    def reverse(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        out.data = jitted(("reverse", axes), lambda: lambda a: lax.rev(a, axes))(x.data)
+        return out
+
+    # ------------------------------------------------------------ indexing
+    def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        out.data = jitted(("gather", axes), lambda: _gather(axes))(x.data, indices.data)
+        return out
 
     # ------------------------------------------------------------ benchmarks
     @classmethod

@@ -17,7 +17,7 @@ from typing import Any
 
 from numerix.errors import BackendOptionError
 
-__all__ = ["CLIENTS", "Client", "get_client", "client_options"]
+__all__ = ["CLIENTS", "Client", "get_client", "client_options", "default_client", "target_problem"]
 
 #: numerix client name -> JAX platform name
 CLIENTS: dict[str, str] = {"host": "cpu", "cuda": "cuda", "rocm": "rocm", "tpu": "tpu"}
@@ -65,21 +65,34 @@ _lock = threading.Lock()
 _clients: dict[str, Client] = {}
 
 
-def client_options(name: str) -> dict[str, Any]:
-    """The options of client ``name``: its ``[backends.xla.clients.<name>]`` settings over
-    the defaults."""
-    opts = dict(_DEFAULTS)
+def _xla_settings() -> Any:
     try:
         from numerix.configuration import settings
 
-        xla = getattr(settings().backends, "xla", None)
+        return getattr(settings().backends, "xla", None)
     except ImportError:  # pragma: no cover - configuration is part of the core
-        xla = None
-    if xla is not None:
-        c = xla.clients.get(name)
-        if c is not None:
-            opts.update({k: v for k, v in c.model_dump().items() if v is not None})
-    return opts
+        return None
+
+
+def _configured(name: str) -> dict[str, Any]:
+    """The options of client ``name`` that the settings set explicitly."""
+    xla = _xla_settings()
+    c = None if xla is None else xla.clients.get(name)
+    if c is None:
+        return {}
+    return {k: getattr(c, k) for k in c.model_fields_set if getattr(c, k) is not None}
+
+
+def client_options(name: str) -> dict[str, Any]:
+    """The options of client ``name``: its ``[backends.xla.clients.<name>]`` settings over
+    the defaults."""
+    return {**_DEFAULTS, **_configured(name)}
+
+
+def default_client() -> str:
+    """The client tensors go to when none is named (``[backends.xla] client``)."""
+    xla = _xla_settings()
+    return "host" if xla is None else str(xla.client)
 
 
 def _started(platform: str) -> bool:
@@ -97,6 +110,8 @@ def get_client(name: str) -> Client:
     """The client singleton ``name``, starting it (and its memory options) on first use."""
     c = _clients.get(name)
     if c is not None:
+        if c.platform != "cpu":
+            _check_unchanged(c)
         return c
     if name not in CLIENTS:
         raise BackendOptionError(
@@ -106,10 +121,11 @@ def get_client(name: str) -> Client:
         c = _clients.get(name)
         if c is not None:
             return c
-        o = client_options(name)
+        explicit = _configured(name)
+        o = {**_DEFAULTS, **explicit}
         platform = CLIENTS.get(o["platform"] or name, o["platform"] or name)
         if platform != "cpu":
-            _apply_memory_options(name, platform, o)
+            _apply_memory_options(name, platform, o, explicit)
         c = Client(
             name, platform, int(o["default_device_id"]), bool(o["preallocate"]),
             float(o["memory_fraction"]),
@@ -118,21 +134,111 @@ def get_client(name: str) -> Client:
         return c
 
 
-def _apply_memory_options(name: str, platform: str, o: dict[str, Any]) -> None:
-    want = {
-        "XLA_PYTHON_CLIENT_PREALLOCATE": "true" if o["preallocate"] else "false",
-        "XLA_PYTHON_CLIENT_MEM_FRACTION": f"{float(o['memory_fraction']):g}",
-    }
+#: JAX's own defaults, in force when JAX started a platform before numerix could set them
+_JAX_DEFAULTS = {"preallocate": True, "memory_fraction": 0.75}
+_ENV = {
+    "preallocate": "XLA_PYTHON_CLIENT_PREALLOCATE",
+    "memory_fraction": "XLA_PYTHON_CLIENT_MEM_FRACTION",
+}
+
+
+def _env_value(key: str, text: str) -> Any:
+    return text.strip().lower() not in ("0", "false", "no") if key == "preallocate" else float(text)
+
+
+def _as_env(key: str, value: Any) -> str:
+    return ("true" if value else "false") if key == "preallocate" else f"{float(value):g}"
+
+
+def _memory_error(name: str, platform: str, key: str, want: Any, have: Any) -> BackendOptionError:
+    return BackendOptionError(
+        f"backend 'xla': client {name!r} asks for {key}={want!r}, but JAX already started "
+        f"the {platform} platform with {key}={have!r} ({_ENV[key]}), which it reads only "
+        f"once; set backends.xla.clients.{name}.{key} in the config file or the "
+        f"environment (NUMERIX_BACKENDS__XLA__CLIENTS__{name.upper()}__{key.upper()}) so "
+        f"that it applies before the first use of {platform} in this process"
+    )
+
+
+def _apply_memory_options(
+    name: str, platform: str, o: dict[str, Any], explicit: dict[str, Any]
+) -> None:
+    # JAX reads these variables once, when it starts the platform: set them before, and
+    # refuse an explicit setting it would ignore. A value only defaulted never overrides
+    # a variable the user exported.
     if _started(platform):
-        have = {k: os.environ.get(k) for k in want}
-        wrong = {k: v for k, v in want.items() if have[k] is not None and have[k] != v}
-        if wrong or any(
-            have[k] is None and k.endswith("FRACTION") and want[k] != "0.9" for k in want
-        ):
-            raise BackendOptionError(
-                f"backend 'xla': client {name!r} ({platform}) was already started by JAX with "
-                f"other memory options; set preallocate/memory_fraction before the first use of "
-                f"that platform in this process (or in the config file / environment)"
-            )
+        for key, var in _ENV.items():
+            if key not in explicit:
+                continue
+            text = os.environ.get(var)
+            have = _JAX_DEFAULTS[key] if text is None else _env_value(key, text)
+            if have != explicit[key]:
+                raise _memory_error(name, platform, key, explicit[key], have)
         return
-    os.environ.update(want)
+    for key, var in _ENV.items():
+        if key in explicit:
+            os.environ[var] = _as_env(key, explicit[key])
+        else:
+            os.environ.setdefault(var, _as_env(key, o[key]))
+
+
+def _check_unchanged(c: Client) -> None:
+    # the settings changed after the client started (with numerix.config(...), a reload)
+    for key, value in _configured(c.name).items():
+        if key in _ENV and value != getattr(c, key):
+            raise _memory_error(c.name, c.platform, key, value, getattr(c, key))
+
+
+# ====================================================================== XLA_TARGET
+#: XLA_TARGET -> the JAX platform it asks for and the distributions that provide it
+#: (a prefix ending in "*" matches every version)
+TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "cpu": ("cpu", ()),
+    "cuda": ("cuda", ("jax-cuda12-plugin", "jax-cuda13-plugin")),
+    "cuda12": ("cuda", ("jax-cuda12-plugin",)),
+    "cuda13": ("cuda", ("jax-cuda13-plugin",)),
+    "rocm": ("rocm", ("jax-rocm*",)),
+    "tpu": ("tpu", ("libtpu", "libtpu-nightly")),
+}
+
+
+def _installed(patterns: tuple[str, ...]) -> list[str]:
+    from importlib import metadata
+
+    found = []
+    for dist in metadata.distributions():
+        n = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        for p in patterns:
+            if n == p or (p.endswith("*") and n.startswith(p[:-1])):
+                found.append(f"{n} {dist.version}")
+    return sorted(set(found))
+
+
+def target_problem(target: str) -> tuple[str, str] | None:
+    """What keeps ``XLA_TARGET=target`` from working here, as ``(problem, fix)`` for
+    ``numerix doctor``, or None when it works: the JAX plugin of the target is not
+    installed, or it is but JAX sees no device of it."""
+    from numerix.configuration import XLA_TARGET_EXTRAS
+
+    if target not in TARGETS:
+        return (
+            f"XLA_TARGET={target}: not a target numerix-xla knows (known: {', '.join(TARGETS)})",
+            "export XLA_TARGET=cpu   # or one of the known targets",
+        )
+    platform, dists = TARGETS[target]
+    extra = XLA_TARGET_EXTRAS.get(target, "")
+    req = f'"numerix-xla[{extra}]"' if extra else "numerix-xla"
+    if dists and not _installed(dists):
+        return (
+            f"XLA_TARGET={target}, but no JAX plugin for {platform} is installed "
+            f"(looked for {' or '.join(dists)})",
+            f"pip install {req}",
+        )
+    name = next(k for k, v in CLIENTS.items() if v == platform)
+    if not get_client(name).devices():
+        return (
+            f"XLA_TARGET={target}: the JAX {platform} plugin is installed ("
+            f"{', '.join(_installed(dists)) or 'jaxlib'}) but JAX finds no {platform} device",
+            f"pip install --force-reinstall {req}   # and check the driver: nvidia-smi / rocm-smi",
+        )
+    return None

@@ -7,7 +7,7 @@ import functools
 from typing import Any
 
 from numerix.hookspecs import hookimpl
-from numerix.plugins import BackendEntry
+from numerix.plugins import BackendEntry, CompilerEntry
 
 
 @hookimpl
@@ -18,6 +18,18 @@ def numerix_backends() -> list[BackendEntry]:
             target="numerix_xla.backend:XlaBackend",
             contract=1,
             description="XLA through JAX: host, cuda, rocm and tpu clients",
+        )
+    ]
+
+
+@hookimpl
+def numerix_compilers() -> list[CompilerEntry]:
+    return [
+        CompilerEntry(
+            "xla",
+            "numerix_xla.compiler:XlaCompiler",
+            contract=1,
+            description="the whole graph as one jax.jit program on an xla device",
         )
     ]
 

@@ -1,0 +1,352 @@
+"""The ``xla`` compiler: a whole graph as one ``jax.jit`` program (EXLA's role in Nx.Defn).
+
+Compiling lowers the graph into one Python function over JAX values and compiles it
+ahead of time with ``jax.jit`` for the signature: one fused XLA executable per
+signature, on one device of one client. Primitives replay the xla backend's kernels on
+tensor shells that wrap JAX tracers: the kernels are jitted ``lax`` functions, so under
+the outer trace they are inlined, not dispatched. ``cond`` and ``while`` become
+``lax.cond`` / ``lax.while_loop`` over their lowered subgraphs, hooks
+``jax.debug.callback`` (ordered), blocks the backend's ``block_<name>`` or the core's
+fallback graph. Captured tensors move to the device once, when compiling, and are
+passed to the executable as extra arguments (small constants are literals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+from jax import lax
+from jax.sharding import SingleDeviceSharding
+
+from numerix._tensor import Tensor
+from numerix.backend import Backend
+from numerix.defn.compilers import ArgSpec, Compiler, Executable
+from numerix.defn.expr import (
+    BLOCK,
+    COND,
+    CONSTANT,
+    ELEM,
+    FOLD_LIMIT,
+    HOOK,
+    PARAMETER,
+    TENSOR,
+    WHILE,
+    Graph,
+    Node,
+)
+from numerix.errors import ArgumentError
+from numerix_xla.backend import XlaBackend
+
+__all__ = ["XlaCompiler"]
+
+_new = Tensor.__new__
+# one lowered node: fn(env, caps) computes the node's value from env (tensor shells
+# holding JAX values, or lists of them for multi-valued nodes)
+_Step = Callable[[list[Any], Sequence[Any]], Any]
+
+
+class XlaCompiler(Compiler):
+    """Lowers a graph to one ``jax.jit`` program on an xla device.
+
+    Options: ``client`` and ``device_id`` (default: those of the arguments' xla backend,
+    else the default xla backend), ``donate`` (``True``: the argument buffers are
+    donated to the program, as ``jax.jit(donate_argnums=...)``; the tensors passed are
+    unusable afterwards).
+    """
+
+    name = "xla"
+    default_options: Mapping[str, Any] = {"client": None, "device_id": None, "donate": False}
+
+    def compile(
+        self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]
+    ) -> Executable:
+        backend = target_backend(args_spec, options)
+        lowering = _Lowering(backend)
+        body = lowering.graph(graph)
+        caps = lowering.captured
+        n = len(args_spec)
+        in_types = [(s.shape, s.dtype) for s in args_spec]
+
+        def program(*xs: Any) -> list[Any]:
+            args = [_shell(x, s, d, backend) for x, (s, d) in zip(xs[:n], in_types)]
+            return [o.data for o in body(args, xs[n:])]
+
+        dev = backend.jax_device
+        sharding = SingleDeviceSharding(dev)
+        donate = tuple(range(n)) if options["donate"] else ()
+        jitted = jax.jit(program, donate_argnums=donate, out_shardings=sharding)
+        specs = [
+            jax.ShapeDtypeStruct(s.shape, s.dtype.numpy_dtype, sharding=sharding) for s in args_spec
+        ] + [jax.ShapeDtypeStruct(c.shape, c.dtype, sharding=sharding) for c in caps]
+        call = jitted.lower(*specs).compile()
+
+        out_types = [(o.shape, o.dtype) for o in graph.outputs]
+        moves = [i for i, s in enumerate(args_spec) if s.backend is not backend]
+        caps_t = tuple(caps)
+
+        def run(args: Sequence[Any]) -> list[Any]:
+            if moves:
+                from numerix.ops._core import on_backend
+
+                args = list(args)
+                for i in moves:
+                    args[i] = on_backend(args[i], backend)
+            outs = call(*[a.data for a in args], *caps_t)
+            res = []
+            for o, (s, d) in zip(outs, out_types):
+                t = _new(Tensor)
+                t.shape, t.dtype, t.backend, t.data = s, d, backend, o
+                res.append(t)
+            return res
+
+        run.lowered = jitted  # type: ignore[attr-defined]
+        return run
+
+
+def target_backend(args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> XlaBackend:
+    """The xla backend a program runs on: ``client``/``device_id`` from the options, else
+    from the arguments' xla backend, else the default xla backend's."""
+    from numerix.plugins import get_backend
+
+    opts: dict[str, Any] = {}
+    for s in args_spec:
+        if isinstance(s.backend, XlaBackend):
+            opts = {k: s.backend.options[k] for k in ("client", "device_id")}
+            break
+    client, did = options.get("client"), options.get("device_id")
+    if client is not None:
+        if not isinstance(client, str):
+            raise ArgumentError(
+                f"jit: compiler 'xla' takes client as a name ('host', 'cuda'), got {client!r}"
+            )
+        if opts.get("client") != client:
+            opts = {}
+        opts["client"] = client
+    if did is not None:
+        opts["device_id"] = did
+    backend = get_backend("xla", **opts)
+    assert isinstance(backend, XlaBackend)
+    return backend
+
+
+def _shell(data: Any, shape: tuple[int, ...], dtype: Any, backend: Backend) -> Tensor:
+    t = _new(Tensor)
+    t.shape, t.dtype, t.backend, t.data = shape, dtype, backend, data
+    return t
+
+
+class _Lowering:
+    """Turns graphs into Python functions over tensor shells of ``backend``; collects
+    the captured tensors (moved to the device once) that the program takes as extra
+    arguments."""
+
+    def __init__(self, backend: XlaBackend) -> None:
+        self.backend = backend
+        self.captured: list[Any] = []
+        self._cap_index: dict[int, int] = {}
+
+    def graph(self, g: Graph) -> Callable[[list[Any], Sequence[Any]], list[Any]]:
+        """``f(args, caps)``: the values of ``g.outputs`` from those of ``g.parameters``."""
+        slot: dict[int, int] = {}
+        steps: list[tuple[int, _Step]] = []
+        nslots = 0
+        for n in g.nodes:
+            slot[n.id] = nslots
+            nslots += 1
+        param_slots = [slot[p.id] for p in g.parameters]
+        for n in g.nodes:
+            if n.op == PARAMETER:
+                continue
+            steps.append((slot[n.id], self._node(n, slot)))
+        out_slots = [slot[o.id] for o in g.outputs]
+
+        def run(args: list[Any], caps: Sequence[Any]) -> list[Any]:
+            env: list[Any] = [None] * nslots
+            for s, a in zip(param_slots, args):
+                env[s] = a
+            for s, step in steps:
+                env[s] = step(env, caps)
+            return [env[s] for s in out_slots]
+
+        return run
+
+    # ------------------------------------------------------------ one node
+    def _node(self, n: Node, slot: dict[int, int]) -> _Step:
+        b = self.backend
+        get = _getter(n.inputs, slot)
+        if n.op in (CONSTANT, TENSOR):
+            return self._captured(n)
+        if n.op == ELEM:
+            src, index = slot[n.inputs[0].id], n.params["index"]
+            return lambda env, caps: env[src][index]
+        if n.op == HOOK:
+            return _hook(n, slot[n.inputs[0].id])
+        if n.op == COND:
+            return self._cond(n, slot)
+        if n.op == WHILE:
+            return self._while(n, slot)
+        if n.op == BLOCK:
+            impl = getattr(type(b), n.value.method, None)
+            if impl is not None:
+                return _native_block(impl, b, n, get)
+            fb = self.graph(n.fallback)
+            multi = n.types is not None
+
+            def block(env: list[Any], caps: Sequence[Any]) -> Any:
+                r = fb(get(env), caps)
+                return r if multi else r[0]
+
+            return block
+        method = _LOWERINGS.get(n.op)
+        kernel = getattr(b, n.op) if method is None else method.__get__(b)
+        shape, dtype, params = n.shape, n.dtype, n.params
+
+        def prim(env: list[Any], caps: Sequence[Any]) -> Any:
+            out = _new(Tensor)
+            out.shape, out.dtype, out.backend, out.data = shape, dtype, b, None
+            return kernel(out, *get(env), **params)
+
+        return prim
+
+    def _captured(self, n: Node) -> _Step:
+        b = self.backend
+        shape, dtype = n.shape, n.dtype
+        v: Tensor = n.value
+        if n.op == CONSTANT and v.size <= FOLD_LIMIT:
+            # small host data: a literal of the program
+            lit = np.asarray(v.backend.to_numpy(v), dtype=dtype.numpy_dtype)  # type: ignore[union-attr]
+            return lambda env, caps: _shell(lit, shape, dtype, b)
+        k = self._cap_index.get(n.id)
+        if k is None:
+            from numerix.ops._core import on_backend
+
+            k = self._cap_index[n.id] = len(self.captured)
+            self.captured.append(on_backend(v, b).data)
+        return lambda env, caps: _shell(caps[k], shape, dtype, b)
+
+    def _cond(self, n: Node, slot: dict[int, int]) -> _Step:
+        b = self.backend
+        tg, fg = n.subgraphs
+        tf, ff = self.graph(tg), self.graph(fg)
+        pred = slot[n.inputs[0].id]
+        targ = _subgraph_args(n, tg, 1, slot)
+        farg = _subgraph_args(n, fg, 1, slot)
+        assert n.types is not None
+        types = n.types
+        t_in = _types_of(n, tg, 1)
+        f_in = _types_of(n, fg, 1)
+
+        def cond(env: list[Any], caps: Sequence[Any]) -> Any:
+            p = env[pred].data
+            if p.dtype != np.bool_:
+                p = p != 0
+
+            def branch(fn: Any, types_in: Any, which: int) -> Callable[..., Any]:
+                def f(ta: Any, fa: Any) -> Any:
+                    xs = (ta, fa)[which]
+                    shells = [_shell(x, s, d, b) for x, (s, d) in zip(xs, types_in)]
+                    return [o.data for o in fn(shells, caps)]
+
+                return f
+
+            outs = lax.cond(
+                p,
+                branch(tf, t_in, 0),
+                branch(ff, f_in, 1),
+                [env[i].data for i in targ],
+                [env[i].data for i in farg],
+            )
+            return [_shell(o, s, d, b) for o, (s, d) in zip(outs, types)]
+
+        return cond
+
+    def _while(self, n: Node, slot: dict[int, int]) -> _Step:
+        b = self.backend
+        cg, bg = n.subgraphs
+        cf, bf = self.graph(cg), self.graph(bg)
+        k = cg.n_args
+        init = [slot[i.id] for i in n.inputs[:k]]
+        cfree = [slot[f.id] for f in cg.free]
+        bfree = [slot[f.id] for f in bg.free]
+        assert n.types is not None
+        types = n.types
+
+        def loop(env: list[Any], caps: Sequence[Any]) -> Any:
+            cvals = [env[i] for i in cfree]
+            bvals = [env[i] for i in bfree]  # closed over by the loop's functions
+
+            def state(xs: Any) -> list[Tensor]:
+                return [_shell(x, s, d, b) for x, (s, d) in zip(xs, types)]
+
+            def c(xs: Any) -> Any:
+                p = cf(state(xs) + cvals, caps)[0].data
+                return p if p.dtype == np.bool_ else p != 0
+
+            def body(xs: Any) -> Any:
+                return [o.data for o in bf(state(xs) + bvals, caps)]
+
+            outs = lax.while_loop(c, body, [env[i].data for i in init])
+            return state(outs)
+
+        return loop
+
+
+def _getter(inputs: Sequence[Any], slot: dict[int, int]) -> Callable[[list[Any]], list[Any]]:
+    """``get(env)``: the node's input values (non-node inputs passed as they are)."""
+    if all(isinstance(i, Node) for i in inputs):
+        idx = [slot[i.id] for i in inputs]
+        return lambda env: [env[i] for i in idx]
+    parts = [(True, slot[i.id]) if isinstance(i, Node) else (False, i) for i in inputs]
+    return lambda env: [env[v] if is_node else v for is_node, v in parts]
+
+
+def _subgraph_args(n: Node, g: Graph, skip: int, slot: dict[int, int]) -> list[int]:
+    explicit = [slot[i.id] for i in n.inputs[skip : skip + g.n_args]]
+    return explicit + [slot[f.id] for f in g.free]
+
+
+def _types_of(n: Node, g: Graph, skip: int) -> list[tuple[Any, Any]]:
+    nodes = list(n.inputs[skip : skip + g.n_args]) + list(g.free)
+    return [(x.shape, x.dtype) for x in nodes]
+
+
+def _hook(n: Node, src: int) -> _Step:
+    fn, shape, dtype = n.value, n.shape, n.dtype
+    assert shape is not None and dtype is not None
+
+    def call(a: Any) -> None:
+        # the callback gets a host (binary) tensor: calling back into JAX from a
+        # callback may deadlock on accelerators
+        from numerix.plugins import get_backend
+
+        t = _shell(np.asarray(a, dtype=dtype.numpy_dtype), shape, dtype, get_backend("binary"))
+        fn(t)
+
+    def hook(env: list[Any], caps: Sequence[Any]) -> Any:
+        x = env[src]
+        jax.debug.callback(call, x.data, ordered=True)
+        return x
+
+    return hook
+
+
+def _native_block(impl: Any, b: Backend, n: Node, get: Callable[[list[Any]], list[Any]]) -> _Step:
+    types, shape, dtype, params = n.types, n.shape, n.dtype, n.params
+
+    def block(env: list[Any], caps: Sequence[Any]) -> Any:
+        if types is not None:
+            outs: Any = tuple(_shell(None, s, d, b) for s, d in types)
+        else:
+            outs = _shell(None, shape, dtype, b)  # type: ignore[arg-type]
+        r = impl(b, outs, *get(env), **params)
+        return list(r) if isinstance(r, tuple) else r
+
+    return block
+
+
+#: Primitives whose backend kernel is not trace-safe, lowered here instead (none today:
+#: every xla kernel is a jitted lax function or puts host constants).
+_LOWERINGS: dict[str, Any] = {}

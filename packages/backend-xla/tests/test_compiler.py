@@ -1,0 +1,268 @@
+"""The ``xla`` compiler: every core op traced, compiled to one jax.jit program and
+compared with its eager result on the xla backend; the cache, control flow, hooks,
+captured tensors, blocks and the compiler's options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+import optree
+import pytest
+
+import numerix as nx
+from numerix.defn import ArgSpec
+from numerix.defn.expr import BLOCK, TENSOR
+from numerix.testing.defn_cases import OPS, F, spd, t
+from numerix.testing.tolerances import tolerance
+from numerix_xla import compiler as xc
+from numerix_xla._extra import ExtraKernels
+
+
+def xla(x: Any) -> Any:
+    return x.to("xla")
+
+
+def close(got: Any, want: Any, op: str | None = None, rtol: float | None = None) -> None:
+    """Equal trees: exact dtype, shape and backend; values exact for integers and bool,
+    within the kit's tolerance for the result dtype otherwise (XLA fuses the compiled
+    program, so a reduction may associate differently from the eager kernels)."""
+    gl, gt = optree.tree_flatten(got)
+    wl, wt = optree.tree_flatten(want)
+    assert gt == wt
+    for g, w in zip(gl, wl):
+        assert type(g) is nx.Tensor and type(w) is nx.Tensor
+        assert g.dtype is w.dtype, (g.describe(), w.describe())
+        assert g.shape == w.shape, (g.describe(), w.describe())
+        assert g.backend is w.backend, (g.describe(), w.describe())
+        a, b = g.to_numpy(), w.to_numpy()
+        assert a.dtype == b.dtype == g.dtype.numpy_dtype and a.shape == g.shape
+        if g.dtype.kind in "fc":
+            rt, at = tolerance(op, g.dtype)
+            rt = rt if rtol is None else rtol
+            np.testing.assert_allclose(
+                a.astype(np.complex128), b.astype(np.complex128), rtol=rt, atol=at
+            )
+        else:
+            np.testing.assert_array_equal(a, b)
+
+
+class Counting:
+    """Counts the xla compiler's compile calls (monkeypatched in)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.n = 0
+        orig = xc.XlaCompiler.compile
+
+        def compile(comp: Any, *a: Any) -> Any:
+            self.n += 1
+            return orig(comp, *a)
+
+        monkeypatch.setattr(xc.XlaCompiler, "compile", compile)
+
+
+# ---------------------------------------------------------------- every op
+
+
+@pytest.mark.parametrize(("fn", "args"), OPS)
+def test_xla_compiler_every_op_equals_eager(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    xs = [xla(a) for a in args]
+    want = fn(*xs)
+    jitted = nx.jit(fn, compiler="xla")
+    close(jitted(*xs), want)
+    close(jitted(*xs), want)
+    assert jitted.trace_count == 1
+
+
+def test_xla_compiler_seed_softmax_lists_and_runs() -> None:
+    @nx.defn(compiler="xla")
+    def softmax(x: Any) -> Any:
+        return nx.exp(x - nx.max(x)) / nx.sum(nx.exp(x - nx.max(x)))
+
+    x = xla(nx.tensor([1, 2, 3, 4]))
+    got = softmax(x)
+    e = np.exp(np.arange(1.0, 5.0) - 4)
+    np.testing.assert_allclose(got.to_numpy(), e / e.sum(), rtol=1e-6)
+    assert got.dtype is nx.float32 and got.backend is x.backend
+    assert "d = as_type [ c ]" in str(nx.trace(softmax, x))
+
+
+def test_xla_compiler_binary_arguments_move_to_the_device() -> None:
+    a, b = t(F).to("binary"), t(F, seed=1).to("binary")
+    got = nx.jit(lambda x, y: x * y + 1, compiler="xla")(a, b)
+    assert got.backend.name == "xla"
+    close(got, xla(a) * xla(b) + 1)
+    # numbers are 0-d tensors on the other arguments' backend
+    close(nx.jit(lambda x, s: x * s, compiler="xla")(xla(a), 3.0), xla(a) * xla(nx.tensor(3.0)))
+
+
+def test_xla_compiler_returns_trees_parameters_and_constants() -> None:
+    x = xla(t(F))
+    out = nx.jit(lambda x: {"same": x, "k": 2.0, "pair": (x + 1, nx.sum(x))}, compiler="xla")(x)
+    assert out["same"].backend is x.backend and out["k"].backend is x.backend
+    close(out["same"], x)
+    assert out["k"].dtype is nx.float32 and float(out["k"].to_numpy()) == 2.0
+    close(out["pair"], (x + 1, nx.sum(x)))
+
+
+# ---------------------------------------------------------------- the cache
+
+
+def test_xla_compiler_cache_compiles_once_per_signature(monkeypatch: pytest.MonkeyPatch) -> None:
+    count = Counting(monkeypatch)
+    f = nx.jit(lambda x, n: x * n, compiler="xla", static_argnames=("n",))
+    x = xla(t(F))
+    assert not f.is_cached(x, n=2)
+    f(x, n=2)
+    assert f.is_cached(x, n=2) and count.n == 1
+    f(x * 3, n=2)
+    assert count.n == 1  # same signature: no recompile
+    for args, kw in [((xla(t(F, (2, 2))),), {"n": 2}), ((xla(t(nx.float64)),), {"n": 2}),
+                     ((x,), {"n": 3})]:  # fmt: skip
+        assert not f.is_cached(*args, **kw)
+        close(f(*args, **kw), args[0] * kw["n"])
+        assert f.is_cached(*args, **kw)
+    assert count.n == 4 and f.trace_count == 4
+
+
+# ---------------------------------------------------------------- control flow and hooks
+
+
+def _branchy(x: Any, n: Any) -> Any:
+    y = nx.cond(nx.sum(x) > 0, lambda a, b: a * b, lambda a, b: a - b, x, 2.0)
+    init = (nx.tensor(0), nx.zeros_like(x))
+    s = nx.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] + x), init)
+    f = nx.fori_loop(1, n, lambda i, acc: acc * i, nx.ones_like(x))
+    nested = nx.cond(n > 2, lambda: nx.cond(n > 4, lambda: x * 4, lambda: x * 3), lambda: -x)
+    return y, s, f, nested
+
+
+@pytest.mark.parametrize(("sign", "n"), [(1.0, 5), (-1.0, 3), (1.0, 0)])
+def test_xla_compiler_cond_while_fori_equal_eager(sign: float, n: int) -> None:
+    x = xla(t(F, (3,))) * sign
+    nn = xla(nx.tensor(n))
+    f = nx.jit(_branchy, compiler="xla")
+    close(f(x, nn), _branchy(x, nn))
+    g = nx.trace(_branchy, x, nn)
+    assert {"cond", "while"} <= {node.op for node in g.nodes}
+
+
+def test_xla_compiler_hooks_run_in_order_at_each_call_even_unused() -> None:
+    seen: list[tuple[str, Any, Any]] = []
+
+    def rec(tag: str) -> Callable[[Any], None]:
+        return lambda v: seen.append((tag, v.dtype, v.to_numpy().copy()))
+
+    def fn(x: Any) -> Any:
+        nx.hook(x * 10, rec("unused"))
+        y = nx.hook(x + 1, rec("used"))
+        s = nx.while_loop(lambda s: s < 3, lambda s: nx.hook(s + 1, rec("loop")), nx.tensor(0))
+        return y * 2, s
+
+    f = nx.jit(fn, compiler="xla")
+    x = xla(nx.tensor([1.0, 2.0]))
+    for k in (1, 2):
+        seen.clear()
+        y, s = f(x * k)
+        close(y, (x * k + 1) * 2)
+        assert int(s.to_numpy()) == 3
+        assert [tag for tag, _, _ in seen] == ["unused", "used", "loop", "loop", "loop"]
+        np.testing.assert_array_equal(seen[0][2], np.array([10.0, 20.0]) * k)
+        np.testing.assert_array_equal(seen[1][2], np.array([1.0, 2.0]) * k + 1)
+        assert [int(v) for _, _, v in seen[2:]] == [1, 2, 3]
+        assert seen[0][1] is nx.float32 and seen[2][1] is nx.int64
+
+
+# ---------------------------------------------------------------- captured tensors
+
+
+def test_xla_compiler_captured_tensors_move_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numerix.ops._core as core
+
+    moved: list[str] = []
+    orig = core.on_backend
+
+    def on_backend(x: Any, backend: Any) -> Any:
+        if x.backend.name == "binary" and backend.name == "xla":
+            moved.append(f"{x.dtype.short}{list(x.shape)}")
+        return orig(x, backend)
+
+    monkeypatch.setattr(core, "on_backend", on_backend)
+    w = t(F, (40, 40)).to("binary")  # too big to be a constant: a captured tensor
+    big = np.arange(2000, dtype=np.float32)
+    f = nx.jit(lambda x: (x @ w, nx.tensor(big, backend="binary") * x[0, 0]), compiler="xla")
+    x = xla(t(F, (3, 40)))
+    r = f(x)
+    want = ["f32[2000]", "f32[40, 40]"]
+    assert sorted(moved) == want  # w and the big constant, when compiling
+    f(x * 2)
+    f(x)
+    assert sorted(moved) == want  # ... and never again
+    close(r[0], x @ xla(w), rtol=1e-5)
+    close(r[1], xla(nx.tensor(big)) * x[0, 0])
+    g = nx.trace(lambda x: x @ w + x @ w, x)
+    assert [n.op for n in g.nodes].count(TENSOR) == 1
+
+
+# ---------------------------------------------------------------- blocks
+
+
+def test_xla_compiler_blocks_native_and_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    a = xla(spd())
+    fn = lambda x: (nx.cholesky(x), nx.qr(x), nx.det(x), nx.top_k(x, 2))  # noqa: E731
+    assert sum(n.op == BLOCK for n in nx.trace(fn, a).nodes) == 4
+    want = fn(a)
+    calls: list[str] = []
+    orig = ExtraKernels.block_cholesky
+
+    def spy(self: Any, *args: Any, **kw: Any) -> Any:
+        calls.append("native")
+        return orig(self, *args, **kw)
+
+    monkeypatch.setattr(ExtraKernels, "block_cholesky", spy)
+    close(nx.jit(fn, compiler="xla")(a), want, rtol=1e-5)
+    assert calls == ["native"]  # block_cholesky lowered once, into the program
+    # a backend without block_<name>: the core's fallback graph is lowered instead
+    for name in ("block_cholesky", "block_qr", "block_det", "block_top_k"):
+        monkeypatch.setattr(ExtraKernels, name, None)
+    close(nx.jit(fn, compiler="xla")(a), want, rtol=1e-4)
+
+
+# ---------------------------------------------------------------- options
+
+
+def test_xla_compiler_options_device_donation_and_refusals() -> None:
+    x = xla(t(F))
+    got = nx.jit(lambda x: x + 1, compiler="xla", client="host", device_id=0)(t(F).to("binary"))
+    assert got.backend is x.backend
+    assert got.data.devices() == {x.backend.jax_device}
+    # donation: the argument's buffer goes to the program
+    y = x * 1
+    close(nx.jit(lambda v: v * 2, compiler="xla", donate=True)(y), x * 2)
+    assert y.data.is_deleted()
+    z = x * 1
+    nx.jit(lambda v: v * 2, compiler="xla")(z)
+    assert not z.data.is_deleted()
+    with pytest.raises(nx.ArgumentError, match=r"compiler 'xla' does not take option\(s\) 'mode'"):
+        nx.jit(lambda v: v, compiler="xla", mode="fast")(x)
+    with pytest.raises(nx.ArgumentError, match=r"client as a name"):
+        nx.jit(lambda v: v, compiler="xla", client=3)(x)
+    with pytest.raises(nx.BackendOptionError, match=r"unknown client 'gpu'"):
+        nx.jit(lambda v: v, compiler="xla", client="gpu")(x)
+
+
+def test_xla_compiler_is_listed_and_is_one_program() -> None:
+    from numerix import plugins
+
+    assert type(plugins.get_compiler("xla")).__name__ == "XlaCompiler"
+    x = xla(t(F))
+    graph = nx.trace(lambda v: nx.exp(v) * 2 + nx.sum(v), x)
+    run = xc.XlaCompiler().compile(graph, [ArgSpec(x.shape, x.dtype, x.backend)],
+                                   xc.XlaCompiler.default_options)  # fmt: skip
+    hlo = run.lowered.lower(  # type: ignore[attr-defined]
+        jax.ShapeDtypeStruct(x.shape, np.float32)
+    ).as_text()
+    assert hlo.count("func.func public @main") == 1
+    close(run([x])[0], nx.exp(x) * 2 + nx.sum(x))
