@@ -513,6 +513,8 @@ class XlaBackend(ExtraKernels, Backend):
     """Tensors on one device of one XLA client: ``numerix.tensor(x, backend="xla:cuda:1")``."""
 
     name = "xla"
+    # XLA flushes subnormal floats to zero on CPU and GPU (denormals-are-zero)
+    flushes_denormals = True
     default_options: ClassVar[dict[str, Any]] = {"client": "host", "device_id": None}
     spec_fields = ("client", "device_id")
 

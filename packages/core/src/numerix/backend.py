@@ -142,6 +142,9 @@ class Backend:
     def deallocate(self, x: Tensor) -> None:
         """Free ``x``'s memory now. The default drops the reference."""
 
+    #: True for a backend whose kernels flush subnormal floats to zero (XLA on CPU and GPU
+    #: does, for speed); the kit then checks that they are flushed instead of kept.
+    flushes_denormals: ClassVar[bool] = False
     #: True for a backend that records a graph instead of computing (tracing, inside defn).
     is_tracing: ClassVar[bool] = False
 

@@ -29,7 +29,12 @@ PROP_DTYPES = (D.int8, D.int32, D.int64, D.uint8, D.uint32, D.float32, D.float64
 
 def _values(dtype: D.DType, shape: Any) -> st.SearchStrategy[np.ndarray]:
     if dtype.kind == "f":
-        elements = st.floats(-1e3, 1e3, width=dtype.bits, allow_nan=False)
+        # a backend that declares it flushes subnormals is checked for exactly that in
+        # test_subnormals_as_declared; here its draws are normal numbers
+        subnormal = not nx.get_default_backend().flushes_denormals
+        elements = st.floats(
+            -1e3, 1e3, width=dtype.bits, allow_nan=False, allow_subnormal=subnormal
+        )
     else:
         info = np.iinfo(dtype.numpy_dtype)
         elements = st.integers(max(int(info.min), -1000), min(int(info.max), 1000))
@@ -174,3 +179,19 @@ def test_property_advanced_indexing(case: Any) -> None:
         return
     got = nx.tensor(a)[tuple(nx.tensor(k) if isinstance(k, np.ndarray) else k for k in key)]
     check(got, want, D.int64)
+
+
+@pytest.mark.parametrize("dtype", (D.float32, D.float64), ids=ids)
+def test_subnormals_as_declared(dtype: D.DType) -> None:
+    # IEEE keeps subnormals; a backend that flushes them (Backend.flushes_denormals) must
+    # flush them to zero, consistently, in arithmetic and in comparisons
+    tiny = np.finfo(dtype.numpy_dtype).smallest_subnormal
+    a = np.array([tiny, -tiny, 1.0], dtype=dtype.numpy_dtype)
+    x = nx.tensor(a)
+    ones = nx.ones((3,), dtype)
+    if nx.get_default_backend().flushes_denormals:
+        check(x * ones, np.array([0.0, 0.0, 1.0], dtype.numpy_dtype), dtype)
+        check(nx.not_equal(x * ones, 0), np.array([False, False, True]), D.bool_)
+    else:
+        check(x * ones, a, dtype)
+        check(nx.not_equal(x, 0), np.array([True, True, True]), D.bool_)
