@@ -49,6 +49,26 @@ def _quiet(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
         return e
 
 
+def _empty_norm(want: Any, fn: Any, wide: np.ndarray, axis: Any, **kw: Any) -> Any:
+    """numpy >= 2.3's norm of an empty input (0 for the orders that have a value there,
+    as numerix gives); older numpy raises for some of them, so where the same call on a
+    non-empty input is valid and the order is not negative, the oracle states 0."""
+    if not isinstance(want, BaseException) or wide.size:
+        return want
+    ord = kw.get("ord")
+    if ord is not None and not isinstance(ord, str) and float(ord) < 0:
+        return want
+    probe = np.ones([max(d, 1) for d in wide.shape], dtype=wide.dtype)
+    if isinstance(_quiet(fn, probe, **({} if axis is _NO_AXIS else {"axis": axis}), **kw),
+                  BaseException):  # fmt: skip
+        return want
+    ax = (-2, -1) if axis is _NO_AXIS else tuple(range(wide.ndim)) if axis is None else axis
+    return np.sum(np.abs(wide), axis=ax, keepdims=kw.get("keepdims", False))
+
+
+_NO_AXIS = object()
+
+
 def _axes(ndim: int) -> list[Any]:
     cases: list[Any] = [None, ()]
     if ndim >= 1:
@@ -240,6 +260,8 @@ def test_vector_norm(dtype: D.DType) -> None:
                     with cases.case(label):
                         want = _quiet(np.linalg.vector_norm, wide, axis=axis, keepdims=keepdims,
                                       ord=ord)  # fmt: skip
+                        want = _empty_norm(want, np.linalg.norm, wide, axis, ord=ord,
+                                       keepdims=keepdims)  # fmt: skip
                         if isinstance(want, BaseException):
                             assert ord == -math.inf
                             with pytest.raises(nx.ShapeError, match=r"^vector_norm: ord=-inf "
@@ -300,6 +322,8 @@ def test_matrix_norm(dtype: D.DType) -> None:
             for keepdims in (False, True):
                 with cases.case(f"{shape} ord={ord} keepdims={keepdims}"):
                     want = _quiet(np.linalg.matrix_norm, wide, keepdims=keepdims, ord=ord)
+                    want = _empty_norm(want, np.linalg.matrix_norm, wide, _NO_AXIS,
+                                       keepdims=keepdims, ord=ord)  # fmt: skip
                     if isinstance(want, BaseException):
                         assert ord in (-1, -2, -math.inf)
                         with pytest.raises(nx.ShapeError, match=rf"^matrix_norm: ord={ord} of "
@@ -342,6 +366,8 @@ def test_norm(dtype: D.DType) -> None:
             for keepdims in (False, True):
                 with cases.case(f"{shape} axis={axis} ord={ord} keepdims={keepdims}"):
                     want = _quiet(np.linalg.norm, wide, ord=ord, axis=axis, keepdims=keepdims)
+                    want = _empty_norm(want, np.linalg.norm, wide, axis, ord=ord,
+                                       keepdims=keepdims)  # fmt: skip
                     if isinstance(want, BaseException):
                         with pytest.raises((nx.ShapeError, nx.ArgumentError), match=r"^norm: "):
                             nx.norm(a, ord=ord, axis=axis, keepdims=keepdims)
