@@ -13,10 +13,7 @@ reported. Results are synchronised (``block_until_ready``) before the clock stop
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import timeit
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,24 +21,10 @@ import numpy as np
 import numerix as nx
 from numerix import plugins
 
+# the timing helper of benchmarks/run.py (this folder is on sys.path when run as a script)
+from run import compare as _compare
 
-def _calibrate(timer: timeit.Timer, min_time: float) -> int:
-    number = 1
-    while True:
-        t = timer.timeit(number)
-        if t >= min_time:
-            return number
-        number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.1))
-
-
-def compare(a: Callable[[], Any], b: Callable[[], Any], repeat: int) -> tuple[float, float]:
-    ta, tb = timeit.Timer(a), timeit.Timer(b)
-    na, nb = _calibrate(ta, 0.1), _calibrate(tb, 0.1)
-    ra, rb = [], []
-    for _ in range(repeat):
-        ra.append(ta.timeit(na) / na)
-        rb.append(tb.timeit(nb) / nb)
-    return statistics.median(ra), statistics.median(rb)
+compare = _compare
 
 
 def _row(name: str, raw: str, t_nx: float, t_raw: float, unit: str) -> dict[str, Any]:

@@ -22,7 +22,6 @@ import argparse
 import statistics
 import sys
 import time
-import timeit
 from collections.abc import Callable
 from typing import Any
 
@@ -31,25 +30,13 @@ import numpy as np
 import numerix as nx
 from numerix import plugins
 
-
-def _calibrate(timer: timeit.Timer, min_time: float) -> int:
-    number = 1
-    while True:
-        t = timer.timeit(number)
-        if t >= min_time:
-            return number
-        number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.1))
+# the timing helper of benchmarks/run.py (this folder is on sys.path when run as a script)
+from run import compare as _compare
 
 
 def compare(a: Callable[[], Any], b: Callable[[], Any], repeat: int) -> tuple[float, float]:
-    """Median seconds per call of ``a`` and of ``b`` (alternating timeit loops)."""
-    ta, tb = timeit.Timer(a), timeit.Timer(b)
-    na, nb = _calibrate(ta, 0.05), _calibrate(tb, 0.05)
-    ra, rb = [], []
-    for _ in range(repeat):
-        ra.append(ta.timeit(na) / na)
-        rb.append(tb.timeit(nb) / nb)
-    return statistics.median(ra), statistics.median(rb)
+    """Median seconds per call of ``a`` and of ``b`` (run.py's alternating loops, 50 ms each)."""
+    return _compare(a, b, repeat, min_time=0.05)
 
 
 def first_calls(a: Callable[[], Any], b: Callable[[], Any], repeat: int) -> tuple[float, float]:
