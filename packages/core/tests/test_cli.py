@@ -112,7 +112,10 @@ def test_bench_matmul_json(core_only: None, capsys: pytest.CaptureFixture[str]) 
     res = json.loads(out)
     assert res["x_shape"] == [200, 784] and res["w_shape"] == [784, 10]
     rows = {r["name"]: r for r in res["rows"]}
-    assert {"binary (cpu)", "numpy (raw)"} <= set(rows)
+    assert {"binary (cpu)", "binary (cpu) jit[evaluator]", "numpy (raw)"} <= set(rows)
+    assert [r["kind"] for r in res["rows"]] == ["numerix", "compiled", "raw"]
+    assert rows["binary (cpu) jit[evaluator]"]["compiler"] == "evaluator"
+    assert rows["binary (cpu)"]["compiler"] is None
     for r in rows.values():
         assert r["error"] is None
         assert len(r["times_s"]) == 2
@@ -120,6 +123,14 @@ def test_bench_matmul_json(core_only: None, capsys: pytest.CaptureFixture[str]) 
         assert r["ratio_to_fastest"] >= 1.0
         assert r["peak_memory_bytes"] > 0  # host rows are measured with tracemalloc
     assert min(r["ratio_to_fastest"] for r in rows.values()) == 1.0
+
+
+def test_bench_matmul_without_compiled_rows(
+    core_only: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run_cli(capsys, *BENCH, "--no-compiled")
+    assert code == 0
+    assert [r["name"] for r in json.loads(out)["rows"]] == ["binary (cpu)", "numpy (raw)"]
 
 
 def test_bench_matmul_default_is_the_seed_size() -> None:
@@ -133,6 +144,7 @@ def test_bench_matmul_table(core_only: None, capsys: pytest.CaptureFixture[str])
     code, out, _ = run_cli(capsys, *BENCH[:-1], "--backend", "binary")
     assert code == 0
     assert "binary (cpu)" in out and "numpy (raw)" in out and "fastest" in out
+    assert "binary (cpu) jit[evaluator]" in out
 
 
 def test_bench_unknown_backend_exits_2_with_the_installed_ones(
@@ -213,7 +225,7 @@ def test_bench_uses_a_backends_raw_matmul_hook(
         code, out, _ = run_cli(capsys, *BENCH, "--backend", "hooked")
         assert code == 0
         rows = {r["name"]: r for r in json.loads(out)["rows"]}
-        assert set(rows) == {"hooked (cpu)", "rawlib (raw)"}
+        assert set(rows) == {"hooked (cpu)", "hooked (cpu) jit[evaluator]", "rawlib (raw)"}
         assert rows["rawlib (raw)"]["median_s"] > 0
         assert rows["rawlib (raw)"]["peak_memory_bytes"] is None  # only host backends are measured
         assert len(calls) == 1 + 1 + 2  # check, warm-up, two timed runs

@@ -7,7 +7,10 @@ bfloat16 is held through ``ml_dtypes``.
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import ml_dtypes
@@ -44,6 +47,102 @@ def _upcast(a: np.ndarray) -> np.ndarray:
     # ml_dtypes' bfloat16 lacks some ufunc loops (and float16 math is slow): compute in
     # float32 and round once, which is what XLA and PyTorch do on CPU
     return a.astype(np.float32) if a.dtype == _BF16 else a
+
+
+def _rsqrt(a: np.ndarray) -> np.ndarray:
+    return np.reciprocal(np.sqrt(a))
+
+
+# ---------------------------------------------------------------- kernels and their lowerings
+# A kernel built here carries ``lowering``: (params, inputs, out) -> a function of the
+# operands' arrays computing what the kernel puts in out.data (see Backend.lower), or
+# None. Replayed programs run inside program_context (numpy's warnings off), so a
+# lowering needs no errstate of its own.
+Lowering = Callable[[Mapping[str, Any], tuple[Any, ...], tuple[Any, ...]], Any]
+
+
+def _lowers(lowering: Lowering) -> Callable[[Any], Any]:
+    """Attach ``lowering`` to the kernel it decorates."""
+
+    def attach(kernel: Any) -> Any:
+        kernel.lowering = lowering
+        return kernel
+
+    return attach
+
+
+def _unary(fn: Any) -> Any:
+    """The kernel ``fn(x)``: one numpy ufunc on the operand's array."""
+
+    @_lowers(lambda params, ins, out: fn)
+    def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
+        return _fill(out, fn(x.data))
+
+    return kernel
+
+
+def _binary(fn: Any, quiet: bool = False) -> Any:
+    """The kernel ``fn(x1, x2)``; ``quiet``: without numpy's warnings (x / 0 is inf)."""
+    if quiet:
+
+        @_lowers(lambda params, ins, out: fn)
+        def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return _fill(out, fn(x1.data, x2.data))
+
+        return kernel
+
+    @_lowers(lambda params, ins, out: fn)
+    def plain(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        return _fill(out, fn(x1.data, x2.data))
+
+    return plain
+
+
+def _math(fn: Any) -> Any:
+    """The kernel ``fn(x)`` for a float function: domain edges (log1p(-1), asin(2) ...)
+    give inf / NaN as documented, silently; bfloat16 computes in float32."""
+
+    def lowering(params: Mapping[str, Any], ins: tuple[Any, ...], out: tuple[Any, ...]) -> Any:
+        if ins[0][1].name == "bfloat16":
+            return lambda a: fn(a.astype(np.float32)).astype(_BF16)
+        return fn
+
+    @_lowers(lowering)
+    def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
+        a = x.data
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if a.dtype == _BF16:
+                return _fill(out, fn(a.astype(np.float32)).astype(_BF16))
+            return _fill(out, fn(a))
+
+    return kernel
+
+
+def _reduce_lowering(
+    reduce: Any, p: Mapping[str, Any], ins: tuple[Any, ...], out: tuple[Any, ...]
+) -> Any:
+    if ins[0][1].name == "bfloat16":
+        return None  # summed in float32: the kernel's own path
+    return functools.partial(
+        reduce, axis=p["axes"], keepdims=p["keepdims"], dtype=out[1].numpy_dtype
+    )
+
+
+def _reshaper(shape: tuple[int, ...]) -> Any:
+    return lambda a: a.reshape(shape)
+
+
+def _dot_lowering(p: Mapping[str, Any], ins: tuple[Any, ...]) -> Any:
+    """``a @ b`` for the plain matrix/vector products; the others take the kernel."""
+    (sa, da), (sb, _) = ins
+    if da.name in ("bfloat16", "bool") or p["batch_x"] or len(p["contract_x"]) != 1:
+        return None
+    if not (1 <= len(sa) <= 2 and 1 <= len(sb) <= 2):
+        return None
+    if p["contract_x"][0] != len(sa) - 1 or p["contract_y"][0] != 0:
+        return None
+    return operator.matmul
 
 
 class BinaryBackend(
@@ -90,6 +189,25 @@ class BinaryBackend(
 
     def dlpack_device(self, x: Tensor) -> tuple[int, int]:
         return x.data.__dlpack_device__()
+
+    # ------------------------------------------------------------ replayed programs
+    def lower(
+        self,
+        op: str,
+        params: Mapping[str, Any],
+        inputs: tuple[tuple[tuple[int, ...], Any], ...],
+        out: tuple[tuple[int, ...], Any],
+    ) -> Any:
+        lowering = getattr(getattr(type(self), op, None), "lowering", None)
+        fn = None if lowering is None else lowering(params, inputs, out)
+        if fn is None or out[0] != ():
+            return fn
+        # numpy gives scalars for 0-d results; a tensor's data is always an array
+        dt = out[1].numpy_dtype
+        return lambda *a: _asarray(fn(*a), dtype=dt)
+
+    def program_context(self) -> Any:
+        return np.errstate(all="ignore")
 
     # ------------------------------------------------------------ creation
     def full(self, out: Tensor, *, value: Any) -> Tensor:
@@ -150,11 +268,9 @@ class BinaryBackend(
         out.data = a.astype(dt)
         return out
 
-    def negative(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.negative(x.data))
+    negative = _unary(np.negative)
 
-    def abs(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.abs(x.data))
+    abs = _unary(np.abs)
 
     def sign(self, out: Tensor, x: Tensor) -> Tensor:
         a = x.data
@@ -165,26 +281,19 @@ class BinaryBackend(
             return _fill(out, r.astype(a.dtype))
         return _fill(out, np.sign(a))
 
-    def floor(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.floor(x.data))
+    floor = _unary(np.floor)
 
-    def ceil(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.ceil(x.data))
+    ceil = _unary(np.ceil)
 
-    def round(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.round(x.data))
+    round = _unary(np.round)
 
-    def exp(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.exp, x)
+    exp = _math(np.exp)
 
-    def log(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.log, x)
+    log = _math(np.log)
 
-    def sqrt(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.sqrt, x)
+    sqrt = _math(np.sqrt)
 
-    def tanh(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.tanh, x)
+    tanh = _math(np.tanh)
 
     def sigmoid(self, out: Tensor, x: Tensor) -> Tensor:
         a = _upcast(x.data)
@@ -193,58 +302,35 @@ class BinaryBackend(
         r = np.where(a >= 0, 1 / (1 + e), e / (1 + e))
         return _fill(out, r.astype(out.dtype.numpy_dtype, copy=False))
 
-    def _math(self, out: Tensor, fn: Any, x: Tensor) -> Tensor:
-        a = x.data
-        # domain edges (log1p(-1), asin(2), ...) give inf / NaN as documented, silently
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if a.dtype == _BF16:
-                return _fill(out, fn(a.astype(np.float32)).astype(_BF16))
-            return _fill(out, fn(a))
+    expm1 = _math(np.expm1)
 
-    def expm1(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.expm1, x)
+    log1p = _math(np.log1p)
 
-    def log1p(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.log1p, x)
+    rsqrt = _math(_rsqrt)
 
-    def rsqrt(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, _rsqrt, x)
+    cbrt = _math(np.cbrt)
 
-    def cbrt(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.cbrt, x)
+    sin = _math(np.sin)
 
-    def sin(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.sin, x)
+    cos = _math(np.cos)
 
-    def cos(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.cos, x)
+    tan = _math(np.tan)
 
-    def tan(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.tan, x)
+    asin = _math(np.arcsin)
 
-    def asin(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.arcsin, x)
+    acos = _math(np.arccos)
 
-    def acos(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.arccos, x)
+    atan = _math(np.arctan)
 
-    def atan(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.arctan, x)
+    sinh = _math(np.sinh)
 
-    def sinh(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.sinh, x)
+    cosh = _math(np.cosh)
 
-    def cosh(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.cosh, x)
+    asinh = _math(np.arcsinh)
 
-    def asinh(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.arcsinh, x)
+    acosh = _math(np.arccosh)
 
-    def acosh(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.arccosh, x)
-
-    def atanh(self, out: Tensor, x: Tensor) -> Tensor:
-        return self._math(out, np.arctanh, x)
+    atanh = _math(np.arctanh)
 
     def erf(self, out: Tensor, x: Tensor) -> Tensor:
         return _fill(out, _erf(x.data).astype(out.dtype.numpy_dtype))
@@ -270,33 +356,22 @@ class BinaryBackend(
     def imag(self, out: Tensor, x: Tensor) -> Tensor:
         return _fill(out, np.imag(x.data).copy())
 
-    def conj(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.conj(x.data))
+    conj = _unary(np.conj)
 
-    def bitwise_invert(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.invert(x.data))
+    bitwise_invert = _unary(np.invert)
 
     # binary
-    def add(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.add(x1.data, x2.data))
+    add = _binary(np.add)
 
-    def subtract(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.subtract(x1.data, x2.data))
+    subtract = _binary(np.subtract)
 
-    def multiply(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.multiply(x1.data, x2.data))
+    multiply = _binary(np.multiply)
 
-    def divide(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return _fill(out, np.true_divide(x1.data, x2.data))
+    divide = _binary(np.true_divide, quiet=True)
 
-    def floor_divide(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return _fill(out, np.floor_divide(x1.data, x2.data))
+    floor_divide = _binary(np.floor_divide, quiet=True)
 
-    def remainder(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return _fill(out, np.remainder(x1.data, x2.data))
+    remainder = _binary(np.remainder, quiet=True)
 
     def pow(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         a, b = x1.data, x2.data
@@ -330,38 +405,27 @@ class BinaryBackend(
         fill = np.where(a < 0, -1, 0) if out.dtype.kind == "i" else 0
         return _fill(out, np.where(ok, r, fill).astype(out.dtype.numpy_dtype, copy=False))
 
-    def maximum(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.maximum(x1.data, x2.data))
+    maximum = _binary(np.maximum)
 
-    def minimum(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.minimum(x1.data, x2.data))
+    minimum = _binary(np.minimum)
 
-    def bitwise_and(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.bitwise_and(x1.data, x2.data))
+    bitwise_and = _binary(np.bitwise_and)
 
-    def bitwise_or(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.bitwise_or(x1.data, x2.data))
+    bitwise_or = _binary(np.bitwise_or)
 
-    def bitwise_xor(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.bitwise_xor(x1.data, x2.data))
+    bitwise_xor = _binary(np.bitwise_xor)
 
-    def equal(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.equal(x1.data, x2.data))
+    equal = _binary(np.equal)
 
-    def not_equal(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.not_equal(x1.data, x2.data))
+    not_equal = _binary(np.not_equal)
 
-    def less(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.less(x1.data, x2.data))
+    less = _binary(np.less)
 
-    def less_equal(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.less_equal(x1.data, x2.data))
+    less_equal = _binary(np.less_equal)
 
-    def greater(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.greater(x1.data, x2.data))
+    greater = _binary(np.greater)
 
-    def greater_equal(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, np.greater_equal(x1.data, x2.data))
+    greater_equal = _binary(np.greater_equal)
 
     def select(self, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor) -> Tensor:
         r = np.where(pred.data, on_true.data, on_false.data)
@@ -370,6 +434,7 @@ class BinaryBackend(
         return _fill(out, r)
 
     # ------------------------------------------------------------ reductions
+    @_lowers(lambda p, ins, out: _reduce_lowering(_add_reduce, p, ins, out))
     def sum(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
         a = x.data
         if a.dtype == _BF16:
@@ -378,6 +443,7 @@ class BinaryBackend(
             r = _add_reduce(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
         return _fill(out, r)
 
+    @_lowers(lambda p, ins, out: _reduce_lowering(_mul_reduce, p, ins, out))
     def prod(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
         a = x.data
         if a.dtype == _BF16:
@@ -386,9 +452,15 @@ class BinaryBackend(
             r = _mul_reduce(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
         return _fill(out, r)
 
+    @_lowers(
+        lambda p, ins, out: functools.partial(_max_reduce, axis=p["axes"], keepdims=p["keepdims"])
+    )
     def max(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
         return _fill(out, _max_reduce(x.data, axis=axes, keepdims=keepdims))
 
+    @_lowers(
+        lambda p, ins, out: functools.partial(_min_reduce, axis=p["axes"], keepdims=p["keepdims"])
+    )
     def min(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
         return _fill(out, _min_reduce(x.data, axis=axes, keepdims=keepdims))
 
@@ -407,6 +479,7 @@ class BinaryBackend(
         return _fill(out, np.asarray(r, dtype=np.int64))
 
     # ------------------------------------------------------------ linalg
+    @_lowers(lambda p, ins, out: _dot_lowering(p, ins))
     def dot(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
             batch_x: tuple[int, ...], contract_y: tuple[int, ...],
             batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
@@ -433,10 +506,12 @@ class BinaryBackend(
         return _fill(out, r)
 
     # ------------------------------------------------------------ shape
+    @_lowers(lambda p, ins, out: _reshaper(out[0]))
     def reshape(self, out: Tensor, x: Tensor) -> Tensor:
         out.data = x.data.reshape(out.shape)
         return out
 
+    @_lowers(lambda p, ins, out: functools.partial(np.transpose, axes=p["axes"]))
     def transpose(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         out.data = x.data.transpose(axes)
         return out
@@ -536,10 +611,6 @@ def _clamped(
 ) -> list[int]:
     # XLA's rule: each start moves into [0, dim - size] so the window stays in bounds
     return [min(max(int(s.data), 0), d - n) for s, d, n in zip(starts, shape, sizes)]
-
-
-def _rsqrt(a: np.ndarray) -> np.ndarray:
-    return np.reciprocal(np.sqrt(a))
 
 
 _ERF = np.frompyfunc(math.erf, 1, 1)

@@ -57,6 +57,7 @@ class TorchCompiler(Compiler):
     to ``torch.compile``."""
 
     name = "torch"
+    backend = "torch"
     default_options: Mapping[str, Any] = {"mode": "replay", "device": None, "device_id": None}
 
     def compile(

@@ -37,6 +37,7 @@ from numerix.defn.expr import (
     Graph,
     Node,
 )
+from numerix.defn.replay import runner
 from numerix.errors import ArgumentError
 from numerix_xla.backend import XlaBackend
 
@@ -58,6 +59,7 @@ class XlaCompiler(Compiler):
     """
 
     name = "xla"
+    backend = "xla"
     default_options: Mapping[str, Any] = {"client": None, "device_id": None, "donate": False}
 
     def compile(
@@ -81,27 +83,12 @@ class XlaCompiler(Compiler):
         specs = [
             jax.ShapeDtypeStruct(s.shape, s.dtype.numpy_dtype, sharding=sharding) for s in args_spec
         ] + [jax.ShapeDtypeStruct(c.shape, c.dtype, sharding=sharding) for c in caps]
-        call = jitted.lower(*specs).compile()
-
+        # compiled now (errors surface here, not on the first call); jax.jit keeps the
+        # executable, so calls go through jax's own dispatch with no recompile
+        jitted.lower(*specs).compile()
         out_types = [(o.shape, o.dtype) for o in graph.outputs]
         moves = [i for i, s in enumerate(args_spec) if s.backend is not backend]
-        caps_t = tuple(caps)
-
-        def run(args: Sequence[Any]) -> list[Any]:
-            if moves:
-                from numerix.ops._core import on_backend
-
-                args = list(args)
-                for i in moves:
-                    args[i] = on_backend(args[i], backend)
-            outs = call(*[a.data for a in args], *caps_t)
-            res = []
-            for o, (s, d) in zip(outs, out_types):
-                t = _new(Tensor)
-                t.shape, t.dtype, t.backend, t.data = s, d, backend, o
-                res.append(t)
-            return res
-
+        run = runner(jitted, out_types, backend, moves, n, trailing=tuple(caps))
         run.lowered = jitted  # type: ignore[attr-defined]
         return run
 

@@ -148,6 +148,31 @@ class Backend:
     #: True for a backend that records a graph instead of computing (tracing, inside defn).
     is_tracing: ClassVar[bool] = False
 
+    def lower(
+        self,
+        op: str,
+        params: Mapping[str, Any],
+        inputs: tuple[tuple[tuple[int, ...], DType], ...],
+        out: tuple[tuple[int, ...], DType],
+    ) -> Any:
+        """Optional: primitive ``op`` as a plain function of payloads, for compilers that
+        replay a graph (the ``evaluator``).
+
+        Return a callable taking the ``data`` of the inputs (whose shapes and dtypes are
+        ``inputs``) and returning exactly what the primitive would have put in
+        ``out.data`` for an output of type ``out``, with ``params`` already bound; or
+        None (the default), and the compiler calls the primitive method with ``Tensor``
+        shells. A lowering skips the per-call cost of those shells (a few hundred
+        nanoseconds a node); it must compute the same values as the method.
+        """
+        return None
+
+    def program_context(self) -> Any:
+        """Optional: a context manager each replayed program runs inside (``binary``:
+        numpy's floating-point warnings off, as XLA and LibTorch never warn); None (the
+        default) for none. Called once per program run."""
+        return None
+
     def concrete_error(self, x: Tensor, op: str) -> NumerixError:
         """The error raised when ``op`` needs the values of ``x`` but it has none yet."""
         return NumerixError(f"{op}: {x.describe()} has no concrete values on backend {self!r}")

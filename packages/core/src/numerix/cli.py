@@ -13,7 +13,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = ["main"]
@@ -108,10 +108,13 @@ def _parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=_bench_help)
     mm = bsub.add_parser(
         "matmul",
-        help="the seeds' matmul: {10000,784} f32 dot {784,10} f32, on every backend and its raw library",
+        help="the seeds' matmul: {10000,784} f32 dot {784,10} f32, on every backend (eager and "
+        "compiled) and its raw library",
         description="Time numerix.dot(x, w) for x a {ROWS,784} float32 tensor (uniform in [0,1), "
         "fixed seed) and w a {784,10} float32 tensor, on every installed backend (or those given "
-        "with --backend), beside the raw library each backend wraps (numpy for binary). Every "
+        "with --backend), eagerly and through numerix.jit with each compiler serving the "
+        "backend (rows 'jit[NAME]'), beside the raw library each backend wraps (numpy for "
+        "binary). Every "
         "result is checked against numpy before it is timed. Reports the median, mean and min of "
         "--repeat runs after --warmup runs, the ratio to the fastest row, and the peak memory of "
         "one run where it can be measured.",
@@ -146,6 +149,11 @@ def _parser() -> argparse.ArgumentParser:
         help=f"rows of x (default {SEED_ROWS}, the seed's; smaller is quicker)",
     )
     mm.add_argument("--no-raw", action="store_true", help="leave out the raw-library rows")
+    mm.add_argument(
+        "--no-compiled",
+        action="store_true",
+        help="leave out the compiled rows (numerix.jit with each compiler serving the backend)",
+    )
     mm.add_argument("--json", action="store_true", help="print the results as JSON")
     mm.set_defaults(func=_cmd_bench_matmul)
     return p
@@ -542,13 +550,15 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 # ====================================================================== numerix bench matmul
 @dataclass
 class BenchRow:
-    """One row of ``numerix bench matmul``: a backend, or the raw library it wraps."""
+    """One row of ``numerix bench matmul``: a backend eager, a backend through a
+    compiler (``numerix.jit``), or the raw library a backend wraps."""
 
     name: str
-    kind: str  # "numerix" or "raw"
+    kind: str  # "numerix", "compiled" or "raw"
     backend: str
     run: Callable[[], Any] = field(repr=False)
     measure_memory: bool = False
+    compiler: str | None = None
     times: list[float] = field(default_factory=list)
     peak_memory_bytes: int | None = None
     error: str | None = None
@@ -556,7 +566,8 @@ class BenchRow:
     def summary(self) -> dict[str, Any]:
         import statistics
 
-        d = {k: v for k, v in asdict(self).items() if k not in ("run", "times")}
+        # not asdict(): it deep-copies every field, the callable included
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("run", "times")}
         d["times_s"] = list(self.times)
         if self.times:
             d["median_s"] = statistics.median(self.times)
@@ -628,7 +639,29 @@ def _raw_row(cls: type, be: Any, x_np: Any, w_np: Any) -> BenchRow | None:
     return BenchRow(f"{label} (raw{where})", "raw", be.name, fn, measure_memory=False)
 
 
-def _rows(specs: list[str] | None, x_np: Any, w_np: Any, with_raw: bool) -> list[BenchRow]:
+def _compiled_rows(label: str, be: Any, x: Any, w: Any, host: bool) -> list[BenchRow]:
+    """One row per compiler serving ``be``: ``numerix.jit(numerix.dot, compiler=...)``."""
+    from numerix.defn.compilers import compilers_serving
+    from numerix.defn.jit import jit
+    from numerix.ops.linalg import dot
+
+    rows = []
+    try:
+        names = compilers_serving(be)
+    except Exception as e:  # a broken compiler plugin: one row says so
+        err = f"cannot list the compilers: {type(e).__name__}: {e}"
+        return [BenchRow(f"{label} jit", "compiled", be.name, lambda: None, error=err)]
+    for cname in names:
+        fn = functools.partial(jit(dot, compiler=cname), x, w)
+        rows.append(
+            BenchRow(f"{label} jit[{cname}]", "compiled", be.name, fn, host, compiler=cname)
+        )
+    return rows
+
+
+def _rows(
+    specs: list[str] | None, x_np: Any, w_np: Any, with_raw: bool, with_compiled: bool = True
+) -> list[BenchRow]:
     from numerix.defaults import resolve_backend
 
     # numerix.from_numpy and numerix.dot, imported from where they are defined: type
@@ -683,6 +716,8 @@ def _rows(specs: list[str] | None, x_np: Any, w_np: Any, with_raw: bool) -> list
                 measure_memory=bool(cls.is_host),
             )
         )
+        if with_compiled:
+            rows += _compiled_rows(label, be, x, w, bool(cls.is_host))
         if with_raw:
             try:
                 raw = _raw_row(cls, be, x_np, w_np)
@@ -732,6 +767,7 @@ def bench_matmul(
     warmup: int = 3,
     rows: int = SEED_ROWS,
     with_raw: bool = True,
+    with_compiled: bool = True,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Run the seeds' matmul benchmark; returns what ``--json`` prints."""
@@ -742,7 +778,7 @@ def bench_matmul(
     w_np = rng.standard_normal((SEED_FEATURES, SEED_CLASSES), dtype=np.float32)
     expected = x_np.astype(np.float64) @ w_np.astype(np.float64)
 
-    bench_rows = _rows(specs, x_np, w_np, with_raw)
+    bench_rows = _rows(specs, x_np, w_np, with_raw, with_compiled)
 
     # check every answer before timing anything
     for r in bench_rows:
@@ -829,6 +865,7 @@ def _cmd_bench_matmul(args: argparse.Namespace) -> int:
         warmup=args.warmup,
         rows=args.rows,
         with_raw=not args.no_raw,
+        with_compiled=not args.no_compiled,
         progress=not args.json or sys.stderr.isatty(),
     )
     failed = [r for r in res["rows"] if r["error"]]
@@ -853,11 +890,13 @@ def _cmd_bench_matmul(args: argparse.Namespace) -> int:
         t.add_column(c, justify="right", no_wrap=True)
     for r in res["rows"]:
         if r["error"]:
-            t.add_row(r["name"], Text(f"FAILED: {r['error']}", style="bold red"), "", "", "", "")
+            t.add_row(
+                Text(r["name"]), Text(f"FAILED: {r['error']}", style="bold red"), "", "", "", ""
+            )
             continue
         ratio = r["ratio_to_fastest"]
         t.add_row(
-            r["name"],
+            Text(r["name"]),  # not markup: "jit[xla]" is a name
             _fmt_time(r["median_s"]),
             _fmt_time(r["mean_s"]),
             _fmt_time(r["min_s"]),

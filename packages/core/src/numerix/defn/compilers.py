@@ -15,7 +15,10 @@ from numerix.backend import Backend
 from numerix.dtypes import DType
 from numerix.errors import ArgumentError
 
-__all__ = ["Compiler", "ArgSpec", "Executable", "default_compiler", "resolve_compiler"]
+__all__ = [
+    "Compiler", "ArgSpec", "Executable", "default_compiler", "resolve_compiler",
+    "compilers_serving",
+]  # fmt: skip
 
 #: What ``Compiler.compile`` returns: flat argument tensors in, flat output tensors out.
 Executable = Callable[[Sequence[Any]], list[Any]]
@@ -44,6 +47,11 @@ class Compiler:
     name: ClassVar[str] = ""
     #: Options the compiler takes, with defaults. Unknown options are refused.
     default_options: ClassVar[Mapping[str, Any]] = {}
+    #: The backend (by name) whose tensors its programs return, whatever backend the
+    #: arguments come from (``"xla"`` for the xla compiler); None for a compiler that
+    #: runs on the arguments' own backend (the evaluator). The conformance kit compiles
+    #: its cases with every compiler that serves the backend under test.
+    backend: ClassVar[str | None] = None
 
     def validate_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """Check ``options`` against :attr:`default_options` and fill in the defaults."""
@@ -115,3 +123,15 @@ def resolve_compiler(
         )
     comp = get_compiler(compiler, "jit")
     return comp, comp.validate_options(options)
+
+
+def compilers_serving(backend: Backend) -> list[str]:
+    """The names of the installed compilers whose programs return tensors of
+    ``backend`` (:attr:`Compiler.backend` is None or its name), sorted; loads them."""
+    from numerix import plugins
+
+    out = []
+    for name in sorted(plugins.compiler_entries()):
+        if plugins.get_compiler(name).backend in (None, backend.name):
+            out.append(name)
+    return out

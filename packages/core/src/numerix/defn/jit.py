@@ -15,6 +15,7 @@ from numerix.defn.expr import Graph, _freeze
 from numerix.defn.trace import (
     NUMBER_DTYPES,
     Template,
+    _active,
     active_trace,
     flatten,
     leaf_spec,
@@ -99,7 +100,7 @@ class Jitted:
                 f"jit: compiler options must be hashable, got {options!r}"
             ) from None
         self._cache: dict[Any, tuple[Executable, Any]] = {}
-        # the common call: positional tensors only, no statics; keyed without flattening
+        # the common call (positional tensors only, no statics), keyed without flattening
         self._fast: dict[Any, tuple[Executable, Any]] = {}
         self._lock = threading.Lock()
         #: how many times the function was traced (once per new signature)
@@ -156,18 +157,6 @@ class Jitted:
                 leaf_spec(x, "jit")  # raises, naming the type
         return (tree, tuple(sig), statics, opts), leaves, tree, statics, nb
 
-    def _fast_key(self, args: tuple[Any, ...]) -> Any:
-        """(compiler, shapes, dtypes, backends) when every argument is a Tensor, else None."""
-        sig = []
-        for a in args:
-            if type(a) is not Tensor:
-                return None
-            sig.append((a.shape, a.dtype, a.backend))
-        if self.compiler is None:
-            cname, base = default_compiler()
-            return (cname, _freeze(base) if base else (), tuple(sig))
-        return (None, (), tuple(sig))
-
     def is_cached(self, *args: Any, **kwargs: Any) -> bool:
         """Whether a call with these arguments would reuse a compiled program
         (``EXLA.jit_cached?``); compiles nothing."""
@@ -175,22 +164,31 @@ class Jitted:
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if active_trace() is not None:  # inside another trace: inline
-            return self.fn(*args, **kwargs)
-        if not kwargs and not self.static_argnames:
-            fast_key = self._fast_key(args)
-            if fast_key is not None:
+        fast_key = None
+        if not kwargs and self._sig is None:
+            # the common call, positional tensors only: keyed without flattening
+            sig: list[Any] = []
+            for a in args:
+                if type(a) is not Tensor:
+                    break
+                sig += (a.shape, a.dtype, a.backend)
+            else:
+                if _active.get() is not None:  # inside another trace: inline
+                    return self.fn(*args)
+                if self.compiler is None:
+                    cname, base = default_compiler()
+                    sig += (cname, _freeze(base) if base else ())
+                fast_key = tuple(sig)
                 hit = self._fast.get(fast_key)
                 if hit is not None:
                     run, out_tree = hit
-                    out = run(list(args))
                     if out_tree is None:
-                        return out[0]
+                        return run(args)[0]
                     import optree
 
-                    return optree.tree_unflatten(out_tree, out)
-        else:
-            fast_key = None
+                    return optree.tree_unflatten(out_tree, run(args))
+        if active_trace() is not None:  # inside another trace: inline
+            return self.fn(*args, **kwargs)
         key, leaves, tree, statics, nb = self._key(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:

@@ -517,7 +517,8 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Tensor:
             f"numerix.real(x) first"
         )
     if d is t.dtype:
-        if copy:
+        # inside a trace a value is never written to: the copy is the value itself
+        if copy and not t.backend.is_tracing:
             from numerix.ops.transfer import backend_copy
 
             return backend_copy(t)

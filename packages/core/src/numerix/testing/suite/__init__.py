@@ -32,6 +32,7 @@ FAMILIES = (
     "composites",
     "errors",
     "properties",
+    "compiled",
 )
 
 

@@ -1,0 +1,364 @@
+"""Replay: a traced graph written out as the source of one Python function over payloads.
+
+:func:`lower` turns a :class:`~numerix.defn.expr.Graph` into ``program(x0, x1, ...)``,
+a plain function of the arguments' payloads (``Tensor.data``) returning the outputs'
+payloads. Each node becomes one line: the backend's :meth:`~numerix.Backend.lower`
+function for the primitive when it offers one (``v5 = np.add(v3, v4)`` on ``binary``),
+else a call of the primitive method on ``Tensor`` shells. ``cond`` and ``while`` become
+Python ``if``/``while`` over the concrete predicate, a ``block`` the backend's
+``block_<name>`` or the core's version inlined, a ``hook`` a call of its function.
+Constants and captured tensors move to the backend once, when lowering. Each
+intermediate is deleted right after its last use, so memory is freed as the graph
+runs. The function holds no state: threads may run it at once.
+
+The ``evaluator`` compiler runs graphs this way; :func:`run_program` wraps a program
+into the ``Executable`` a compiler returns (:func:`runner` does it for any function
+of payloads: the xla compiler's jitted program too).
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from numerix._tensor import Tensor
+from numerix.backend import Backend
+from numerix.defn.expr import (
+    BLOCK,
+    COND,
+    CONSTANT,
+    ELEM,
+    HOOK,
+    PARAMETER,
+    TENSOR,
+    WHILE,
+    Graph,
+    Node,
+)
+
+__all__ = ["Program", "lower", "run_program", "runner"]
+
+_new = Tensor.__new__
+_files = itertools.count()
+_Type = tuple[tuple[int, ...], Any]
+
+
+class Program:
+    """A lowered graph: ``fn(*payloads) -> tuple of payloads``, and its source."""
+
+    __slots__ = ("backend", "fn", "outputs", "source")
+
+    def __init__(
+        self, fn: Callable[..., tuple[Any, ...]], source: str, backend: Backend,
+        outputs: list[_Type],
+    ) -> None:  # fmt: skip
+        self.fn = fn
+        self.source = source
+        self.backend = backend
+        self.outputs = outputs
+
+    def __repr__(self) -> str:
+        return self.source
+
+
+def lower(graph: Graph, backend: Backend) -> Program:
+    """``graph`` as one Python function running on ``backend`` (see the module)."""
+    w = _Writer(backend)
+    env: dict[int, Any] = {}
+    params = []
+    for p in graph.parameters:
+        env[p.id] = v = w.var()
+        params.append(v)
+    w.graph(graph, env, 1, owned=set(params))
+    outs = [env[o.id] for o in graph.outputs]
+    w.emit(f"return ({''.join(o + ', ' for o in outs)})", 1)
+    source = f"def program({', '.join(params)}):\n" + "\n".join(w.lines) + "\n"
+    filename = f"<numerix program {next(_files)}>"
+    # the source shows in tracebacks
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), w.ns)
+    outputs: list[_Type] = [(o.shape, o.dtype) for o in graph.outputs]  # type: ignore[misc]
+    return Program(w.ns["program"], source, backend, outputs)
+
+
+def runner(
+    fn: Callable[..., Any],
+    outputs: Sequence[_Type],
+    backend: Backend,
+    moves: Sequence[int],
+    n_args: int,
+    *,
+    trailing: Sequence[Any] = (),
+    context: Callable[[], Any] | None = None,
+) -> Callable[[Sequence[Any]], list[Any]]:
+    """``run(args) -> [Tensor]``, written out for this program: ``fn`` called on the
+    arguments' payloads (those at ``moves`` first moved to ``backend``) and then on
+    ``trailing`` values (a compiled program's constants), inside ``context()`` when
+    given; each output payload wrapped as a tensor of ``backend`` typed as ``outputs``.
+
+    Compilers share it: a call costs one function call and the tensors it returns.
+    """
+    ns: dict[str, Any] = {"_new": _new, "_T": Tensor, "_B": backend, "fn": fn}
+    ns["_move"] = _mover(backend)
+    args = [f"_move(args[{i}])" if i in moves else f"args[{i}].data" for i in range(n_args)]
+    for k, value in enumerate(trailing):
+        ns[f"c{k}"] = value
+        args.append(f"c{k}")
+    names = [f"o{i}" for i in range(len(outputs))]
+    call = f"{''.join(o + ', ' for o in names)}= fn({', '.join(args)})"
+    if context is None:
+        lines = ["def run(args):", f"    {call}"]
+    else:
+        ns["_ctx"] = context
+        lines = ["def run(args):", "    with _ctx():", f"        {call}"]
+    for i, (shape, dtype) in enumerate(outputs):
+        ns[f"S{i}"], ns[f"D{i}"] = shape, dtype
+        lines += [
+            f"    t{i} = _new(_T)",
+            f"    t{i}.shape, t{i}.dtype, t{i}.backend, t{i}.data = S{i}, D{i}, _B, o{i}",
+        ]
+    lines.append(f"    return [{', '.join(f't{i}' for i in range(len(names)))}]")
+    exec("\n".join(lines), ns)
+    run: Callable[[Sequence[Any]], list[Any]] = ns["run"]
+    return run
+
+
+def run_program(
+    program: Program, moves: Sequence[int], n_args: int
+) -> Callable[[Sequence[Any]], list[Any]]:
+    """:func:`runner` for a lowered :class:`Program`, inside its backend's
+    :meth:`~numerix.Backend.program_context`."""
+    b = program.backend
+    ctx = None if type(b).program_context is Backend.program_context else b.program_context
+    return runner(program.fn, program.outputs, b, moves, n_args, context=ctx)
+
+
+def _mover(backend: Backend) -> Callable[[Tensor], Any]:
+    from numerix.ops._core import on_backend
+
+    def move(t: Tensor) -> Any:
+        return on_backend(t, backend).data
+
+    return move
+
+
+# ---------------------------------------------------------------- helpers the source calls
+
+
+def _shell(shape: tuple[int, ...], dtype: Any, backend: Backend, data: Any = None) -> Tensor:
+    t = _new(Tensor)
+    t.shape, t.dtype, t.backend, t.data = shape, dtype, backend, data
+    return t
+
+
+def _method_call(
+    backend: Backend,
+    method: Callable[..., Any],
+    ins: Sequence[Any],
+    out: Any,
+    multi: bool,
+    params: Mapping[str, Any],
+) -> Callable[..., Any]:
+    """A function of payloads calling ``method(out_shell(s), *input_shells, **params)``;
+    inputs typed None are plain values, passed as they are."""
+    params = dict(params)
+    typed = tuple(ins)
+
+    def call(*payloads: Any) -> Any:
+        args = [x if t is None else _shell(t[0], t[1], backend, x) for t, x in zip(typed, payloads)]
+        if multi:
+            shells = tuple(_shell(s, d, backend) for s, d in out)
+            r = method(shells, *args, **params)
+            return tuple(t.data for t in r)
+        s, d = out
+        return method(_shell(s, d, backend), *args, **params).data
+
+    return call
+
+
+def _wrapper(shape: tuple[int, ...], dtype: Any, backend: Backend) -> Callable[[Any], Tensor]:
+    return lambda data: _shell(shape, dtype, backend, data)
+
+
+def _truth_of(backend: Backend, dtype: Any) -> Callable[[Any], bool]:
+    def truth(data: Any) -> bool:
+        return bool(backend.to_numpy(_shell((), dtype, backend, data)))
+
+    return truth
+
+
+class _Writer:
+    """Writes the lines of ``program``; values are local variables ``v0, v1 ...``."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.ns: dict[str, Any] = {}
+        self.lines: list[str] = []
+        self.moved: dict[int, str] = {}  # node id -> global holding its payload
+        self.names = itertools.count()
+        self.globals = itertools.count()
+
+    def var(self) -> str:
+        return f"v{next(self.names)}"
+
+    def glob(self, value: Any, prefix: str = "g") -> str:
+        name = f"{prefix}{next(self.globals)}"
+        self.ns[name] = value
+        return name
+
+    def emit(self, line: str, indent: int, op: str | None = None) -> None:
+        self.lines.append("    " * indent + line + (f"  # {op}" if op else ""))
+
+    def graph(self, g: Graph, env: dict[int, Any], indent: int, owned: set[str]) -> None:
+        """Write the nodes of ``g`` (its parameters already in ``env``); each variable this
+        level owns is deleted after its last use, unless it is an output."""
+        uses: list[tuple[int, list[str]]] = []  # (line index after the node, names read)
+        for n in g.nodes:
+            if n.op == PARAMETER:
+                continue
+            read = _names([env[i.id] for i in n.inputs if isinstance(i, Node)])
+            self.node(n, env, indent, owned)
+            uses.append((len(self.lines), read))
+        keep = set(_names([env[o.id] for o in g.outputs]))
+        last: dict[str, int] = {}
+        for k, names in uses:
+            for name in names:
+                last[name] = k
+        frees: dict[int, list[str]] = {}
+        for name, k in last.items():
+            if name in owned and name not in keep:
+                frees.setdefault(k, []).append(name)
+        for k in sorted(frees, reverse=True):
+            self.lines.insert(k, "    " * indent + "del " + ", ".join(sorted(frees[k])))
+
+    def args(self, n: Node, env: dict[int, Any]) -> list[str]:
+        return [env[i.id] if isinstance(i, Node) else self.glob(i) for i in n.inputs]
+
+    def node(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> None:
+        op = n.op
+        b = self.backend
+        if op in (CONSTANT, TENSOR):
+            name = self.moved.get(n.id)
+            if name is None:
+                from numerix.ops._core import on_backend
+
+                name = self.moved[n.id] = self.glob(on_backend(n.value, b).data, "c")
+            env[n.id] = name
+        elif op == ELEM:
+            src, i = env[n.inputs[0].id], n.params["index"]
+            if isinstance(src, list):
+                env[n.id] = src[i]
+            else:
+                v = env[n.id] = self.var()
+                owned.add(v)
+                self.emit(f"{v} = {src}[{i}]", indent, op)
+        elif op == HOOK:
+            (x,) = self.args(n, env)
+            assert n.shape is not None
+            wrap = self.glob(_wrapper(n.shape, n.dtype, b), "w")
+            self.emit(f"{self.glob(n.value, 'h')}({wrap}({x}))", indent, op)
+            env[n.id] = x
+        elif op == COND:
+            self.cond(n, env, indent, owned)
+        elif op == WHILE:
+            self.loop(n, env, indent, owned)
+        elif op == BLOCK:
+            self.block(n, env, indent, owned)
+        else:
+            ins = [(i.shape, i.dtype) if isinstance(i, Node) else None for i in n.inputs]
+            out = (n.shape, n.dtype)
+            fn = None
+            if None not in ins:
+                fn = b.lower(op, n.params, tuple(ins), out)  # type: ignore[arg-type]
+            if fn is None:
+                fn = _method_call(b, getattr(b, op), ins, out, False, n.params)
+            v = env[n.id] = self.var()
+            owned.add(v)
+            self.emit(f"{v} = {self.glob(fn, 'k')}({', '.join(self.args(n, env))})", indent, op)
+
+    def results(self, n: Node, owned: set[str]) -> list[str]:
+        assert n.types is not None
+        rs = [self.var() for _ in n.types]
+        owned.update(rs)
+        return rs
+
+    def sub(self, g: Graph, values: list[str], env: dict[int, Any], indent: int) -> list[str]:
+        """Inline subgraph ``g`` on ``values`` (its explicit arguments) and its free
+        values; returns the names of its outputs."""
+        senv: dict[int, Any] = {}
+        for p, v in zip(g.parameters, [*values, *(env[f.id] for f in g.free)]):
+            senv[p.id] = v
+        self.graph(g, senv, indent, owned=set())
+        return [senv[o.id] for o in g.outputs]
+
+    def truth(self, n: Node) -> str:
+        pred = n.inputs[0]
+        return self.glob(_truth_of(self.backend, pred.dtype), "t")
+
+    def cond(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> None:
+        ins = self.args(n, env)
+        rs = self.results(n, owned)
+        self.emit(f"if {self.truth(n)}({ins[0]}):", indent, COND)
+        for k, g in enumerate(n.subgraphs):
+            if k:
+                self.emit("else:", indent)
+            outs = self.sub(g, ins[1 : 1 + g.n_args], env, indent + 1)
+            self.emit(_assign(rs, outs), indent + 1)
+        env[n.id] = rs
+
+    def loop(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> None:
+        cg, body = n.subgraphs
+        ins = self.args(n, env)
+        state = self.results(n, owned)
+        self.emit(_assign(state, ins[: cg.n_args]), indent, WHILE)
+        self.emit("while True:", indent)
+        (c,) = self.sub(cg, state, env, indent + 1)
+        truth = self.glob(_truth_of(self.backend, cg.outputs[0].dtype), "t")
+        self.emit(f"if not {truth}({c}):", indent + 1)
+        self.emit("break", indent + 2)
+        outs = self.sub(body, state, env, indent + 1)
+        self.emit(_assign(state, outs), indent + 1)
+        env[n.id] = state
+
+    def block(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> None:
+        b = self.backend
+        method = n.value.method
+        ins = self.args(n, env)
+        impl = getattr(b, method, None) if getattr(type(b), method, None) is not None else None
+        if impl is None:  # the core's version, inlined
+            outs = self.sub(n.fallback, ins, env, indent)
+            # what the inlined version computed belongs to this level from here on
+            given = set(ins) | set(self.ns)
+            owned.update(o for o in outs if o not in given)
+            env[n.id] = outs if n.types is not None else outs[0]
+            return
+        types = [(i.shape, i.dtype) for i in n.inputs]
+        multi = n.types is not None
+        out: Any = n.types if multi else (n.shape, n.dtype)
+        fn = self.glob(_method_call(b, impl, types, out, multi, n.params), "k")
+        if multi:
+            rs = self.results(n, owned)
+            self.emit(f"{''.join(r + ', ' for r in rs)}= {fn}({', '.join(ins)})", indent, method)
+            env[n.id] = rs
+        else:
+            v = env[n.id] = self.var()
+            owned.add(v)
+            self.emit(f"{v} = {fn}({', '.join(ins)})", indent, method)
+
+
+def _names(values: list[Any]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        if isinstance(v, list):
+            out.extend(v)
+        else:
+            out.append(v)
+    return out
+
+
+def _assign(targets: list[str], sources: list[str]) -> str:
+    if not targets:
+        return "pass"
+    return f"{''.join(t + ', ' for t in targets)}= {''.join(s + ', ' for s in sources)}".rstrip()

@@ -1,0 +1,191 @@
+"""Compiled mode: ops traced and compiled by every compiler that serves the backend,
+compared with the same ops run eagerly on it.
+
+A compiler serves a backend when its programs return that backend's tensors: the
+``evaluator`` serves every backend (it runs the graph with the backend's own kernels,
+or with their lowerings, :meth:`numerix.Backend.lower`); a compiler that declares
+``backend = "xla"`` serves ``xla``. The evaluator must reproduce eager results bit
+for bit; other compilers fuse, so floating-point results are held to the kit's
+tolerance for the dtype.
+
+The element-wise ops, reductions, products and shape ops run over every dtype and
+the edge shapes (0-d, empty, size-1 broadcasting); every public op of the core runs
+once through the shared op table (:mod:`numerix.testing.defn_cases`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import optree
+import pytest
+
+import numerix as nx
+from numerix import dtypes as D
+from numerix.defn.compilers import compilers_serving
+from numerix.testing.oracle import ALL, ids, sample, shape_id
+from numerix.testing.suite.elementwise import BINARY, UNARY, BinOp, UnOp, draw
+from numerix.testing.tolerances import tolerance
+
+COMPILED_BINARY_SHAPES = [((), ()), ((0,), (0,)), ((3, 1), (1, 4)), ((2, 3), ())]
+COMPILED_UNARY_SHAPES = [(), (0,), (2, 3)]
+
+
+def close(got: Any, want: Any, *, exact: bool, op: str | None = None) -> None:
+    """Equal trees of tensors: the same dtype, shape and backend; values bit for bit when
+    ``exact`` (NaN equal to NaN), else within the kit's tolerance for floats."""
+    gl, gt = optree.tree_flatten(got)
+    wl, wt = optree.tree_flatten(want)
+    assert gt == wt, (gt, wt)
+    for g, w in zip(gl, wl):
+        assert type(g) is nx.Tensor and type(w) is nx.Tensor
+        assert g.dtype is w.dtype, (g.describe(), w.describe())
+        assert g.shape == w.shape, (g.describe(), w.describe())
+        assert g.backend is w.backend, (g.describe(), w.describe())
+        a, b = g.to_numpy(), w.to_numpy()
+        assert a.dtype == g.dtype.numpy_dtype and a.shape == g.shape, (a.dtype, a.shape)
+        if g.dtype is D.bfloat16:
+            a, b = a.astype(np.float32), b.astype(np.float32)
+        if exact or g.dtype.kind not in "fc":
+            np.testing.assert_array_equal(a, b, strict=True)
+        else:
+            rt, at = tolerance(op, g.dtype)
+            np.testing.assert_allclose(a, b, rtol=rt, atol=at, equal_nan=True)
+
+
+def run_compiled(fn: Callable[..., Any], *args: Any, op: str | None = None) -> None:
+    """``fn(*args)`` through ``jit`` with every serving compiler equals ``fn(*args)``; a
+    second call reuses the program."""
+    want = fn(*args)
+    names = compilers_serving(nx.get_default_backend())
+    assert "evaluator" in names
+    for name in names:
+        jitted = nx.jit(fn, compiler=name)
+        close(jitted(*args), want, exact=name == "evaluator", op=op)
+        close(jitted(*args), want, exact=name == "evaluator", op=op)
+        assert jitted.trace_count == 1, name
+
+
+# ---------------------------------------------------------------- element-wise
+
+
+# only the dtypes each op accepts (test_binary_one_dtype checks the refusals)
+@pytest.mark.parametrize("shapes", COMPILED_BINARY_SHAPES, ids=shape_id)
+@pytest.mark.parametrize(
+    ("op", "dtype"), [(o, d) for o in BINARY for d in ALL if o.rule(d)], ids=lambda x: str(x)
+)
+def test_compiled_binary(op: BinOp, dtype: D.DType, shapes: Any) -> None:
+    a = nx.tensor(draw(dtype, shapes[0], 1, op.lhs))
+    b = nx.tensor(draw(dtype, shapes[1], 2, op.rhs))
+    run_compiled(op.fn, a, b, op=op.name)
+
+
+@pytest.mark.parametrize("shape", COMPILED_UNARY_SHAPES, ids=shape_id)
+@pytest.mark.parametrize(
+    ("op", "dtype"), [(o, d) for o in UNARY for d in ALL if o.rule(d)], ids=lambda x: str(x)
+)
+def test_compiled_unary(op: UnOp, dtype: D.DType, shape: tuple[int, ...]) -> None:
+    run_compiled(op.fn, nx.tensor(draw(dtype, shape, 1, op.kw)), op=op.name)
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_compiled_weak_scalars_and_chains(dtype: D.DType) -> None:
+    # a chain of nodes: scalars become constants of the program, results feed results
+    def f(x: Any) -> Any:
+        y = nx.maximum(x, x) if dtype.kind in "iuf" else x
+        return y + 1, nx.equal(y, x), nx.where(nx.equal(x, x), y, x)
+
+    for shape in COMPILED_UNARY_SHAPES:
+        run_compiled(f, nx.tensor(sample(dtype, shape, 3)))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_compiled_astype(dtype: D.DType) -> None:
+    a = nx.tensor(sample(dtype, (2, 3), 4))
+    for to in ALL:
+        if dtype.kind == "c" and to.kind != "c":
+            continue  # refused (test_astype checks the error)
+        run_compiled(lambda x, to=to: x.astype(to), a, op="astype")
+
+
+# ---------------------------------------------------------------- reductions
+
+
+REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "all", "any", "mean")
+ORDERED = ("max", "min", "argmax", "argmin")  # refuse complex and empty inputs
+
+
+def _reduction_cases() -> list[Any]:
+    # only what each reduction accepts (the reduction family checks the refusals)
+    out = []
+    for name in REDUCTIONS:
+        for d in ALL:
+            for shape in [(), (0,), (2, 0), (3, 4)]:
+                if name in ORDERED and (d.kind == "c" or 0 in shape):
+                    continue
+                out.append(pytest.param(name, d, shape, id=f"{name}-{d}-{shape_id(shape)}"))
+    return out
+
+
+@pytest.mark.parametrize(("name", "dtype", "shape"), _reduction_cases())
+def test_compiled_reductions(name: str, dtype: D.DType, shape: tuple[int, ...]) -> None:
+    fn = getattr(nx, name)
+    a = nx.tensor(sample(dtype, shape, 5))
+    axes: list[Any] = [None] + ([0, -1] if shape else [])
+    for axis in axes:
+        run_compiled(lambda x, axis=axis: fn(x, axis=axis), a, op=name)
+        if name not in ("argmax", "argmin") or axis is not None:
+            run_compiled(lambda x, axis=axis: fn(x, axis=axis, keepdims=True), a, op=name)
+
+
+# ---------------------------------------------------------------- products
+
+
+PRODUCT_SHAPES = [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 2)), ((3, 4), (4, 2)),
+                  ((0, 4), (4, 2)), ((3, 0), (0, 2)), ((2, 3, 4), (4, 5))]  # fmt: skip
+
+
+# every dtype but bool, which dot refuses (the linalg family checks the error)
+@pytest.mark.parametrize("shapes", PRODUCT_SHAPES, ids=shape_id)
+@pytest.mark.parametrize("dtype", [d for d in ALL if d.kind != "b"], ids=ids)
+def test_compiled_products(dtype: D.DType, shapes: Any) -> None:
+    a = nx.tensor(sample(dtype, shapes[0], 6, small=True))
+    b = nx.tensor(sample(dtype, shapes[1], 7, small=True))
+    run_compiled(nx.dot, a, b, op="dot")
+    run_compiled(lambda x, y: nx.tensordot(x, y, axes=1), a, b, op="dot")
+
+
+# ---------------------------------------------------------------- shape ops
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_compiled_shape_ops(dtype: D.DType) -> None:
+    a = nx.tensor(sample(dtype, (2, 3), 8))
+
+    def f(x: Any) -> Any:
+        return (x.reshape(3, 2), x.reshape(()) if x.size == 1 else x.reshape(6),
+                nx.transpose(x), nx.broadcast_to(x, (4, 2, 3)), nx.expand_dims(x, 0)[0],
+                x[1:, ::2], nx.concatenate([x, x]), nx.flip(x, axis=1))  # fmt: skip
+
+    run_compiled(f, a, op="shape")
+    run_compiled(lambda x: (x.reshape(1, 1), nx.broadcast_to(x, (2, 2))),
+                 nx.tensor(sample(dtype, (), 9)), op="shape")  # fmt: skip
+    run_compiled(lambda x: (x.reshape(0, 3), nx.transpose(x)),
+                 nx.tensor(sample(dtype, (3, 0), 9)), op="shape")  # fmt: skip
+
+
+# ---------------------------------------------------------------- every public op
+
+
+def _op_table() -> list[Any]:
+    from numerix.testing.defn_cases import OPS
+
+    return OPS
+
+
+@pytest.mark.parametrize(("fn", "args"), _op_table())
+def test_compiled_every_op(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    b = nx.get_default_backend()
+    run_compiled(fn, *[nx.backend_transfer(a, b) for a in args])
