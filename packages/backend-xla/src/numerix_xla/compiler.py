@@ -72,9 +72,12 @@ class XlaCompiler(Compiler):
         n = len(args_spec)
         in_types = [(s.shape, s.dtype) for s in args_spec]
 
-        def program(*xs: Any) -> list[Any]:
+        single = len(graph.outputs) == 1
+
+        def program(*xs: Any) -> Any:
             args = [_shell(x, s, d, backend) for x, (s, d) in zip(xs[:n], in_types)]
-            return [o.data for o in body(args, xs[n:])]
+            outs = [o.data for o in body(args, xs[n:])]
+            return outs[0] if single else outs  # one output: as raw jax.jit returns it
 
         dev = backend.jax_device
         sharding = SingleDeviceSharding(dev)
@@ -88,7 +91,7 @@ class XlaCompiler(Compiler):
         jitted.lower(*specs).compile()
         out_types = [(o.shape, o.dtype) for o in graph.outputs]
         moves = [i for i, s in enumerate(args_spec) if s.backend is not backend]
-        run = runner(jitted, out_types, backend, moves, n, trailing=tuple(caps))
+        run = runner(jitted, out_types, backend, moves, n, trailing=tuple(caps), bare=single)
         run.lowered = jitted  # type: ignore[attr-defined]
         return run
 

@@ -164,29 +164,29 @@ class Jitted:
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        fast_key = None
+        fast_key: Any = None
         if not kwargs and self._sig is None:
-            # the common call, positional tensors only: keyed without flattening
-            sig: list[Any] = []
-            for a in args:
-                if type(a) is not Tensor:
-                    break
-                sig += (a.shape, a.dtype, a.backend)
-            else:
-                if _active.get() is not None:  # inside another trace: inline
-                    return self.fn(*args)
+            # the common call, positional tensors only: keyed without flattening (a
+            # number has no .shape; the type keeps templates and arrays apart)
+            try:
+                if len(args) == 1:
+                    a = args[0]
+                    fast_key = ((type(a), a.shape, a.dtype, a.backend),)
+                else:
+                    fast_key = tuple([(type(a), a.shape, a.dtype, a.backend) for a in args])
                 if self.compiler is None:
                     cname, base = default_compiler()
-                    sig += (cname, _freeze(base) if base else ())
-                fast_key = tuple(sig)
+                    fast_key = (*fast_key, (cname, _freeze(base) if base else ()))
                 hit = self._fast.get(fast_key)
-                if hit is not None:
-                    run, out_tree = hit
-                    if out_tree is None:
-                        return run(args)[0]
-                    import optree
+            except (AttributeError, TypeError):
+                fast_key = hit = None
+            if hit is not None and _active.get() is None:
+                run, out_tree = hit
+                if out_tree is None:  # one tensor out: run returns it
+                    return run(args)
+                import optree
 
-                    return optree.tree_unflatten(out_tree, run(args))
+                return optree.tree_unflatten(out_tree, run(args))
         if active_trace() is not None:  # inside another trace: inline
             return self.fn(*args, **kwargs)
         key, leaves, tree, statics, nb = self._key(args, kwargs)
@@ -198,8 +198,12 @@ class Jitted:
                     entry = self._compile(leaves, tree, statics, nb)
                     self._cache[key] = entry
         run, out_tree = entry
-        if fast_key is not None and nb is None:
-            self._fast[fast_key] = (run, None if _single_leaf(out_tree) else out_tree)
+        if fast_key is not None and all(type(a) is Tensor for a in args):
+            if _single_leaf(out_tree):
+                one = getattr(run, "one", None)
+                self._fast[fast_key] = (one or (lambda xs, run=run: run(xs)[0]), None)
+            else:
+                self._fast[fast_key] = (run, out_tree)
         if nb is not None:
             leaves = _to_tensors(leaves, _specs(leaves, nb))
         import optree

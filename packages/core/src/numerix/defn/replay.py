@@ -92,11 +92,13 @@ def runner(
     *,
     trailing: Sequence[Any] = (),
     context: Callable[[], Any] | None = None,
+    bare: bool = False,
 ) -> Callable[[Sequence[Any]], list[Any]]:
     """``run(args) -> [Tensor]``, written out for this program: ``fn`` called on the
     arguments' payloads (those at ``moves`` first moved to ``backend``) and then on
     ``trailing`` values (a compiled program's constants), inside ``context()`` when
     given; each output payload wrapped as a tensor of ``backend`` typed as ``outputs``.
+    ``bare``: ``fn`` returns its one output as it is, not in a sequence.
 
     Compilers share it: a call costs one function call and the tensors it returns.
     """
@@ -107,21 +109,30 @@ def runner(
         ns[f"c{k}"] = value
         args.append(f"c{k}")
     names = [f"o{i}" for i in range(len(outputs))]
-    call = f"{''.join(o + ', ' for o in names)}= fn({', '.join(args)})"
+    lhs = "o0 " if bare else "".join(o + ", " for o in names)
+    call = f"{lhs}= fn({', '.join(args)})"
     if context is None:
-        lines = ["def run(args):", f"    {call}"]
+        body = [f"    {call}"]
     else:
         ns["_ctx"] = context
-        lines = ["def run(args):", "    with _ctx():", f"        {call}"]
+        body = ["    with _ctx():", f"        {call}"]
     for i, (shape, dtype) in enumerate(outputs):
         ns[f"S{i}"], ns[f"D{i}"] = shape, dtype
-        lines += [
+        body += [
             f"    t{i} = _new(_T)",
-            f"    t{i}.shape, t{i}.dtype, t{i}.backend, t{i}.data = S{i}, D{i}, _B, o{i}",
+            f"    t{i}.shape = S{i}",
+            f"    t{i}.dtype = D{i}",
+            f"    t{i}.backend = _B",
+            f"    t{i}.data = o{i}",
         ]
-    lines.append(f"    return [{', '.join(f't{i}' for i in range(len(names)))}]")
+    results = ", ".join(f"t{i}" for i in range(len(names)))
+    lines = ["def run(args):", *body, f"    return [{results}]"]
+    if len(names) == 1:  # also run_one(args) -> the output itself, for jit's fast path
+        lines += ["def run_one(args):", *body, "    return t0"]
     exec("\n".join(lines), ns)
     run: Callable[[Sequence[Any]], list[Any]] = ns["run"]
+    if len(names) == 1:
+        run.one = ns["run_one"]  # type: ignore[attr-defined]
     return run
 
 
@@ -132,7 +143,9 @@ def run_program(
     :meth:`~numerix.Backend.program_context`."""
     b = program.backend
     ctx = None if type(b).program_context is Backend.program_context else b.program_context
-    return runner(program.fn, program.outputs, b, moves, n_args, context=ctx)
+    run = runner(program.fn, program.outputs, b, moves, n_args, context=ctx)
+    run.program = program  # type: ignore[attr-defined]  # for inspection: its source
+    return run
 
 
 def _mover(backend: Backend) -> Callable[[Tensor], Any]:
