@@ -10,14 +10,14 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import ml_dtypes
 import numpy as np
 
 from numerix._tensor import Tensor
-from numerix.backend import Backend
+from numerix.backend import Backend, lowers
 from numerix_binary._bits import BitsKernels
 from numerix_binary._conv import ConvKernels
 from numerix_binary._fft import FftKernels
@@ -54,27 +54,14 @@ def _rsqrt(a: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- kernels and their lowerings
-# A kernel built here carries ``lowering``: (params, inputs, out) -> a function of the
-# operands' arrays computing what the kernel puts in out.data (see Backend.lower), or
-# None. Replayed programs run inside program_context (numpy's warnings off), so a
-# lowering needs no errstate of its own.
-Lowering = Callable[[Mapping[str, Any], tuple[Any, ...], tuple[Any, ...]], Any]
-
-
-def _lowers(lowering: Lowering) -> Callable[[Any], Any]:
-    """Attach ``lowering`` to the kernel it decorates."""
-
-    def attach(kernel: Any) -> Any:
-        kernel.lowering = lowering
-        return kernel
-
-    return attach
+# Replayed programs run inside program_context (numpy's warnings off), so a lowering
+# needs no errstate of its own.
 
 
 def _unary(fn: Any) -> Any:
     """The kernel ``fn(x)``: one numpy ufunc on the operand's array."""
 
-    @_lowers(lambda params, ins, out: fn)
+    @lowers(lambda params, ins, out: fn)
     def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
         return _fill(out, fn(x.data))
 
@@ -85,14 +72,14 @@ def _binary(fn: Any, quiet: bool = False) -> Any:
     """The kernel ``fn(x1, x2)``; ``quiet``: without numpy's warnings (x / 0 is inf)."""
     if quiet:
 
-        @_lowers(lambda params, ins, out: fn)
+        @lowers(lambda params, ins, out: fn)
         def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
             with np.errstate(divide="ignore", invalid="ignore"):
                 return _fill(out, fn(x1.data, x2.data))
 
         return kernel
 
-    @_lowers(lambda params, ins, out: fn)
+    @lowers(lambda params, ins, out: fn)
     def plain(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         return _fill(out, fn(x1.data, x2.data))
 
@@ -108,7 +95,7 @@ def _math(fn: Any) -> Any:
             return lambda a: fn(a.astype(np.float32)).astype(_BF16)
         return fn
 
-    @_lowers(lowering)
+    @lowers(lowering)
     def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
         a = x.data
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -198,8 +185,7 @@ class BinaryBackend(
         inputs: tuple[tuple[tuple[int, ...], Any], ...],
         out: tuple[tuple[int, ...], Any],
     ) -> Any:
-        lowering = getattr(getattr(type(self), op, None), "lowering", None)
-        fn = None if lowering is None else lowering(params, inputs, out)
+        fn = super().lower(op, params, inputs, out)
         if fn is None or out[0] != ():
             return fn
         # numpy gives scalars for 0-d results; a tensor's data is always an array
@@ -434,7 +420,7 @@ class BinaryBackend(
         return _fill(out, r)
 
     # ------------------------------------------------------------ reductions
-    @_lowers(lambda p, ins, out: _reduce_lowering(_add_reduce, p, ins, out))
+    @lowers(lambda p, ins, out: _reduce_lowering(_add_reduce, p, ins, out))
     def sum(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
         a = x.data
         if a.dtype == _BF16:
@@ -443,7 +429,7 @@ class BinaryBackend(
             r = _add_reduce(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
         return _fill(out, r)
 
-    @_lowers(lambda p, ins, out: _reduce_lowering(_mul_reduce, p, ins, out))
+    @lowers(lambda p, ins, out: _reduce_lowering(_mul_reduce, p, ins, out))
     def prod(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
         a = x.data
         if a.dtype == _BF16:
@@ -452,13 +438,13 @@ class BinaryBackend(
             r = _mul_reduce(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
         return _fill(out, r)
 
-    @_lowers(
+    @lowers(
         lambda p, ins, out: functools.partial(_max_reduce, axis=p["axes"], keepdims=p["keepdims"])
     )
     def max(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
         return _fill(out, _max_reduce(x.data, axis=axes, keepdims=keepdims))
 
-    @_lowers(
+    @lowers(
         lambda p, ins, out: functools.partial(_min_reduce, axis=p["axes"], keepdims=p["keepdims"])
     )
     def min(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
@@ -479,7 +465,7 @@ class BinaryBackend(
         return _fill(out, np.asarray(r, dtype=np.int64))
 
     # ------------------------------------------------------------ linalg
-    @_lowers(lambda p, ins, out: _dot_lowering(p, ins))
+    @lowers(lambda p, ins, out: _dot_lowering(p, ins))
     def dot(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
             batch_x: tuple[int, ...], contract_y: tuple[int, ...],
             batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
@@ -506,12 +492,12 @@ class BinaryBackend(
         return _fill(out, r)
 
     # ------------------------------------------------------------ shape
-    @_lowers(lambda p, ins, out: _reshaper(out[0]))
+    @lowers(lambda p, ins, out: _reshaper(out[0]))
     def reshape(self, out: Tensor, x: Tensor) -> Tensor:
         out.data = x.data.reshape(out.shape)
         return out
 
-    @_lowers(lambda p, ins, out: functools.partial(np.transpose, axes=p["axes"]))
+    @lowers(lambda p, ins, out: functools.partial(np.transpose, axes=p["axes"]))
     def transpose(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         out.data = x.data.transpose(axes)
         return out

@@ -15,7 +15,7 @@ import torch
 
 from numerix import dtypes as D
 from numerix._tensor import Tensor
-from numerix.backend import Backend
+from numerix.backend import Backend, lowers
 from numerix.errors import BackendOptionError
 from numerix_torch._dtypes import (
     EMULATED,
@@ -63,7 +63,12 @@ _I64_MAX = 2**63 - 1
 _Kernel = Callable[..., Tensor]
 
 
+# Each factory's kernel carries its lowering (numerix.backend.lowers): the same torch call
+# on the payloads, for the evaluator's replayed programs.
+
+
 def _math(fn: Callable[[torch.Tensor], torch.Tensor]) -> _Kernel:
+    @lowers(lambda params, ins, out: fn)
     def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
         out.data = fn(x.data)
         return out
@@ -72,6 +77,15 @@ def _math(fn: Callable[[torch.Tensor], torch.Tensor]) -> _Kernel:
 
 
 def _wrapping(fn: Callable[..., torch.Tensor]) -> _Kernel:
+    def lowering(params: Any, ins: Any, out: Any) -> Any:
+        d = ins[0][1]
+        v = SIGNED_VIEW.get(d)
+        if v is None:
+            return fn
+        t = TORCH[d]
+        return lambda a, b: fn(a.view(v), b.view(v)).view(t)
+
+    @lowers(lowering)
     def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         v = SIGNED_VIEW.get(x1.dtype)
         if v is None:
@@ -84,6 +98,11 @@ def _wrapping(fn: Callable[..., torch.Tensor]) -> _Kernel:
 
 
 def _on_bits(fn: Callable[..., torch.Tensor]) -> _Kernel:
+    def lowering(params: Any, ins: Any, out: Any) -> Any:
+        v = SIGNED_VIEW.get(ins[0][1])
+        return fn if v is None else (lambda a, b: fn(a.view(v), b.view(v)))
+
+    @lowers(lowering)
     def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         v = SIGNED_VIEW.get(x1.dtype)
         if v is None:
@@ -96,6 +115,8 @@ def _on_bits(fn: Callable[..., torch.Tensor]) -> _Kernel:
 
 
 def _ordered(fn: Callable[..., torch.Tensor], keyed: bool = False) -> _Kernel:
+    # emulated unsigned dtypes compare through order keys: the method's own path
+    @lowers(lambda params, ins, out: None if ins[0][1] in EMULATED else fn)
     def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         d = x1.dtype
         if d in EMULATED:

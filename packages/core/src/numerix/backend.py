@@ -21,7 +21,7 @@ device exactly when ``a.backend is b.backend``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from numerix.errors import BackendOptionError, NumerixError
@@ -32,7 +32,29 @@ if TYPE_CHECKING:
     from numerix._tensor import Tensor
     from numerix.dtypes import DType
 
-__all__ = ["Backend"]
+__all__ = ["Backend", "lowers"]
+
+#: What :func:`lowers` takes: ``(params, inputs, out) -> a function of payloads or None``.
+Lowering = Callable[[Mapping[str, Any], tuple[Any, ...], tuple[Any, ...]], Any]
+
+
+def lowers(build: Lowering) -> Callable[[Any], Any]:
+    """Attach a lowering (see :meth:`Backend.lower`) to the primitive method it decorates.
+
+    ``build(params, inputs, out)`` returns the function of payloads for one node of a
+    graph (or None where the method has to run, e.g. for a dtype it handles apart)::
+
+        @lowers(lambda params, inputs, out: np.add)
+        def add(self, out, x1, x2):
+            out.data = np.add(x1.data, x2.data)
+            return out
+    """
+
+    def attach(method: Any) -> Any:
+        method.lowering = build
+        return method
+
+    return attach
 
 
 class Backend:
@@ -155,17 +177,23 @@ class Backend:
         inputs: tuple[tuple[tuple[int, ...], DType], ...],
         out: tuple[tuple[int, ...], DType],
     ) -> Any:
-        """Optional: primitive ``op`` as a plain function of payloads, for compilers that
-        replay a graph (the ``evaluator``).
+        """Primitive ``op`` as a plain function of payloads, for compilers that replay a
+        graph (the ``evaluator``), or None.
 
-        Return a callable taking the ``data`` of the inputs (whose shapes and dtypes are
-        ``inputs``) and returning exactly what the primitive would have put in
-        ``out.data`` for an output of type ``out``, with ``params`` already bound; or
-        None (the default), and the compiler calls the primitive method with ``Tensor``
-        shells. A lowering skips the per-call cost of those shells (a few hundred
-        nanoseconds a node); it must compute the same values as the method.
+        A lowering is a callable taking the ``data`` of the inputs (whose shapes and
+        dtypes are ``inputs``) and returning exactly what the primitive would have put
+        in ``out.data`` for an output of type ``out``, with ``params`` already bound.
+        With None the compiler calls the primitive method on ``Tensor`` shells; a
+        lowering skips the per-call cost of those shells (a few hundred nanoseconds a
+        node). It must compute the same values as the method, bit for bit (the kit's
+        ``compiled`` family checks).
+
+        The default asks the method itself: a method decorated with :func:`lowers`
+        carries its lowering, built here from ``(params, inputs, out)``. A subclass that
+        overrides the method without the decorator drops the lowering with it.
         """
-        return None
+        build = getattr(getattr(type(self), op, None), "lowering", None)
+        return None if build is None else build(params, inputs, out)
 
     def program_context(self) -> Any:
         """Optional: a context manager each replayed program runs inside (``binary``:
