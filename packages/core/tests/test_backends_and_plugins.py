@@ -305,6 +305,58 @@ def test_broken_entry_point_is_listed_not_raised(tmp_path):
     assert "('broken', 'numerix-broken-plugin', 'RuntimeError: boom at import')" in lines[2]
 
 
+def test_plugin_entries_for_another_contract_or_a_taken_name(tmp_path):
+    # one plugin: a backend and a compiler built for contract 99 (refused, listed as
+    # broken), and a second compiler called 'evaluator' (the first one is kept, a warning)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "numerix_future_plugin.py").write_text(
+        textwrap.dedent("""
+        from numerix.hookspecs import hookimpl
+        from numerix.plugins import BackendEntry, CompilerEntry
+
+        @hookimpl
+        def numerix_backends():
+            return [BackendEntry("future", "numerix_future_plugin:B", contract=99)]
+
+        @hookimpl
+        def numerix_compilers():
+            return [CompilerEntry("futurec", "numerix_future_plugin:C", contract=99),
+                    CompilerEntry("evaluator", "numerix_future_plugin:C", contract=1)]
+        """)
+    )
+    dist = site / "numerix_future_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: numerix-future-plugin\nVersion: 0.1\n"
+    )
+    (dist / "entry_points.txt").write_text("[numerix.plugins]\nfuture = numerix_future_plugin\n")
+    code = textwrap.dedent(f"""
+        import sys, warnings; sys.path.insert(0, {str(site)!r})
+        from numerix import plugins
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            comps = plugins.compiler_entries()
+        print(sorted(plugins.backend_entries()), sorted(comps), comps["evaluator"].target)
+        for b in plugins.broken_plugins():
+            print(b.name, "|", b.distribution, "|", b.reason)
+        print([str(x.message) for x in w])
+    """)
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = r.stdout.splitlines()
+    assert "'future'" not in lines[0] and "'futurec'" not in lines[0]
+    assert lines[0].endswith("numerix.defn.evaluator:Evaluator")
+    assert (
+        "future | numerix-future-plugin | built for backend contract 99, this numerix "
+        "implements contract 1" in lines[1]
+    )
+    assert "futurec | numerix-future-plugin | built for compiler contract 99" in lines[2]
+    assert "two plugins provide compiler 'evaluator'" in lines[3]
+    assert "numerix-future-plugin; using the first" in lines[3]
+
+
 def test_import_numerix_does_not_import_heavy_or_plugin_modules():
     import subprocess
 

@@ -142,15 +142,8 @@ class _Registry:
                 try:
                     obj = ep.load()
                     pm.register(obj, name=ep.name)
-                    impls = pm.hook.numerix_backends.get_hookimpls()
-                    mine = [h for h in impls if h.plugin is obj]
-                    found: list[BackendEntry] = []
-                    for h in mine:
-                        found.extend(h.function() or [])  # type: ignore[arg-type]
-                    comps: list[CompilerEntry] = []
-                    for h in pm.hook.numerix_compilers.get_hookimpls():
-                        if h.plugin is obj:
-                            comps.extend(h.function() or [])  # type: ignore[arg-type]
+                    found = _hook_results(pm, "numerix_backends", obj)
+                    comps = _hook_results(pm, "numerix_compilers", obj)
                 except Exception as e:
                     self.broken.append(BrokenPlugin(ep.name, dname, f"{type(e).__name__}: {e}"))
                     continue
@@ -167,51 +160,53 @@ class _Registry:
                     )
 
     def _add_compiler(self, entry: CompilerEntry) -> None:
-        if entry.contract != COMPILER_CONTRACT_VERSION:
-            self.broken.append(
-                BrokenPlugin(
-                    entry.name,
-                    entry.distribution,
-                    f"compiler built for compiler contract {entry.contract}, this numerix "
-                    f"implements contract {COMPILER_CONTRACT_VERSION}; install a release of "
-                    f"{entry.distribution or 'the plugin'} made for this numerix",
-                )
-            )
-            return
-        old = self.compilers.get(entry.name)
-        if old is not None and old.target != entry.target:
-            warnings.warn(
-                f"two plugins provide compiler {entry.name!r}: {old.distribution or old.target} "
-                f"and {entry.distribution or entry.target}; using the first. Uninstall one of them.",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            return
-        self.compilers[entry.name] = entry
+        self._admit("compiler", entry, COMPILER_CONTRACT_VERSION, self.compilers)
 
     def _add(self, entry: BackendEntry) -> None:
-        if entry.contract != CONTRACT_VERSION:
+        self._admit("backend", entry, CONTRACT_VERSION, self.entries, self.shadowed)
+
+    def _admit(
+        self,
+        kind: str,
+        entry: Any,
+        contract: int,
+        table: dict[str, Any],
+        shadowed: list[tuple[Any, Any]] | None = None,
+    ) -> None:
+        """Add a backend or compiler entry to ``table``: refused (listed as broken) when
+        built for another contract; the first one kept when two plugins take a name."""
+        if entry.contract != contract:
             self.broken.append(
                 BrokenPlugin(
                     entry.name,
                     entry.distribution,
-                    f"built for backend contract {entry.contract}, this numerix implements "
-                    f"contract {CONTRACT_VERSION}; install a release of "
+                    f"built for {kind} contract {entry.contract}, this numerix implements "
+                    f"contract {contract}; install a release of "
                     f"{entry.distribution or 'the plugin'} made for this numerix",
                 )
             )
             return
-        old = self.entries.get(entry.name)
+        old = table.get(entry.name)
         if old is not None and old.target != entry.target:
-            self.shadowed.append((old, entry))
+            if shadowed is not None:
+                shadowed.append((old, entry))
             warnings.warn(
-                f"two plugins provide backend {entry.name!r}: {old.distribution or old.target} and "
-                f"{entry.distribution or entry.target}; using the first. Uninstall one of them.",
+                f"two plugins provide {kind} {entry.name!r}: {old.distribution or old.target} "
+                f"and {entry.distribution or entry.target}; using the first. Uninstall one of them.",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
             return
-        self.entries[entry.name] = entry
+        table[entry.name] = entry
+
+
+def _hook_results(pm: Any, hook: str, plugin: Any) -> list[Any]:
+    """What ``plugin``'s implementations of ``hook`` return, concatenated."""
+    out: list[Any] = []
+    for h in getattr(pm.hook, hook).get_hookimpls():
+        if h.plugin is plugin:
+            out.extend(h.function() or [])
+    return out
 
 
 _REG = _Registry()
@@ -287,11 +282,7 @@ def settings_models() -> dict[str, tuple[Any, str | None]]:
             found: dict[str, tuple[Any, str | None]] = {}
             for ep_name, dist, obj in _REG.plugin_objects:
                 try:
-                    pairs: list[Any] = []
-                    for h in _REG.pm.hook.numerix_settings_models.get_hookimpls():
-                        if h.plugin is obj:
-                            pairs.extend(h.function() or [])
-                    for pair in pairs:
+                    for pair in _hook_results(_REG.pm, "numerix_settings_models", obj):
                         name, model = pair
                         if isinstance(model, str):
                             mod, _, attr = model.partition(":")
