@@ -111,3 +111,29 @@ def test_isdtype(dtype: D.DType) -> None:
         assert nx.isdtype(dtype, name) is (dtype.kind in ks), name
     assert nx.isdtype(dtype, dtype)
     assert nx.isdtype(dtype, ("bool", dtype.name))
+
+
+@pytest.mark.parametrize("d", D.ALL_DTYPES, ids=str)
+def test_reduction_identity_is_neutral(d):
+    # op(identity, x) == x for every x of the dtype: checked on the dtype's extremes
+    if d.kind == "c":
+        assert D.reduction_identity("sum", d) == 0 and D.reduction_identity("prod", d) == 1
+        return
+    nd = d.numpy_dtype
+    if d.kind == "b":
+        xs = np.array([False, True])
+    elif d.kind in "iu":
+        lo, hi = D.int_range(d)
+        xs = np.array([lo, 0, hi], dtype=nd)
+    else:
+        xs = np.array([-np.inf, -1.5, 0.0, 2.5, np.inf], dtype=nd)
+    for op, f in (("max", np.maximum), ("min", np.minimum)):
+        e = np.array(D.reduction_identity(op, d), dtype=nd)
+        np.testing.assert_array_equal(f(e, xs), xs)
+        assert D.reduction_identity(op, d) == D.reduction_identity(op, nd)
+    assert D.reduction_identity("all", d) is True and D.reduction_identity("any", d) is False
+
+
+def test_reduction_identity_unknown_op():
+    with pytest.raises(ValueError, match="unknown reduction 'mean'"):
+        D.reduction_identity("mean", D.float32)

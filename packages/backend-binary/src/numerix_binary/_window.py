@@ -9,6 +9,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from numerix._tensor import Tensor
+from numerix.dtypes import reduction_identity
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _Pairs = tuple[tuple[int, int], ...]
@@ -17,16 +18,6 @@ _Pairs = tuple[tuple[int, int], ...]
 def _compute(a: np.ndarray) -> np.ndarray:
     # float16 and bfloat16 accumulate in float32 and round once, as XLA does on CPU
     return a.astype(np.float32) if a.dtype in (_BF16, np.dtype(np.float16)) else a
-
-
-def _extreme(dt: np.dtype, highest: bool) -> Any:
-    """The identity of max (``highest`` False: the lowest value) or of min."""
-    if dt.kind == "b":
-        return highest
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return info.max if highest else info.min
-    return np.inf if highest else -np.inf
 
 
 def windows(
@@ -54,8 +45,7 @@ class WindowKernels:
             out.data = np.zeros(out.shape, odt)
             return out
         a = _compute(x.data)
-        fill = {"sum": 0, "prod": 1, "max": _extreme(a.dtype, False),
-                "min": _extreme(a.dtype, True)}[how]  # fmt: skip
+        fill = reduction_identity(how, a.dtype)
         v = windows(a, params["window_dimensions"], params["strides"], params["padding"],
                     params["window_dilations"], fill)  # fmt: skip
         axes = tuple(range(x.ndim, 2 * x.ndim))
@@ -93,7 +83,7 @@ class WindowKernels:
             a = _compute(x.data)
             ones = (1,) * x.ndim
             # the first max (min) among a window's in-bounds positions; padding never wins
-            fill = _extreme(a.dtype, highest)
+            fill = reduction_identity("min" if highest else "max", a.dtype)
             v = windows(a, window_dimensions, strides, padding, ones, fill)
             valid = windows(np.ones(a.shape, bool), window_dimensions, strides, padding, ones,
                             False)  # fmt: skip

@@ -58,13 +58,10 @@ def _unkey(r: torch.Tensor, dtype: DType) -> torch.Tensor:
 
 def _key_extreme(dtype: DType, highest: bool) -> Any:
     """The identity of min (``highest``) or of max in :func:`_key`'s space."""
-    if dtype is D.bool_:
-        return int(highest)
-    if dtype is D.uint64:
+    if dtype is D.uint64:  # keyed into int64's range
         return _I64_MAX if highest else _I64_MIN
-    if dtype.kind in "iu":
-        return D.int_range(dtype)[1 if highest else 0]
-    return math.inf if highest else -math.inf
+    v = D.reduction_identity("min" if highest else "max", dtype)
+    return int(v) if dtype is D.bool_ else v
 
 
 def _padded(a: torch.Tensor, padding: _Pairs, fill: Any) -> torch.Tensor:
@@ -237,7 +234,7 @@ class ExtraKernels:
             return out
         if how in ("sum", "prod"):
             a = _acc(x.data, dt)
-            fill: Any = 0 if how == "sum" else 1
+            fill: Any = D.reduction_identity(how, dt)
         else:
             a = _key(x.data, dt)
             fill = _key_extreme(dt, how == "min")

@@ -18,6 +18,8 @@ import numpy as np
 from jax import lax
 from jax.lax import linalg as lxl
 
+from numerix.dtypes import reduction_identity
+
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
 
@@ -57,14 +59,7 @@ def _to(a: Any, dt: Any) -> Any:
 def _extreme(dt: np.dtype, highest: bool) -> Any:
     """The identity of max (``highest`` False: the lowest value) or of min, as a 0-d
     array of ``dt``."""
-    if dt.kind == "b":
-        v: Any = highest
-    elif dt.kind in "iu":
-        info = np.iinfo(dt)
-        v = info.max if highest else info.min
-    else:
-        v = np.inf if highest else -np.inf
-    return np.array(v, dt)
+    return np.array(reduction_identity("min" if highest else "max", dt), dt)
 
 
 def _mT(a: Any) -> Any:
@@ -170,12 +165,7 @@ def _build_window_reduce(
     def f(a: Any) -> Any:
         dt = a.dtype
         c = _up(a)
-        if how == "sum":
-            init = np.array(0, c.dtype)
-        elif how == "prod":
-            init = np.array(1, c.dtype)
-        else:
-            init = _extreme(c.dtype, how == "min")
+        init = np.array(reduction_identity(how, c.dtype), c.dtype)
         r = lax.reduce_window(c, init, op, dims, strides, padding, None, dilations)
         return _to(r, dt)
 

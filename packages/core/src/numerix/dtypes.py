@@ -12,6 +12,7 @@ the dtype of the tensor it meets when the kinds allow it.
 
 from __future__ import annotations
 
+import math
 from functools import cache
 from typing import Any
 
@@ -398,3 +399,28 @@ def isdtype(dtype: Any, kind: Any) -> bool:
 def int_range(d: DType) -> tuple[int, int]:
     i = np.iinfo(d.numpy_dtype)
     return int(i.min), int(i.max)
+
+
+def reduction_identity(op: str, dtype: Any) -> bool | int | float:
+    """The identity of reduction ``op`` (``sum``, ``prod``, ``max``, ``min``, ``all``,
+    ``any``) for values of ``dtype`` (a numerix or a numpy dtype): what a backend pads a
+    window or starts an accumulator with. ``max`` starts from the lowest value (-inf,
+    an integer's minimum, False), ``min`` from the highest.
+
+    >>> reduction_identity("max", int8), reduction_identity("min", float32)
+    (-128, inf)
+    """
+    if op in ("sum", "any"):
+        return False if op == "any" else 0
+    if op in ("prod", "all"):
+        return True if op == "all" else 1
+    if op not in ("max", "min"):
+        raise ValueError(f"reduction_identity: unknown reduction {op!r}")
+    highest = op == "min"
+    dt = np.dtype(dtype.numpy_dtype if isinstance(dtype, DType) else dtype)
+    if dt.kind == "b":
+        return highest
+    if dt.kind in "iu":
+        i = np.iinfo(dt)
+        return int(i.max) if highest else int(i.min)
+    return math.inf if highest else -math.inf
