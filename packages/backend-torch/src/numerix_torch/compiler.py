@@ -20,7 +20,7 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from numerix.backend import Backend
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
@@ -43,7 +43,11 @@ class TorchCompiler(Compiler):
 
     name = "torch"
     backend = "torch"
-    default_options: Mapping[str, Any] = {"mode": "replay", "device": None, "device_id": None}
+    default_options: ClassVar[Mapping[str, Any]] = {
+        "mode": "replay",
+        "device": None,
+        "device_id": None,
+    }
 
     def compile(
         self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]
@@ -151,7 +155,10 @@ def _aten_graph(graph: Graph, program: Program) -> Any:
     from numerix_torch._dtypes import TORCH
 
     device = getattr(program.backend, "torch_device", None)
-    examples = [torch.empty(p.shape, dtype=TORCH[p.dtype], device=device) for p in graph.parameters]
+    examples = [
+        torch.empty(p.shape, dtype=TORCH[p.dtype], device=device)  # type: ignore[arg-type, index]
+        for p in graph.parameters
+    ]
     return make_fx(program.fn, tracing_mode="fake")(*examples)
 
 

@@ -14,7 +14,7 @@ passed to the executable as extra arguments (small constants are literals).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import numpy as np
@@ -60,7 +60,11 @@ class XlaCompiler(Compiler):
 
     name = "xla"
     backend = "xla"
-    default_options: Mapping[str, Any] = {"client": None, "device_id": None, "donate": False}
+    default_options: ClassVar[Mapping[str, Any]] = {
+        "client": None,
+        "device_id": None,
+        "donate": False,
+    }
 
     def compile(
         self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]
@@ -193,6 +197,7 @@ class _Lowering:
         method = _LOWERINGS.get(n.op)
         kernel = getattr(b, n.op) if method is None else method.__get__(b)
         shape, dtype, params = n.shape, n.dtype, n.params
+        assert shape is not None and dtype is not None  # a primitive has one value
 
         def prim(env: list[Any], caps: Sequence[Any]) -> Any:
             out = _new(Tensor)
@@ -204,10 +209,11 @@ class _Lowering:
     def _captured(self, n: Node) -> _Step:
         b = self.backend
         shape, dtype = n.shape, n.dtype
+        assert shape is not None and dtype is not None
         v: Tensor = n.value
         if n.op == CONSTANT and v.size <= FOLD_LIMIT:
             # small host data: a literal of the program
-            lit = np.asarray(v.backend.to_numpy(v), dtype=dtype.numpy_dtype)  # type: ignore[union-attr]
+            lit = np.asarray(v.backend.to_numpy(v), dtype=dtype.numpy_dtype)
             return lambda env, caps: _shell(lit, shape, dtype, b)
         k = self._cap_index.get(n.id)
         if k is None:
