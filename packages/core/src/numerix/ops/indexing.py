@@ -234,11 +234,17 @@ def _advanced(
 def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor) -> Tensor:
     # k indexes axis `axis` of y, the basic-sliced x; errors name x, the tensor indexed.
     # A concrete index is bounds-checked here; a traced one (inside jit) cannot be read,
-    # so its negative entries are wrapped and the backend's gather clamps the rest.
+    # so its negative entries are wrapped and the rest clamped into range (XLA's gather
+    # rule), the same on every backend.
     from numerix.ops._core import is_concrete, on_backend
-    from numerix.ops.elementwise import add, where
+    from numerix.ops.elementwise import add, clip, where
 
-    if is_concrete(k):
+    concrete = is_concrete(k)
+    if not concrete and dim == 0:
+        raise IndexingError(
+            f"getitem: axis {axis} of {x.describe()} is empty: no index is in range"
+        )
+    if concrete:
         host = k.backend.to_numpy(k)
         if host.size:
             lo, hi = int(host.min()), int(host.max())
@@ -253,7 +259,8 @@ def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor) -> Tens
     if k.backend is not y.backend:
         k = on_backend(k, y.backend)
     k = cast(k, D.int64)
-    return where(k < 0, add(k, dim), k)
+    k = where(k < 0, add(k, dim), k)
+    return k if concrete else clip(k, 0, dim - 1)
 
 
 def _mask_ndim(k: Any) -> int:
@@ -298,8 +305,9 @@ def _in_range(op: str, k: Tensor, axes: Sequence[int], what: Tensor) -> Tensor:
     """Integer indices ``k`` into ``axes`` of ``what``, as int64 in ``[0, dim)``: the last
     axis of ``k`` runs over ``axes`` (with one axis, every element indexes it). Negative
     indices count from the end, as in numpy. Out-of-range indices raise IndexingError
-    when ``k`` has values (eagerly); traced indices are not checked."""
-    from numerix.ops.elementwise import add, where
+    when ``k`` has values (eagerly); traced indices cannot be read: after wrapping the
+    negative ones, they are clamped into range (XLA's rule), the same on every backend."""
+    from numerix.ops.elementwise import add, clip, where
 
     if k.dtype.kind not in "iu":
         raise IndexingError(
@@ -323,10 +331,18 @@ def _in_range(op: str, k: Tensor, axes: Sequence[int], what: Tensor) -> Tensor:
                 k = cast(k, D.int64)
             if not (h < 0).any():
                 return k
+    if 0 in dims:
+        raise IndexingError(
+            f"{op}: {what.describe()} is empty along axis {axes[dims.index(0)]}: no index is "
+            f"in range"
+        )
     if k.dtype is D.uint64:  # traced: values beyond int64 are out of range anyway
         k = cast(k, D.int64)
     b = as_tensor(bound if len(dims) > 1 else bound[0], op, k.backend)
-    return where(k < 0, add(k, b), k)
+    k = where(k < 0, add(k, b), k)
+    if not is_concrete(k):
+        k = clip(k, 0, as_tensor(bound - 1 if len(dims) > 1 else bound[0] - 1, op, k.backend))
+    return k
 
 
 def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Tensor:

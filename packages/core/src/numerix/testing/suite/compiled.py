@@ -189,3 +189,51 @@ def _op_table() -> list[Any]:
 def test_compiled_every_op(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
     b = nx.get_default_backend()
     run_compiled(fn, *[nx.backend_transfer(a, b) for a in args])
+
+
+# ---------------------------------------------------------------- traced indices
+
+
+def _clamped(i: np.ndarray, n: int) -> np.ndarray:
+    """The rule for traced indices: negative ones count from the end, then clamped."""
+    return np.clip(np.where(i < 0, i + n, i), 0, n - 1)
+
+
+@pytest.mark.parametrize("itype", [D.int32, D.int64, D.uint8, D.uint64], ids=ids)
+def test_compiled_out_of_range_indices_are_clamped(itype: D.DType) -> None:
+    # eagerly they raise IndexingError (the indexing family checks it); traced, their
+    # values are unknown, so every backend and compiler clamps them the same way
+    x_np = sample(D.float32, (5, 3), 10)
+    x = nx.tensor(x_np)
+    raw = [7, -9, 2, 300] if itype.kind == "i" else [7, 2, 255, 4]
+    raw = [v for v in raw if v <= np.iinfo(itype.numpy_dtype).max]
+    i_np = np.array(raw, dtype=itype.numpy_dtype)
+    k = _clamped(i_np.astype(np.int64), 5)
+    i = nx.tensor(i_np)
+    col = nx.tensor(i_np.reshape(-1, 1))
+    cases: list[tuple[Callable[..., Any], tuple[Any, ...], Any]] = [
+        (lambda a, j: a[j], (x, i), x_np[k]),
+        (lambda a, j: nx.take(a, j, axis=0), (x, i), x_np[k]),
+        (lambda a, j: a[j[0]], (x, i), x_np[k[0]]),
+        (lambda a, j: nx.take_along_axis(a[:4].T, j.reshape(1, -1) + 0, axis=1),
+         (x, i), np.take_along_axis(x_np[:4].T, _clamped(i_np.astype(np.int64), 4)[None],
+                                    axis=1)),
+    ]  # fmt: skip
+    upd = nx.tensor(np.arange(1, len(raw) + 1, dtype=np.float32))
+    added = np.zeros(5, np.float32)
+    np.add.at(added, k, np.arange(1, len(raw) + 1, dtype=np.float32))
+    cases.append((lambda a, j, u: nx.indexed_add(a, j, u), (nx.zeros(5), col, upd), added))
+    names = compilers_serving(nx.get_default_backend())
+    for fn, args, want in cases:
+        for name in names:
+            got = nx.jit(fn, compiler=name)(*args)
+            assert got.dtype is D.float32 and got.shape == want.shape, (name, got.describe())
+            np.testing.assert_array_equal(got.to_numpy(), want, err_msg=name)
+
+
+def test_compiled_index_into_an_empty_axis_is_refused() -> None:
+    x = nx.zeros((0, 3))
+    with pytest.raises(nx.IndexingError, match=r"getitem: axis 0 of .* is empty"):
+        nx.jit(lambda a, j: a[j])(x, nx.tensor(0))
+    with pytest.raises(nx.IndexingError, match=r"indexed_add: .* is empty along axis 0"):
+        nx.jit(lambda a, j: nx.indexed_add(a, j, nx.ones((1, 3))))(x, nx.tensor([[0]]))
