@@ -240,7 +240,7 @@ def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor) -> Tens
     from numerix.ops.elementwise import add, clip, where
 
     concrete = is_concrete(k)
-    if not concrete and dim == 0:
+    if not concrete and dim == 0 and k.size:
         raise IndexingError(
             f"getitem: axis {axis} of {x.describe()} is empty: no index is in range"
         )
@@ -331,7 +331,7 @@ def _in_range(op: str, k: Tensor, axes: Sequence[int], what: Tensor) -> Tensor:
                 k = cast(k, D.int64)
             if not (h < 0).any():
                 return k
-    if 0 in dims:
+    if 0 in dims and k.size and not is_concrete(k):
         raise IndexingError(
             f"{op}: {what.describe()} is empty along axis {axes[dims.index(0)]}: no index is "
             f"in range"
