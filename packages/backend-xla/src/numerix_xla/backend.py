@@ -22,7 +22,7 @@ from jax import lax
 from jax.sharding import SingleDeviceSharding
 
 from numerix._tensor import Tensor
-from numerix.backend import Backend
+from numerix.backend import Backend, lowers
 from numerix.errors import BackendOptionError
 from numerix_xla._extra import ExtraKernels
 from numerix_xla.clients import CLIENTS, default_client, get_client, target_problem
@@ -159,8 +159,6 @@ def _isnan(a: Any) -> Any:
         return _isnan(lax.real(a)) | _isnan(lax.imag(a))
     if not _is_float(a.dtype):
         return lax.full(a.shape, False)
-    if a.dtype in _LOW:
-        a = _cvt(a, _F32)
     if a.dtype in _LOW:
         a = _cvt(a, _F32)
     return a != a
@@ -493,7 +491,12 @@ _GE = _J(_compare(lax.ge))
 _SELECT = _J(_select)
 
 
+# each method carries its jitted kernel as its lowering (numerix.backend.lowers): the
+# evaluator's programs call it on the jax arrays directly
+
+
 def _unary(kernel: Callable[[Any], Any]) -> Callable[[Any, Tensor, Tensor], Tensor]:
+    @lowers(lambda params, ins, out: kernel)
     def method(self: Any, out: Tensor, x: Tensor) -> Tensor:
         out.data = kernel(x.data)
         return out
@@ -502,6 +505,7 @@ def _unary(kernel: Callable[[Any], Any]) -> Callable[[Any, Tensor, Tensor], Tens
 
 
 def _binary(kernel: Callable[[Any, Any], Any]) -> Callable[[Any, Tensor, Tensor, Tensor], Tensor]:
+    @lowers(lambda params, ins, out: kernel)
     def method(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         out.data = kernel(x1.data, x2.data)
         return out
