@@ -241,3 +241,24 @@ def test_compiled_index_into_an_empty_axis_is_refused() -> None:
         nx.jit(lambda a, j: a[j])(x, nx.tensor(0))
     with pytest.raises(nx.IndexingError, match=r"indexed_add: .* is empty along axis 0"):
         nx.jit(lambda a, j: nx.indexed_add(a, j, nx.ones((1, 3))))(x, nx.tensor([[0]]))
+
+
+# ---------------------------------------------------------------- the seed's example
+
+
+def test_compiled_seed_softmax_every_compiler() -> None:
+    # "Compiler or Backend?": the seed's softmax as a defn, on this backend, with every
+    # compiler serving it; its trace prints as a listing
+    def softmax(x: Any) -> Any:
+        return nx.exp(x - nx.max(x)) / nx.sum(nx.exp(x - nx.max(x)))
+
+    x = nx.tensor([1, 2, 3, 4])
+    e = np.exp(np.arange(1.0, 5.0) - 4)
+    listing = str(nx.trace(softmax, x)).splitlines()
+    assert listing[0].split() == ["parameter", "a", "s64[4]"]
+    assert any(ln.split()[:4] == ["b", "=", "max", "["] for ln in listing), listing
+    assert listing[-1].split()[-1] == "f32[4]"
+    for name in compilers_serving(nx.get_default_backend()):
+        got = nx.defn(softmax, compiler=name)(x)
+        assert got.dtype is D.float32 and got.shape == (4,) and got.backend is x.backend
+        np.testing.assert_allclose(got.to_numpy(), e / e.sum(), rtol=1e-6, err_msg=name)
