@@ -195,6 +195,29 @@ def _udivmod64(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Te
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
+def _sum_lowering(p: Any, ins: Any, out: Any) -> Any:
+    d = ins[0][1]
+    if not p["axes"] or d in SIGNED_VIEW:
+        return None  # the method's own paths
+    axes, keep, t = p["axes"], p["keepdims"], TORCH[out[1]]
+    return lambda a: torch.sum(a, dim=axes, keepdim=keep).to(t)
+
+
+def _extreme_lowering(fn: Any, p: Any, ins: Any) -> Any:
+    if not p["axes"] or ins[0][1] in EMULATED:
+        return None
+    return functools.partial(fn, dim=p["axes"], keepdim=p["keepdims"])
+
+
+def _dot_lowering(p: Any, ins: Any) -> Any:
+    (sa, d), (sb, _) = ins
+    if d in SIGNED_VIEW:
+        return None
+    plan = _dot_plan(len(sa), len(sb), p["contract_x"], p["batch_x"], p["contract_y"],
+                     p["batch_y"])  # fmt: skip
+    return torch.matmul if plan is None else functools.partial(torch.einsum, plan)
+
+
 @functools.lru_cache(maxsize=512)
 def _dot_plan(nx_: int, ny: int, cx: tuple[int, ...], bx: tuple[int, ...],
               cy: tuple[int, ...], by: tuple[int, ...]) -> str | None:  # fmt: skip
@@ -664,6 +687,7 @@ class TorchBackend(ExtraKernels, Backend):
         return out
 
     # ------------------------------------------------------------ reductions
+    @lowers(lambda p, ins, out: _sum_lowering(p, ins, out))
     def sum(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
         d = x.dtype
         if not axes:  # torch reads dim=() as every axis
@@ -690,9 +714,11 @@ class TorchBackend(ExtraKernels, Backend):
         out.data = unbits(r, d) if d in SIGNED_VIEW else r.to(TORCH[out.dtype])
         return out
 
+    @lowers(lambda p, ins, out: _extreme_lowering(torch.amax, p, ins))
     def max(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
         return self._extreme(out, x, torch.amax, axes, keepdims)
 
+    @lowers(lambda p, ins, out: _extreme_lowering(torch.amin, p, ins))
     def min(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
         return self._extreme(out, x, torch.amin, axes, keepdims)
 
@@ -738,6 +764,7 @@ class TorchBackend(ExtraKernels, Backend):
         return out
 
     # ------------------------------------------------------------ linalg
+    @lowers(lambda p, ins, out: _dot_lowering(p, ins))
     def dot(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
             batch_x: tuple[int, ...], contract_y: tuple[int, ...],
             batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
