@@ -8,11 +8,11 @@
 from numerix.defn.compilers import ArgSpec, Compiler
 from numerix.defn.control import cond, fori_loop, hook, print_value, while_loop
 from numerix.defn.expr import ExprBackend, Graph, Node
-from numerix.defn.jit import Compiled, Defn, Jitted, compile, defn, jit
+from numerix.defn.jit import Compiled, Jitted, compile, defn, jit
 from numerix.defn.trace import Template, template, trace
 
 __all__ = [
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
     "print_value", "hook", "Compiler", "ArgSpec", "Graph", "Node", "ExprBackend", "Template",
-    "Jitted", "Defn", "Compiled",
+    "Jitted", "Compiled",
 ]  # fmt: skip

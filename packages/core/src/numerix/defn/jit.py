@@ -23,7 +23,7 @@ from numerix.defn.trace import (
 )
 from numerix.errors import ArgumentError, TracingError
 
-__all__ = ["jit", "defn", "compile", "Jitted", "Defn", "Compiled"]
+__all__ = ["jit", "defn", "compile", "Jitted", "Compiled"]
 
 
 def _number_backend(leaves: Sequence[Any]) -> Backend:
@@ -67,7 +67,10 @@ def _to_tensors(leaves: list[Any], specs: Sequence[ArgSpec]) -> list[Any]:
 
 
 class Jitted:
-    """A function compiled on first call for each signature (see :func:`jit`)."""
+    """The state of a function compiled on first call for each signature (see :func:`jit`):
+    its caches and the general call path. :func:`jit` and :func:`defn` return
+    :attr:`function`, a plain function with a fast path for calls with positional
+    tensors, which reaches this object as its ``jitted`` attribute."""
 
     def __init__(
         self,
@@ -105,6 +108,8 @@ class Jitted:
         self._lock = threading.Lock()
         #: how many times the function was traced (once per new signature)
         self.trace_count = 0
+        #: what jit() returns: this object's calls behind a fast path (see _entry)
+        self.function = _entry(self)
 
     # ------------------------------------------------------------ signature
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -164,29 +169,7 @@ class Jitted:
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        fast_key: Any = None
-        if not kwargs and self._sig is None:
-            # the common call, positional tensors only: keyed without flattening (a
-            # number has no .shape; the type keeps templates and arrays apart)
-            try:
-                if len(args) == 1:
-                    a = args[0]
-                    fast_key = ((type(a), a.shape, a.dtype, a.backend),)
-                else:
-                    fast_key = tuple([(type(a), a.shape, a.dtype, a.backend) for a in args])
-                if self.compiler is None:
-                    cname, base = default_compiler()
-                    fast_key = (*fast_key, (cname, _freeze(base) if base else ()))
-                hit = self._fast.get(fast_key)
-            except (AttributeError, TypeError):
-                fast_key = hit = None
-            if hit is not None and _active.get() is None:
-                run, out_tree = hit
-                if out_tree is None:  # one tensor out: run returns it
-                    return run(args)
-                import optree
-
-                return optree.tree_unflatten(out_tree, run(args))
+        """The general path: flatten the arguments, find or compile the program, run it."""
         if active_trace() is not None:  # inside another trace: inline
             return self.fn(*args, **kwargs)
         key, leaves, tree, statics, nb = self._key(args, kwargs)
@@ -198,7 +181,8 @@ class Jitted:
                     entry = self._compile(leaves, tree, statics, nb)
                     self._cache[key] = entry
         run, out_tree = entry
-        if fast_key is not None and all(type(a) is Tensor for a in args):
+        if not kwargs and self._sig is None and all(type(a) is Tensor for a in args):
+            fast_key = _fast_key(args, self.compiler is None)
             if _single_leaf(out_tree):
                 one = getattr(run, "one", None)
                 self._fast[fast_key] = (one or (lambda xs, run=run: run(xs)[0]), None)
@@ -216,6 +200,7 @@ class Jitted:
         specs = _specs(leaves, nb)
         comp, options = resolve_compiler(self.compiler, self.options)
         self.trace_count += 1
+        self.function.trace_count = self.trace_count  # type: ignore[attr-defined]
         fn = self.fn
         if self._sig is not None:
             sig = self._sig
@@ -270,29 +255,8 @@ def jit(
     numerix.errors.ArgumentError: jit: no compiler named 'nope'; compilers: evaluator...
     """
     if fn is None:
-        return lambda f: Jitted(f, compiler, static_argnames, compiler_options)
-    return Jitted(fn, compiler, static_argnames, compiler_options)
-
-
-class Defn:
-    """A numerical definition (see :func:`defn`)."""
-
-    def __init__(self, fn: Callable[..., Any], jitted: Jitted) -> None:
-        functools.update_wrapper(self, fn)
-        self.fn = fn
-        self.jitted = jitted
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if active_trace() is not None:
-            return self.fn(*args, **kwargs)
-        return self.jitted(*args, **kwargs)
-
-    def is_cached(self, *args: Any, **kwargs: Any) -> bool:
-        """Whether a call with these arguments reuses a compiled program."""
-        return self.jitted.is_cached(*args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<numerix.defn {getattr(self.fn, '__qualname__', self.fn)!r}>"
+        return lambda f: Jitted(f, compiler, static_argnames, compiler_options).function
+    return Jitted(fn, compiler, static_argnames, compiler_options).function
 
 
 def defn(
@@ -331,7 +295,7 @@ def defn(
         return lambda f: defn(
             f, static_argnames=static_argnames, compiler=compiler, **compiler_options
         )
-    return Defn(fn, Jitted(fn, compiler, static_argnames, compiler_options))
+    return Jitted(fn, compiler, static_argnames, compiler_options).function
 
 
 class Compiled:
@@ -401,6 +365,67 @@ def compile(
     comp, options = resolve_compiler(compiler, compiler_options)
     graph = trace_flat(fn, [(s.shape, s.dtype) for s in specs], tree, op="compile")
     return Compiled(fn, comp.compile(graph, specs, options), graph, specs, tree)
+
+
+def _fast_key(args: Sequence[Any], default: bool) -> Any:
+    """The fast path's cache key: (type, shape, dtype, backend) per argument, and the
+    default compiler's name and options when the function names none. Raises
+    AttributeError for an argument that is not tensor-like (a number)."""
+    if len(args) == 1:
+        a = args[0]
+        key: Any = ((type(a), a.shape, a.dtype, a.backend),)
+    else:
+        key = tuple([(type(a), a.shape, a.dtype, a.backend) for a in args])
+    if default:
+        cname, base = default_compiler()
+        key = (*key, (cname, _freeze(base) if base else ()))
+    return key
+
+
+def _entry(jitted: Jitted) -> Callable[..., Any]:
+    """The function :func:`jit` returns for ``jitted``.
+
+    A call with positional tensors of a signature seen before runs the cached program
+    directly: one key built, one dict lookup, the program (a plain function, not an
+    object's ``__call__``: the call itself costs less). Anything else goes through
+    ``Jitted.__call__``.
+    """
+    slow = jitted.__call__
+    fast = jitted._fast
+    default = jitted.compiler is None
+    active = _active.get
+
+    if jitted._sig is not None:  # static arguments: always the general path
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return slow(*args, **kwargs)
+
+    else:
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if not kwargs:
+                try:
+                    hit = fast.get(_fast_key(args, default))
+                except (AttributeError, TypeError):  # a number, an unhashable leaf
+                    hit = None
+                if hit is not None and active() is None:
+                    run, out_tree = hit
+                    if out_tree is None:  # one tensor out: run returns it
+                        return run(args)
+                    import optree
+
+                    return optree.tree_unflatten(out_tree, run(args))
+            return slow(*args, **kwargs)
+
+    fn = jitted.fn
+    functools.update_wrapper(call, fn)
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+    call.__qualname__ = f"jit({name})"
+    call.fn = fn  # type: ignore[attr-defined]  # the Python function, undecorated
+    call.jitted = jitted  # type: ignore[attr-defined]
+    call.is_cached = jitted.is_cached  # type: ignore[attr-defined]
+    call.trace_count = jitted.trace_count  # type: ignore[attr-defined]
+    return call
 
 
 def _single_leaf(tree: Any) -> bool:
