@@ -39,6 +39,7 @@ from numerix.defn.expr import (
 )
 from numerix.defn.replay import runner
 from numerix.errors import ArgumentError
+from numerix.ops._core import new_out
 from numerix_xla.backend import XlaBackend
 
 __all__ = ["XlaCompiler"]
@@ -79,7 +80,7 @@ class XlaCompiler(Compiler):
         single = len(graph.outputs) == 1
 
         def program(*xs: Any) -> Any:
-            args = [_shell(x, s, d, backend) for x, (s, d) in zip(xs[:n], in_types)]
+            args = [new_out(s, d, backend, x) for x, (s, d) in zip(xs[:n], in_types)]
             outs = [o.data for o in body(args, xs[n:])]
             return outs[0] if single else outs  # one output: as raw jax.jit returns it
 
@@ -124,12 +125,6 @@ def target_backend(args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> 
     backend = get_backend("xla", **opts)
     assert isinstance(backend, XlaBackend)
     return backend
-
-
-def _shell(data: Any, shape: tuple[int, ...], dtype: Any, backend: Backend) -> Tensor:
-    t = _new(Tensor)
-    t.shape, t.dtype, t.backend, t.data = shape, dtype, backend, data
-    return t
 
 
 class _Lowering:
@@ -200,9 +195,7 @@ class _Lowering:
         assert shape is not None and dtype is not None  # a primitive has one value
 
         def prim(env: list[Any], caps: Sequence[Any]) -> Any:
-            out = _new(Tensor)
-            out.shape, out.dtype, out.backend, out.data = shape, dtype, b, None
-            return kernel(out, *get(env), **params)
+            return kernel(new_out(shape, dtype, b), *get(env), **params)
 
         return prim
 
@@ -214,14 +207,14 @@ class _Lowering:
         if n.op == CONSTANT and v.size <= FOLD_LIMIT:
             # small host data: a literal of the program
             lit = np.asarray(v.backend.to_numpy(v), dtype=dtype.numpy_dtype)
-            return lambda env, caps: _shell(lit, shape, dtype, b)
+            return lambda env, caps: new_out(shape, dtype, b, lit)
         k = self._cap_index.get(n.id)
         if k is None:
             from numerix.ops._core import on_backend
 
             k = self._cap_index[n.id] = len(self.captured)
             self.captured.append(on_backend(v, b).data)
-        return lambda env, caps: _shell(caps[k], shape, dtype, b)
+        return lambda env, caps: new_out(shape, dtype, b, caps[k])
 
     def _cond(self, n: Node, slot: dict[int, int]) -> _Step:
         b = self.backend
@@ -243,7 +236,7 @@ class _Lowering:
             def branch(fn: Any, types_in: Any, which: int) -> Callable[..., Any]:
                 def f(ta: Any, fa: Any) -> Any:
                     xs = (ta, fa)[which]
-                    shells = [_shell(x, s, d, b) for x, (s, d) in zip(xs, types_in)]
+                    shells = [new_out(s, d, b, x) for x, (s, d) in zip(xs, types_in)]
                     return [o.data for o in fn(shells, caps)]
 
                 return f
@@ -255,7 +248,7 @@ class _Lowering:
                 [env[i].data for i in targ],
                 [env[i].data for i in farg],
             )
-            return [_shell(o, s, d, b) for o, (s, d) in zip(outs, types)]
+            return [new_out(s, d, b, o) for o, (s, d) in zip(outs, types)]
 
         return cond
 
@@ -275,7 +268,7 @@ class _Lowering:
             bvals = [env[i] for i in bfree]  # closed over by the loop's functions
 
             def state(xs: Any) -> list[Tensor]:
-                return [_shell(x, s, d, b) for x, (s, d) in zip(xs, types)]
+                return [new_out(s, d, b, x) for x, (s, d) in zip(xs, types)]
 
             def c(xs: Any) -> Any:
                 p = cf(state(xs) + cvals, caps)[0].data
@@ -318,7 +311,7 @@ def _hook(n: Node, src: int) -> _Step:
         # callback may deadlock on accelerators
         from numerix.plugins import get_backend
 
-        t = _shell(np.asarray(a, dtype=dtype.numpy_dtype), shape, dtype, get_backend("binary"))
+        t = new_out(shape, dtype, get_backend("binary"), np.asarray(a, dtype=dtype.numpy_dtype))
         fn(t)
 
     def hook(env: list[Any], caps: Sequence[Any]) -> Any:
@@ -334,9 +327,9 @@ def _native_block(impl: Any, b: Backend, n: Node, get: Callable[[list[Any]], lis
 
     def block(env: list[Any], caps: Sequence[Any]) -> Any:
         if types is not None:
-            outs: Any = tuple(_shell(None, s, d, b) for s, d in types)
+            outs: Any = tuple(new_out(s, d, b) for s, d in types)
         else:
-            outs = _shell(None, shape, dtype, b)  # type: ignore[arg-type]
+            outs = new_out(shape, dtype, b)  # type: ignore[arg-type]
         r = impl(b, outs, *get(env), **params)
         return list(r) if isinstance(r, tuple) else r
 

@@ -29,6 +29,7 @@ from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.dtypes import DType
 from numerix.errors import NumerixError, TracingError
+from numerix.ops._core import new_out
 from numerix.primitives._registry import Block
 
 __all__ = [
@@ -373,8 +374,7 @@ class ExprBackend(Backend):
         literal = all(not isinstance(x, Node) or x.op == CONSTANT for x in ins)
         if literal and (name == "from_numpy" or _size(out.shape) <= FOLD_LIMIT):
             host = _host()
-            o = _new(Tensor)
-            o.shape, o.dtype, o.backend, o.data = out.shape, out.dtype, host, None
+            o = new_out(out.shape, out.dtype, host)
             args = [x.value if isinstance(x, Node) else x for x in ins]
             return self.constant(getattr(host, name)(o, *args, **params))
         return None
@@ -402,9 +402,7 @@ class ExprBackend(Backend):
     def wrap(self, node: Node) -> Tensor:
         """A tensor on this backend whose value is ``node``'s."""
         assert node.shape is not None and node.dtype is not None
-        t = _new(Tensor)
-        t.shape, t.dtype, t.backend, t.data = node.shape, node.dtype, self, node
-        return t
+        return new_out(node.shape, node.dtype, self, node)
 
     def node(
         self,

@@ -37,6 +37,7 @@ from numerix.defn.expr import (
     Graph,
     Node,
 )
+from numerix.ops._core import new_out
 
 __all__ = ["Program", "lower", "run_program", "runner"]
 
@@ -160,12 +161,6 @@ def _mover(backend: Backend) -> Callable[[Tensor], Any]:
 # ---------------------------------------------------------------- helpers the source calls
 
 
-def _shell(shape: tuple[int, ...], dtype: Any, backend: Backend, data: Any = None) -> Tensor:
-    t = _new(Tensor)
-    t.shape, t.dtype, t.backend, t.data = shape, dtype, backend, data
-    return t
-
-
 def _method_call(
     backend: Backend,
     method: Callable[..., Any],
@@ -174,30 +169,32 @@ def _method_call(
     multi: bool,
     params: Mapping[str, Any],
 ) -> Callable[..., Any]:
-    """A function of payloads calling ``method(out_shell(s), *input_shells, **params)``;
+    """A function of payloads calling ``method(outnew_out(s), *input_shells, **params)``;
     inputs typed None are plain values, passed as they are."""
     params = dict(params)
     typed = tuple(ins)
 
     def call(*payloads: Any) -> Any:
-        args = [x if t is None else _shell(t[0], t[1], backend, x) for t, x in zip(typed, payloads)]
+        args = [
+            x if t is None else new_out(t[0], t[1], backend, x) for t, x in zip(typed, payloads)
+        ]
         if multi:
-            shells = tuple(_shell(s, d, backend) for s, d in out)
+            shells = tuple(new_out(s, d, backend) for s, d in out)
             r = method(shells, *args, **params)
             return tuple(t.data for t in r)
         s, d = out
-        return method(_shell(s, d, backend), *args, **params).data
+        return method(new_out(s, d, backend), *args, **params).data
 
     return call
 
 
 def _wrapper(shape: tuple[int, ...], dtype: Any, backend: Backend) -> Callable[[Any], Tensor]:
-    return lambda data: _shell(shape, dtype, backend, data)
+    return lambda data: new_out(shape, dtype, backend, data)
 
 
 def _truth_of(backend: Backend, dtype: Any) -> Callable[[Any], bool]:
     def truth(data: Any) -> bool:
-        return bool(backend.to_numpy(_shell((), dtype, backend, data)))
+        return bool(backend.to_numpy(new_out((), dtype, backend, data)))
 
     return truth
 

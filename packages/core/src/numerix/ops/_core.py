@@ -26,13 +26,14 @@ _PY_SCALARS = (bool, int, float, complex)
 _new = Tensor.__new__
 
 
-def new_out(shape: tuple[int, ...], dtype: DType, backend: Backend) -> Tensor:
-    """The ``out`` tensor a primitive fills."""
+def new_out(shape: tuple[int, ...], dtype: DType, backend: Backend, data: Any = None) -> Tensor:
+    """The ``out`` tensor a primitive fills; with ``data``, a tensor holding that payload
+    (compilers wrap their values so), unchecked."""
     t = _new(Tensor)
     t.shape = shape
     t.dtype = dtype
     t.backend = backend
-    t.data = None
+    t.data = data
     return t
 
 
