@@ -9,6 +9,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from numerix._tensor import Tensor
+from numerix.backend import WindowByKind
 from numerix.dtypes import reduction_identity
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -34,7 +35,7 @@ def windows(
              + tuple(slice(None, None, d) for d in dilations)]  # fmt: skip
 
 
-class WindowKernels:
+class WindowKernels(WindowByKind):
     """numpy kernels of the window primitives."""
 
     __slots__ = ()
@@ -60,18 +61,6 @@ class WindowKernels:
                 r = np.min(v, axis=axes)
         out.data = np.asarray(r).astype(odt, copy=False)
         return out
-
-    def window_sum(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "sum", **params)
-
-    def window_prod(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "prod", **params)
-
-    def window_max(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "max", **params)
-
-    def window_min(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "min", **params)
 
     def _window_scatter(
         self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, highest: bool,
@@ -111,13 +100,3 @@ class WindowKernels:
                 res = res + src
         out.data = np.asarray(res).astype(out.dtype.numpy_dtype, copy=False)
         return out
-
-    def window_scatter_max(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
-    ) -> Tensor:
-        return self._window_scatter(out, x, source, init_value, False, **params)
-
-    def window_scatter_min(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
-    ) -> Tensor:
-        return self._window_scatter(out, x, source, init_value, True, **params)

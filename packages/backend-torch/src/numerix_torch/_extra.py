@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from numerix import dtypes as D
 from numerix._tensor import Tensor
+from numerix.backend import WindowByKind
 from numerix.dtypes import DType
 from numerix_torch._dtypes import TORCH, compute, order_key, restore
 
@@ -143,7 +144,7 @@ def _lu(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return p.contiguous(), low, torch.triu(a)
 
 
-class ExtraKernels:
+class ExtraKernels(WindowByKind):
     """Kernels beyond the element-wise, reduction and basic shape families."""
 
     __slots__ = ()
@@ -251,18 +252,6 @@ class ExtraKernels:
         out.data = restore(r, dt) if how in ("sum", "prod") else _unkey(r, dt)
         return out
 
-    def window_sum(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "sum", **params)
-
-    def window_prod(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "prod", **params)
-
-    def window_max(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "max", **params)
-
-    def window_min(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "min", **params)
-
     def _window_scatter(
         self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, highest: bool,
         window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs,
@@ -311,16 +300,6 @@ class ExtraKernels:
             res = res[:n].reshape(x.shape)
         out.data = restore(res, sdt)
         return out
-
-    def window_scatter_max(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
-    ) -> Tensor:
-        return self._window_scatter(out, x, source, init_value, False, **params)
-
-    def window_scatter_min(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
-    ) -> Tensor:
-        return self._window_scatter(out, x, source, init_value, True, **params)
 
     # ------------------------------------------------------------ conv
     def conv(

@@ -18,6 +18,7 @@ import numpy as np
 from jax import lax
 from jax.lax import linalg as lxl
 
+from numerix.backend import WindowByKind
 from numerix.dtypes import reduction_identity
 
 if TYPE_CHECKING:
@@ -324,7 +325,7 @@ def _build_lu() -> Callable[..., Any]:
 # ---------------------------------------------------------------- the mixin
 
 
-class ExtraKernels:
+class ExtraKernels(WindowByKind):
     """Kernels beyond the element-wise, reduction and basic shape families."""
 
     __slots__ = ()
@@ -384,18 +385,6 @@ class ExtraKernels:
         out.data = f(x.data)
         return out
 
-    def window_sum(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "sum", **params)
-
-    def window_prod(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "prod", **params)
-
-    def window_max(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "max", **params)
-
-    def window_min(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "min", **params)
-
     def _window_scatter(
         self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, lowest: bool,
         window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs,
@@ -406,16 +395,6 @@ class ExtraKernels:
         f = _jit(key, lambda: _build_window_scatter(lowest, window_dimensions, strides, padding))
         out.data = f(x.data, source.data, init_value.data)
         return out
-
-    def window_scatter_max(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
-    ) -> Tensor:
-        return self._window_scatter(out, x, source, init_value, False, **params)
-
-    def window_scatter_min(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
-    ) -> Tensor:
-        return self._window_scatter(out, x, source, init_value, True, **params)
 
     # ------------------------------------------------------------ conv
     def conv(

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from numerix._tensor import Tensor
     from numerix.dtypes import DType
 
-__all__ = ["Backend", "lowers"]
+__all__ = ["Backend", "WindowByKind", "lowers"]
 
 #: What :func:`lowers` takes: ``(params, inputs, out) -> a function of payloads or None``.
 Lowering = Callable[[Mapping[str, Any], tuple[Any, ...], tuple[Any, ...]], Any]
@@ -212,6 +212,38 @@ class Backend:
             f"{op}: backend {self!r} cannot hold {dtype} tensors; use another dtype "
             f"(x.astype(...)) or another backend"
         )
+
+
+class WindowByKind:
+    """A mixin for a backend whose window primitives share two kernels of its own:
+    ``_window_reduce(out, x, how, **params)`` (``how``: ``"sum"``, ``"prod"``, ``"max"``
+    or ``"min"``) and ``_window_scatter(out, x, source, init_value, pick_min, **params)``
+    (``pick_min``: False for ``window_scatter_max``, True for ``window_scatter_min``).
+    It defines the six primitives as calls of those two."""
+
+    __slots__ = ()
+
+    def window_sum(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
+        return self._window_reduce(out, x, "sum", **params)  # type: ignore[attr-defined]
+
+    def window_prod(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
+        return self._window_reduce(out, x, "prod", **params)  # type: ignore[attr-defined]
+
+    def window_max(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
+        return self._window_reduce(out, x, "max", **params)  # type: ignore[attr-defined]
+
+    def window_min(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
+        return self._window_reduce(out, x, "min", **params)  # type: ignore[attr-defined]
+
+    def window_scatter_max(
+        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
+    ) -> Tensor:
+        return self._window_scatter(out, x, source, init_value, False, **params)  # type: ignore[attr-defined]
+
+    def window_scatter_min(
+        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
+    ) -> Tensor:
+        return self._window_scatter(out, x, source, init_value, True, **params)  # type: ignore[attr-defined]
 
 
 def _rebuild_backend(name: str, options: dict[str, Any]) -> Backend:
