@@ -14,7 +14,7 @@ import pytest
 
 import numerix as nx
 from numerix.defn.expr import BLOCK
-from numerix.testing.defn_cases import OPS, F, same, spd, t
+from numerix.testing.defn_cases import OPS, F, branchy, same, spd, t
 from numerix_torch.backend import TorchBackend
 from numerix_torch.compiler import InductorFallbackWarning, TorchCompiler
 
@@ -96,21 +96,13 @@ def test_torch_compiler_seed_mlp_predict() -> None:
 # ---------------------------------------------------------------- control flow and hooks
 
 
-def _branchy(x: Any, n: Any) -> Any:
-    y = nx.cond(nx.sum(x) > 0, lambda a, b: a * b, lambda a, b: a - b, x, 2.0)
-    init = (nx.tensor(0), nx.zeros_like(x))
-    s = nx.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] + x), init)
-    f = nx.fori_loop(1, n, lambda i, acc: acc * i, nx.ones_like(x))
-    return y, s, f
-
-
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_torch_compiler_control_flow(sign: float) -> None:
     x, n = on_torch((nx.tensor([1.0, 2.0]) * sign, nx.tensor(4)))
-    f = tj(_branchy)
+    f = tj(branchy)
     got = f(x, n)
     assert [v.tolist() for v in optree.tree_leaves(got)] == [
-        v.tolist() for v in optree.tree_leaves(_branchy(x, n))
+        v.tolist() for v in optree.tree_leaves(branchy(x, n))
     ]
     assert got[0].tolist() == ([2.0, 4.0] if sign > 0 else [-3.0, -4.0])
     assert got[2].tolist() == [6.0, 6.0]
@@ -255,7 +247,7 @@ def test_torch_compiler_inductor_softmax() -> None:
 def test_torch_compiler_inductor_falls_back_on_control_flow() -> None:
     x, n = on_torch((nx.tensor([1.0, 2.0]), nx.tensor(4)))
     with pytest.warns(InductorFallbackWarning, match=r"cond, while node\(s\).*replay mode"):
-        got = tj(_branchy, mode="inductor")(x, n)
+        got = tj(branchy, mode="inductor")(x, n)
     assert [v.tolist() for v in optree.tree_leaves(got)] == [
-        v.tolist() for v in optree.tree_leaves(_branchy(x, n))
+        v.tolist() for v in optree.tree_leaves(branchy(x, n))
     ]

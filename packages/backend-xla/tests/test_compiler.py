@@ -15,7 +15,7 @@ import pytest
 import numerix as nx
 from numerix.defn import ArgSpec
 from numerix.defn.expr import BLOCK, TENSOR
-from numerix.testing.defn_cases import OPS, F, spd, t
+from numerix.testing.defn_cases import OPS, F, branchy, spd, t
 from numerix.testing.tolerances import tolerance
 from numerix_xla import compiler as xc
 from numerix_xla._extra import ExtraKernels
@@ -131,12 +131,9 @@ def test_xla_compiler_cache_compiles_once_per_signature(monkeypatch: pytest.Monk
 
 
 def _branchy(x: Any, n: Any) -> Any:
-    y = nx.cond(nx.sum(x) > 0, lambda a, b: a * b, lambda a, b: a - b, x, 2.0)
-    init = (nx.tensor(0), nx.zeros_like(x))
-    s = nx.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] + x), init)
-    f = nx.fori_loop(1, n, lambda i, acc: acc * i, nx.ones_like(x))
+    # the shared control-flow case, and a nested cond
     nested = nx.cond(n > 2, lambda: nx.cond(n > 4, lambda: x * 4, lambda: x * 3), lambda: -x)
-    return y, s, f, nested
+    return (*branchy(x, n), nested)
 
 
 @pytest.mark.parametrize(("sign", "n"), [(1.0, 5), (-1.0, 3), (1.0, 0)])

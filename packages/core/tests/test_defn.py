@@ -15,7 +15,7 @@ from numerix import plugins
 from numerix.defn.compilers import Compiler
 from numerix.defn.evaluator import Evaluator
 from numerix.defn.expr import BLOCK, CONSTANT, TENSOR, ExprBackend
-from numerix.testing.defn_cases import OPS, F, same, spd, t
+from numerix.testing.defn_cases import OPS, F, branchy, same, spd, t
 
 # ---------------------------------------------------------------- every public op, traced
 
@@ -289,21 +289,13 @@ def test_defn_leaked_tracer_is_refused() -> None:
 # ---------------------------------------------------------------- control flow
 
 
-def _branchy(x: Any, n: Any) -> Any:
-    y = nx.cond(nx.sum(x) > 0, lambda a, b: a * b, lambda a, b: a - b, x, 2.0)
-    init = (nx.tensor(0), nx.zeros_like(x))
-    s = nx.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] + x), init)
-    f = nx.fori_loop(1, n, lambda i, acc: acc * i, nx.ones_like(x))
-    return y, s, f
-
-
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_defn_control_flow_eager_and_traced(sign: float) -> None:
     x = nx.tensor([1.0, 2.0]) * sign
-    eager = _branchy(x, nx.tensor(4))
-    f = nx.jit(_branchy)
+    eager = branchy(x, nx.tensor(4))
+    f = nx.jit(branchy)
     same(f(x, nx.tensor(4)), eager)
-    same(f(x * 3, nx.tensor(4)), _branchy(x * 3, nx.tensor(4)))
+    same(f(x * 3, nx.tensor(4)), branchy(x * 3, nx.tensor(4)))
     assert f.trace_count == 1
     assert eager[0].tolist() == ([2.0, 4.0] if sign > 0 else [-3.0, -4.0])
     assert eager[2].tolist() == [6.0, 6.0]  # 1 * 1 * 2 * 3

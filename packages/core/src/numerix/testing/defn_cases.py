@@ -18,7 +18,7 @@ import pytest
 import numerix as nx
 from numerix.testing.oracle import sample
 
-__all__ = ["OPS", "B", "F", "S", "same", "spd", "t"]
+__all__ = ["OPS", "B", "F", "S", "branchy", "same", "spd", "t"]
 
 # ---------------------------------------------------------------- helpers
 
@@ -46,6 +46,15 @@ def same(got: Any, want: Any) -> None:
             np.asarray(g.to_numpy(), dtype=np.float64 if g.dtype is nx.bfloat16 else None),
             np.asarray(w.to_numpy(), dtype=np.float64 if w.dtype is nx.bfloat16 else None),
         )
+
+
+def branchy(x: Any, n: Any) -> Any:
+    """cond, while_loop and fori_loop in one function (the compilers' control-flow case)."""
+    y = nx.cond(nx.sum(x) > 0, lambda a, b: a * b, lambda a, b: a - b, x, 2.0)
+    init = (nx.tensor(0), nx.zeros_like(x))
+    s = nx.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] + x), init)
+    f = nx.fori_loop(1, n, lambda i, acc: acc * i, nx.ones_like(x))
+    return y, s, f
 
 
 # ---------------------------------------------------------------- every public op, traced
