@@ -60,12 +60,11 @@ class TorchCompiler(Compiler):
             )
         backend = _target(args_spec, options["device"], options["device_id"])
         program = lower(graph, backend)
-        moves = [i for i, s in enumerate(args_spec) if s.backend is not backend]
         if mode == "inductor":
             fn = _inductor(graph, program)
             if fn is not program.fn:
-                return runner(fn, program.outputs, backend, moves, len(args_spec))
-        return run_program(program, moves, len(args_spec))
+                return runner(fn, program.outputs, backend, args_spec)
+        return run_program(program, args_spec)
 
 
 # ---------------------------------------------------------------- the device

@@ -95,8 +95,7 @@ class XlaCompiler(Compiler):
         # executable, so calls go through jax's own dispatch with no recompile
         jitted.lower(*specs).compile()
         out_types = [(o.shape, o.dtype) for o in graph.outputs]
-        moves = [i for i, s in enumerate(args_spec) if s.backend is not backend]
-        run = runner(jitted, out_types, backend, moves, n, trailing=tuple(caps), bare=single)
+        run = runner(jitted, out_types, backend, args_spec, trailing=tuple(caps), bare=single)
         run.lowered = jitted  # type: ignore[attr-defined]
         return run
 

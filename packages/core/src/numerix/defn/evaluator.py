@@ -55,6 +55,4 @@ class Evaluator(Compiler):
         self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]
     ) -> Executable:
         backend = target_backend(args_spec)
-        # host arguments meeting another backend move per call, as eagerly
-        moves = [i for i, s in enumerate(args_spec) if s.backend is not backend]
-        return run_program(lower(graph, backend), moves, len(args_spec))
+        return run_program(lower(graph, backend), args_spec)

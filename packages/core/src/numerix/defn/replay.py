@@ -88,15 +88,15 @@ def runner(
     fn: Callable[..., Any],
     outputs: Sequence[_Type],
     backend: Backend,
-    moves: Sequence[int],
-    n_args: int,
+    args_spec: Sequence[Any],
     *,
     trailing: Sequence[Any] = (),
     context: Callable[[], Any] | None = None,
     bare: bool = False,
 ) -> Callable[[Sequence[Any]], list[Any]]:
     """``run(args) -> [Tensor]``, written out for this program: ``fn`` called on the
-    arguments' payloads (those at ``moves`` first moved to ``backend``) and then on
+    arguments' payloads (an argument ``args_spec`` places on another backend first
+    moved to ``backend``, as eagerly) and then on
     ``trailing`` values (a compiled program's constants), inside ``context()`` when
     given; each output payload wrapped as a tensor of ``backend`` typed as ``outputs``.
     ``bare``: ``fn`` returns its one output as it is, not in a sequence.
@@ -105,7 +105,10 @@ def runner(
     """
     ns: dict[str, Any] = {"_new": _new, "_T": Tensor, "_B": backend, "fn": fn}
     ns["_move"] = _mover(backend)
-    args = [f"_move(args[{i}])" if i in moves else f"args[{i}].data" for i in range(n_args)]
+    args = [
+        f"args[{i}].data" if a.backend is backend else f"_move(args[{i}])"
+        for i, a in enumerate(args_spec)
+    ]
     for k, value in enumerate(trailing):
         ns[f"c{k}"] = value
         args.append(f"c{k}")
@@ -137,14 +140,12 @@ def runner(
     return run
 
 
-def run_program(
-    program: Program, moves: Sequence[int], n_args: int
-) -> Callable[[Sequence[Any]], list[Any]]:
+def run_program(program: Program, args_spec: Sequence[Any]) -> Callable[[Sequence[Any]], list[Any]]:
     """:func:`runner` for a lowered :class:`Program`, inside its backend's
     :meth:`~numerix.Backend.program_context`."""
     b = program.backend
     ctx = None if type(b).program_context is Backend.program_context else b.program_context
-    run = runner(program.fn, program.outputs, b, moves, n_args, context=ctx)
+    run = runner(program.fn, program.outputs, b, args_spec, context=ctx)
     run.program = program  # type: ignore[attr-defined]  # for inspection: its source
     return run
 
