@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 
+import jax
 import numpy as np
 import pytest
 
@@ -15,6 +16,7 @@ import numerix as nx
 import numerix_xla
 from numerix.dtypes import as_dtype
 from numerix.errors import BackendNotFoundError, BackendOptionError, ConfigError
+from numerix_xla import _kernels as xk
 from numerix_xla import backend as xb
 from numerix_xla import clients
 
@@ -177,17 +179,33 @@ def test_synchronize_waits_for_the_value():
 
 # ---------------------------------------------------------------- kernels
 def test_kernels_are_compiled_once_per_static_parameters(monkeypatch):
-    monkeypatch.setattr(xb, "_KERNELS", {})
+    monkeypatch.setattr(xk, "_KERNELS", {})
     x = nx.ones((2, 3), backend="xla")
     y = nx.ones((5, 3), backend="xla")
     nx.sum(x, axis=1)
-    n = len(xb._KERNELS)
+    n = len(xk._KERNELS)
     for _ in range(3):
         nx.sum(x, axis=1)
         nx.sum(y, axis=1)  # another shape: jax retraces the same kernel
-    assert len(xb._KERNELS) == n
+    assert len(xk._KERNELS) == n
     nx.sum(x, axis=0)
-    assert len(xb._KERNELS) == n + 1
+    assert len(xk._KERNELS) == n + 1
+
+
+def test_clear_caches_drops_kernels_and_executables():
+    x = nx.tensor(np.arange(6.0).reshape(2, 3), backend="xla")
+    nx.sum(x, axis=1)
+    assert xk._KERNELS
+    before = jax.jit(lambda a: a + 1)
+    before(np.ones(2))
+    nx.clear_caches()
+    assert xk._KERNELS == {}
+    # jax's own executables went too: a jitted function seen before compiles again
+    assert before._cache_size() == 0
+    np.testing.assert_array_equal(nx.sum(x, axis=1).to_numpy(), [3.0, 12.0])
+    np.testing.assert_allclose(
+        nx.exp(x).to_numpy(), np.exp(np.arange(6.0).reshape(2, 3)), rtol=1e-14
+    )
 
 
 def test_float32_matmul_matches_numpy_at_full_precision():

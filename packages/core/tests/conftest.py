@@ -37,3 +37,11 @@ def _forget_settings() -> None:
     # the next read of the settings sees the plugins (and environment) as they are then
     _config_state.base = None
     _config_state.base_backend = None
+
+
+@pytest.fixture(autouse=True)
+def _wide_cli_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The CLI honours COLUMNS, which pytest-xdist's workers set to 80: its tables would
+    # fold their cells there and not in a single process. Unset, captured output is 132
+    # columns wide (numerix.cli._console), the same everywhere.
+    monkeypatch.delenv("COLUMNS", raising=False)

@@ -366,3 +366,31 @@ def test_import_numerix_does_not_import_heavy_or_plugin_modules():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------- clear_caches
+
+
+class CachingBackend(BinaryBackend):
+    name = "caching"
+    cleared: ClassVar[int] = 0
+
+    @classmethod
+    def clear_caches(cls) -> None:
+        cls.cleared += 1
+
+
+def test_clear_caches_asks_every_loaded_backend() -> None:
+    nx.register_backend("caching", CachingBackend, replace=True)
+    try:
+        x = nx.tensor([1.0, 2.0], backend="caching")  # loads the class
+        before = CachingBackend.cleared
+        nx.clear_caches()
+        assert CachingBackend.cleared == before + 1
+        # nothing a tensor needs is lost: it still computes
+        assert (x + 1).tolist() == [2.0, 3.0]
+    finally:
+        nx.unregister_backend("caching")
+    # an unregistered backend is not asked any more
+    nx.clear_caches()
+    assert CachingBackend.cleared == before + 1

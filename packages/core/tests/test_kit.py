@@ -3,14 +3,20 @@ it in full) and fails a deliberately wrong one with a readable report."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from numerix.testing import plugin as kit_plugin
+
 BROKEN_CONFTEST = textwrap.dedent('''
+    import os
+
     import numpy as np
     import pytest
 
@@ -36,6 +42,13 @@ BROKEN_CONFTEST = textwrap.dedent('''
             out.data = (out.data * (1 + 1e-3)).astype(out.data.dtype)
             return out
 
+        @classmethod
+        def clear_caches(cls):
+            # the kit calls it between ops; the test run counts the calls
+            if "KIT_CLEARS_FILE" in os.environ:
+                with open(os.environ["KIT_CLEARS_FILE"], "a") as f:
+                    f.write("clear\\n")
+
 
     nx.register_backend("wrong", WrongBackend, replace=True)
 
@@ -46,17 +59,34 @@ BROKEN_CONFTEST = textwrap.dedent('''
 ''')
 
 
-@pytest.fixture(scope="module")
-def wrong_run(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
-    d: Path = tmp_path_factory.mktemp("wrong_backend")
+def _run_kit(d: Path, *options: str, env: dict[str, str] | None = None) -> Any:
     (d / "conftest.py").write_text(BROKEN_CONFTEST)
     (d / "test_conformance.py").write_text("from numerix.testing.suite import *  # noqa: F403\n")
     (d / "pytest.ini").write_text("[pytest]\n")
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rN",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rN", *options,
          "-k", "test_binary_one_dtype or test_unary", str(d)],
-        capture_output=True, text=True, cwd=d, timeout=600,
+        capture_output=True, text=True, cwd=d, timeout=600, env=env,
     )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def wrong_run(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    return _run_kit(tmp_path_factory.mktemp("wrong_backend"))
+
+
+@pytest.fixture(scope="module")
+def wrong_run_xdist(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    # two workers, every case of an op on one of them, caches cleared every 50 tests
+    d = tmp_path_factory.mktemp("wrong_backend_xdist")
+    clears = d / "clears.txt"
+    env = {**os.environ, "KIT_CLEARS_FILE": str(clears)}
+    run = _run_kit(
+        d, "-n", "2", "--dist", "loadgroup", "-o", "numerix_clear_caches_every=50", env=env
+    )
+    return run, clears
 
 
 def test_wrong_backend_fails_the_kit(wrong_run: subprocess.CompletedProcess[str]) -> None:
@@ -95,3 +125,37 @@ def test_summary_per_op(wrong_run: subprocess.CompletedProcess[str]) -> None:
     assert rows["sqrt"][1] == 0 and rows["sqrt"][0] > 0
     failing = {op for op, r in rows.items() if r[1] and op != "total"}
     assert failing == {"add", "exp", "unary_special_values"}
+
+
+def test_summary_is_the_same_under_xdist(
+    wrong_run: subprocess.CompletedProcess[str],
+    wrong_run_xdist: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    # the workers' reports reach the controller, which prints the same table
+    run, _ = wrong_run_xdist
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert _summary(run.stdout) == _summary(wrong_run.stdout)
+
+
+def test_kit_clears_the_backends_caches(
+    wrong_run_xdist: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    run, clears = wrong_run_xdist
+    # about 2,000 cases in groups of one op, a clear at the first op change after 50
+    n = len(clears.read_text().split()) if clears.exists() else 0
+    assert n >= 10, run.stdout[-2000:]
+
+
+def test_caches_are_cleared_only_when_the_op_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    clearing = kit_plugin._Clearing(3)
+    monkeypatch.setattr(kit_plugin, "clear_caches", lambda: calls.append(clearing.op or ""))
+    for op in ["add", "add", "add", "add", "exp", "exp", "sum", "sum", "sum", "sum", "sum"]:
+        clearing.before(op)
+    # after 4 adds (>= 3) at the change to exp; then exp, exp, sum: 2 since, no clear at
+    # sum; the 5 sums that follow are one op, so no clear either
+    assert calls == ["add"]
+    never = kit_plugin._Clearing(0)
+    for op in ["a", "b", "c"] * 10:
+        never.before(op)
+    assert calls == ["add"]

@@ -2,7 +2,7 @@
 families (mixed into XlaBackend).
 
 Each kernel is a ``jax.jit``-compiled ``lax`` function cached per primitive and static
-parameters (:func:`_jit`); jit's own cache then keys on shapes and dtypes. float16 and
+parameters (:func:`numerix_xla._kernels.jitted`); jit's own cache then keys on shapes and dtypes. float16 and
 bfloat16 accumulate in float32 and round once, as the binary backend does.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
@@ -20,6 +19,7 @@ from jax.lax import linalg as lxl
 
 from numerix.backend import WindowByKind
 from numerix.dtypes import reduction_identity
+from numerix_xla._kernels import jitted
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -35,15 +35,6 @@ _IN_BOUNDS = lax.GatherScatterMode.PROMISE_IN_BOUNDS
 _POINT = lax.ScatterDimensionNumbers(
     update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
 )
-
-_KERNELS: dict[Any, Callable[..., Any]] = {}
-
-
-def _jit(key: Any, build: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
-    fn = _KERNELS.get(key)
-    if fn is None:
-        fn = _KERNELS[key] = jax.jit(build())
-    return fn
 
 
 # ---------------------------------------------------------------- trace-time helpers
@@ -341,20 +332,20 @@ class ExtraKernels(WindowByKind):
     # ------------------------------------------------------------ shape
     def pad(self, out: Tensor, x: Tensor, pad_value: Tensor, *,
             config: tuple[tuple[int, int, int], ...]) -> Tensor:  # fmt: skip
-        f = _jit(("pad", config), lambda: lambda a, v: lax.pad(a, v, config))
+        f = jitted(("pad", config), lambda: lambda a, v: lax.pad(a, v, config))
         out.data = f(x.data, pad_value.data)
         return out
 
     def dynamic_slice(self, out: Tensor, x: Tensor, *starts: Tensor,
                       sizes: tuple[int, ...]) -> Tensor:  # fmt: skip
         # allow_negative_indices=False: XLA's plain clamp, no wrapping of negative starts
-        f = _jit(("dynamic_slice", sizes), lambda: lambda a, *s: lax.dynamic_slice(
+        f = jitted(("dynamic_slice", sizes), lambda: lambda a, *s: lax.dynamic_slice(
             a, s, sizes, allow_negative_indices=False))  # fmt: skip
         out.data = f(x.data, *(s.data for s in starts))
         return out
 
     def put_slice(self, out: Tensor, x: Tensor, update: Tensor, *starts: Tensor) -> Tensor:
-        f = _jit("put_slice", lambda: lambda a, u, *s: lax.dynamic_update_slice(
+        f = jitted("put_slice", lambda: lambda a, u, *s: lax.dynamic_update_slice(
             a, u, s, allow_negative_indices=False))  # fmt: skip
         out.data = f(x.data, update.data, *(s.data for s in starts))
         return out
@@ -362,13 +353,13 @@ class ExtraKernels(WindowByKind):
     # ------------------------------------------------------------ indexing
     def indexed_add(self, out: Tensor, x: Tensor, indices: Tensor, updates: Tensor, *,
                     axes: tuple[int, ...]) -> Tensor:  # fmt: skip
-        f = _jit(("indexed_add", axes), lambda: _build_indexed_add(axes))
+        f = jitted(("indexed_add", axes), lambda: _build_indexed_add(axes))
         out.data = f(x.data, indices.data, updates.data)
         return out
 
     def indexed_put(self, out: Tensor, x: Tensor, indices: Tensor, updates: Tensor, *,
                     axes: tuple[int, ...]) -> Tensor:  # fmt: skip
-        f = _jit(("indexed_put", axes), lambda: _build_indexed_put(axes))
+        f = jitted(("indexed_put", axes), lambda: _build_indexed_put(axes))
         out.data = f(x.data, indices.data, updates.data)
         return out
 
@@ -380,7 +371,7 @@ class ExtraKernels(WindowByKind):
         if 0 in out.shape:
             return self._zeros(out)
         key = ("window", how, window_dimensions, strides, padding, window_dilations)
-        f = _jit(key, lambda: _build_window_reduce(
+        f = jitted(key, lambda: _build_window_reduce(
             how, window_dimensions, strides, padding, window_dilations))  # fmt: skip
         out.data = f(x.data)
         return out
@@ -392,7 +383,7 @@ class ExtraKernels(WindowByKind):
         if 0 in out.shape:
             return self._zeros(out)
         key = ("window_scatter", lowest, window_dimensions, strides, padding)
-        f = _jit(key, lambda: _build_window_scatter(lowest, window_dimensions, strides, padding))
+        f = jitted(key, lambda: _build_window_scatter(lowest, window_dimensions, strides, padding))
         out.data = f(x.data, source.data, init_value.data)
         return out
 
@@ -406,20 +397,20 @@ class ExtraKernels(WindowByKind):
             return self._zeros(out)
         key = ("conv", strides, padding, input_dilation, kernel_dilation, feature_group_count,
                batch_group_count)  # fmt: skip
-        f = _jit(key, lambda: _build_conv(strides, padding, input_dilation, kernel_dilation,
+        f = jitted(key, lambda: _build_conv(strides, padding, input_dilation, kernel_dilation,
                                           feature_group_count, batch_group_count))  # fmt: skip
         out.data = f(x.data, kernel.data)
         return out
 
     # ------------------------------------------------------------ sort
     def sort(self, out: Tensor, x: Tensor, *, axis: int, descending: bool) -> Tensor:
-        f = _jit(("sort", axis, descending),
+        f = jitted(("sort", axis, descending),
                  lambda: lambda a: _sorted(a, axis, descending, False)[0])  # fmt: skip
         out.data = f(x.data)
         return out
 
     def argsort(self, out: Tensor, x: Tensor, *, axis: int, descending: bool) -> Tensor:
-        f = _jit(("argsort", axis, descending),
+        f = jitted(("argsort", axis, descending),
                  lambda: lambda a: _sorted(a, axis, descending, True)[1])  # fmt: skip
         out.data = f(x.data)
         return out
@@ -432,14 +423,16 @@ class ExtraKernels(WindowByKind):
             self._zeros(values)
             self._zeros(indices)
             return out
-        f = _jit(("top_k", k, axis), lambda: _build_top_k(k, axis))
+        f = jitted(("top_k", k, axis), lambda: _build_top_k(k, axis))
         values.data, indices.data = f(x.data)
         return out
 
     def _cumulative(self, out: Tensor, x: Tensor, how: str, axis: int, reverse: bool) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        f = _jit(("cumulative", how, axis, reverse), lambda: _build_cumulative(how, axis, reverse))
+        f = jitted(
+            ("cumulative", how, axis, reverse), lambda: _build_cumulative(how, axis, reverse)
+        )
         out.data = f(x.data)
         return out
 
@@ -459,13 +452,13 @@ class ExtraKernels(WindowByKind):
     def fft(self, out: Tensor, x: Tensor, *, length: int) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        out.data = _jit(("fft", length), lambda: _build_fft(False, length))(x.data)
+        out.data = jitted(("fft", length), lambda: _build_fft(False, length))(x.data)
         return out
 
     def ifft(self, out: Tensor, x: Tensor, *, length: int) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        out.data = _jit(("ifft", length), lambda: _build_fft(True, length))(x.data)
+        out.data = jitted(("ifft", length), lambda: _build_fft(True, length))(x.data)
         return out
 
     # ------------------------------------------------------------ linear algebra blocks
@@ -486,7 +479,7 @@ class ExtraKernels(WindowByKind):
 
             return f
 
-        out.data = _jit(("cholesky", upper), build)(x.data)
+        out.data = jitted(("cholesky", upper), build)(x.data)
         return out
 
     def block_triangular_solve(
@@ -497,7 +490,7 @@ class ExtraKernels(WindowByKind):
             return _from_fallback(out, "triangular_solve_fallback", a, b, lower=lower,
                                   left_side=left_side, transform_a=transform_a)  # fmt: skip
         key = ("triangular_solve", lower, left_side, transform_a)
-        f = _jit(key, lambda: lambda m, r: lxl.triangular_solve(
+        f = jitted(key, lambda: lambda m, r: lxl.triangular_solve(
             m, r, left_side=left_side, lower=lower, transpose_a=transform_a != "none",
             conjugate_a=transform_a == "adjoint"))  # fmt: skip
         out.data = f(a.data, b.data)
@@ -506,19 +499,19 @@ class ExtraKernels(WindowByKind):
     def block_solve(self, out: Tensor, a: Tensor, b: Tensor) -> Tensor:
         if 0 in out.shape or 0 in a.shape:
             return _from_fallback(out, "solve_fallback", a, b)
-        out.data = _jit("solve", lambda: jnp.linalg.solve)(a.data, b.data)
+        out.data = jitted("solve", lambda: jnp.linalg.solve)(a.data, b.data)
         return out
 
     def block_inv(self, out: Tensor, x: Tensor) -> Tensor:
         if 0 in x.shape:
             return _from_fallback(out, "inv_fallback", x)
-        out.data = _jit("inv", lambda: jnp.linalg.inv)(x.data)
+        out.data = jitted("inv", lambda: jnp.linalg.inv)(x.data)
         return out
 
     def block_det(self, out: Tensor, x: Tensor) -> Tensor:
         if 0 in x.shape:
             return _from_fallback(out, "det_fallback", x)
-        out.data = _jit("det", lambda: jnp.linalg.det)(x.data)
+        out.data = jitted("det", lambda: jnp.linalg.det)(x.data)
         return out
 
     def block_qr(
@@ -527,7 +520,7 @@ class ExtraKernels(WindowByKind):
         if 0 in x.shape:
             return _from_fallback(out, "qr_fallback", x, mode=mode)
         full = mode == "complete"
-        f = _jit(("qr", full), lambda: lambda a: lxl.qr(a, full_matrices=full))
+        f = jitted(("qr", full), lambda: lambda a: lxl.qr(a, full_matrices=full))
         q, r = out
         q.data, r.data = f(x.data)
         return out
@@ -535,7 +528,7 @@ class ExtraKernels(WindowByKind):
     def block_eigh(self, out: tuple[Tensor, Tensor], x: Tensor) -> tuple[Tensor, Tensor]:
         if 0 in x.shape:
             return _from_fallback(out, "eigh_fallback", x)
-        f = _jit("eigh", lambda: lambda a: lxl.eigh(a, lower=True, symmetrize_input=False))
+        f = jitted("eigh", lambda: lambda a: lxl.eigh(a, lower=True, symmetrize_input=False))
         w, v = out
         v.data, w.data = f(x.data)
         return out
@@ -545,7 +538,7 @@ class ExtraKernels(WindowByKind):
     ) -> tuple[Tensor, Tensor, Tensor]:
         if 0 in x.shape:
             return _from_fallback(out, "svd_fallback", x, full_matrices=full_matrices)
-        f = _jit(("svd", full_matrices), lambda: lambda a: lxl.svd(
+        f = jitted(("svd", full_matrices), lambda: lambda a: lxl.svd(
             a, full_matrices=full_matrices, compute_uv=True))  # fmt: skip
         u, s, vh = out
         u.data, s.data, vh.data = f(x.data)
@@ -557,7 +550,7 @@ class ExtraKernels(WindowByKind):
         if 0 in x.shape:
             return _from_fallback(out, "lu_fallback", x)
         p, low, up = out
-        p.data, low.data, up.data = _jit("lu", _build_lu)(x.data)
+        p.data, low.data, up.data = jitted("lu", _build_lu)(x.data)
         return out
 
 

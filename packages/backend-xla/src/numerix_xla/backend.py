@@ -25,26 +25,12 @@ from numerix._tensor import Tensor
 from numerix.backend import Backend, lowers
 from numerix.errors import BackendOptionError
 from numerix_xla._extra import ExtraKernels
+from numerix_xla._kernels import clear, jitted
 from numerix_xla.clients import CLIENTS, default_client, get_client, target_problem
 
 jax.config.update("jax_enable_x64", True)
 
 __all__ = ["XlaBackend", "jitted"]
-
-
-def jitted(
-    key: Any, build: Callable[[], Callable[..., Any]], **jit_options: Any
-) -> Callable[..., Any]:
-    """The jitted kernel for ``key`` (a primitive name and its static parameters), built
-    once by ``build()`` and cached for the process; ``jit_options`` go to ``jax.jit``
-    (``out_shardings`` for kernels without inputs, whose device is part of ``key``)."""
-    fn = _KERNELS.get(key)
-    if fn is None:
-        fn = _KERNELS[key] = jax.jit(build(), **jit_options)
-    return fn
-
-
-_KERNELS: dict[Any, Callable[..., Any]] = {}
 
 
 # ====================================================================== traced helpers
@@ -473,6 +459,11 @@ class XlaBackend(ExtraKernels, Backend):
         self.client = get_client(self.options["client"])
         did = self.options["device_id"]
         self.jax_device = self.client.device(self.client.default_device_id if did is None else did)
+
+    @classmethod
+    def clear_caches(cls) -> None:
+        # also JAX's own caches, where the executables are: see numerix_xla._kernels.clear
+        clear()
 
     @classmethod
     def validate_options(cls, options: Any) -> dict[str, Any]:

@@ -195,6 +195,12 @@ class Backend:
         build = getattr(getattr(type(self), op, None), "lowering", None)
         return None if build is None else build(params, inputs, out)
 
+    @classmethod
+    def clear_caches(cls) -> None:
+        """Optional: drop the compiled kernels this backend keeps (the next call of a
+        kernel compiles it again). :func:`numerix.clear_caches` calls it on every backend
+        loaded in the process; the default keeps nothing, so does nothing."""
+
     def program_context(self) -> Any:
         """Optional: a context manager each replayed program runs inside (``binary``:
         numpy's floating-point warnings off, as XLA and LibTorch never warn); None (the

@@ -393,6 +393,17 @@ def get_backend(name: str, **options: Any) -> Backend:
     return canon
 
 
+def clear_caches() -> None:
+    """Drop the compiled kernels every backend loaded in this process keeps
+    (:meth:`Backend.clear_caches`), as ``jax.clear_caches()`` does for JAX: their memory
+    is freed, and the next call of each kernel compiles it again. Programs that
+    ``jit``-compiled functions hold stay with those functions."""
+    with _REG.lock:
+        classes = list(dict.fromkeys(_REG.classes.values()))
+    for cls in classes:
+        cls.clear_caches()
+
+
 def parse_spec(spec: Any, op: str = "backend") -> tuple[str, dict[str, Any]]:
     """``"xla:cuda:1"``, ``("xla", {"client": "cuda"})`` or ``"binary"`` → (name, options)."""
     if isinstance(spec, str):

@@ -6,6 +6,19 @@ Once selected, every test runs with that backend as the default, a test whose dt
 the backend does not claim (``Backend.supported_dtypes``) is reported as *not
 claimed* instead of run, and the terminal summary lists, per op, how many of the
 kit's cases passed, failed or were not claimed.
+
+The kit compiles thousands of kernels on a compiling backend (one per op, shape and
+dtype), so the plugin keeps a test process small and fast:
+
+- it calls :func:`numerix.clear_caches` when the op under test changes and at least
+  ``numerix_clear_caches_every`` kit tests (ini option, default 400) ran since the
+  last clear: kernels stay shared by the cases of one op, and the compiled
+  executables of ops done with are freed;
+- under pytest-xdist it puts every case of one op in one group
+  (``--dist loadgroup``), so the kernels an op's cases share are compiled by one
+  worker only;
+- it registers the hypothesis profile ``numerix-ci`` (``--hypothesis-profile=numerix-ci``):
+  10 derandomized draws per property instead of the kit's 40.
 """
 
 from __future__ import annotations
@@ -16,8 +29,23 @@ from typing import Any
 
 import pytest
 
+import numerix as nx
 from numerix.dtypes import DType
+from numerix.plugins import clear_caches
 from numerix.testing.tolerances import current_op
+
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "numerix-ci",
+        max_examples=10,
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+except ImportError:  # hypothesis is a test extra; without it there is no profile to offer
+    pass
 
 __all__ = ["current_op", "op_of"]
 
@@ -35,16 +63,62 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "'name:field:field'); kit tests of dtypes it does not claim are reported as not claimed",
     )
     parser.addini("numerix_backend", "the numerix backend the kit runs on", default="")
+    parser.addini(
+        "numerix_clear_caches_every",
+        "clear the backends' compiled kernels when the op under test changes after this "
+        "many kit tests (0: never)",
+        default="400",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "numerix_op(name): the op a conformance-kit test exercises (for the report)"
     )
-    config.stash[_REPORT] = defaultdict(lambda: {"passed": 0, "failed": 0, NOT_CLAIMED: 0})
+    config.pluginmanager.register(_KitReport(config), "numerix-kit-report")
+    raw = config.getini("numerix_clear_caches_every")
+    try:
+        every = int(raw)
+        if every < 0:
+            raise ValueError
+    except ValueError:
+        raise pytest.UsageError(
+            f"ini option numerix_clear_caches_every must be a count of tests >= 0 "
+            f"(0: never clear), got {raw!r}"
+        ) from None
+    config.stash[_CLEARING] = _Clearing(every)
 
 
-_REPORT = pytest.StashKey[dict[str, dict[str, int]]]()
+class _Clearing:
+    """When to clear the compiled caches: at the first change of op after ``every`` kit
+    tests since the last clear."""
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.since = 0
+        self.op: str | None = None
+
+    def before(self, op: str) -> None:
+        if self.every and op != self.op and self.since >= self.every:
+            clear_caches()
+            self.since = 0
+        self.op = op
+        self.since += 1
+
+
+_CLEARING = pytest.StashKey[_Clearing]()
+_OP = "numerix_op"
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    # under pytest-xdist's --dist loadgroup, one worker runs every case of an op
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if _is_kit(item):
+            item.add_marker(pytest.mark.xdist_group(name=f"numerix-kit-{op_of(item)}"))
 
 
 @pytest.fixture(scope="session")
@@ -99,17 +173,21 @@ def _numerix_kit(request: pytest.FixtureRequest, numerix_backend: Any) -> Iterat
     if numerix_backend is None:
         yield
         return
-    import numerix as nx
-
     backend = nx.defaults.resolve_backend(numerix_backend, "numerix kit")
     item = request.node
+    kit = _is_kit(item)
+    if kit:
+        op = op_of(item)
+        # the op travels with the test's reports (to the xdist controller too)
+        item.user_properties.append((_OP, op))
+        request.config.stash[_CLEARING].before(op)
     claimed = type(backend).supported_dtypes
     if claimed is not None:
         missing = [d for d in _dtypes_of(item) if d not in claimed]
         if missing:
             item.user_properties.append(("numerix", NOT_CLAIMED))
             pytest.skip(f"{NOT_CLAIMED}: backend {backend!r} does not claim {missing[0]}")
-    token = current_op.set(op_of(item) if _is_kit(item) else None)
+    token = current_op.set(op if kit else None)
     try:
         with nx.default_backend(backend):
             yield
@@ -117,42 +195,51 @@ def _numerix_kit(request: pytest.FixtureRequest, numerix_backend: Any) -> Iterat
         current_op.reset(token)
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome: Any = yield
-    rep = outcome.get_result()
-    if not _is_kit(item):
-        return
-    report = item.config.stash[_REPORT]
-    op = op_of(item)
-    if rep.skipped and ("numerix", NOT_CLAIMED) in item.user_properties:
-        if rep.when == "setup":
-            report[op][NOT_CLAIMED] += 1
-    elif rep.failed:
-        report[op]["failed"] += 1
-    elif rep.when == "call" and rep.passed:
-        report[op]["passed"] += 1
+class _KitReport:
+    """Counts the kit's outcomes per op where the reports arrive (the test process, or
+    pytest-xdist's controller) and prints them at the end."""
 
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.tally: dict[str, dict[str, int]] = defaultdict(
+            lambda: {"passed": 0, "failed": 0, NOT_CLAIMED: 0}
+        )
 
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    report = config.stash.get(_REPORT, None)
-    if not report:
-        return
-    spec = (
-        config.getoption("numerix_backend") or config.getini("numerix_backend") or "the fixture's"
-    )
-    tr = terminalreporter
-    tr.section(f"numerix conformance kit: {spec} backend")
-    width = max(len(op) for op in report)
-    tr.write_line(f"{'op':<{width}}  {'passed':>7}  {'failed':>7}  {NOT_CLAIMED:>11}")
-    totals = {"passed": 0, "failed": 0, NOT_CLAIMED: 0}
-    for op in sorted(report):
-        r = report[op]
-        for k in totals:
-            totals[k] += r[k]
-        line = f"{op:<{width}}  {r['passed']:>7}  {r['failed']:>7}  {r[NOT_CLAIMED]:>11}"
-        tr.write_line(line, red=bool(r["failed"]))
-    tr.write_line(
-        f"{'total':<{width}}  {totals['passed']:>7}  {totals['failed']:>7}  {totals[NOT_CLAIMED]:>11}",
-        bold=True,
-    )
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        op = props.get(_OP)
+        if not isinstance(op, str):
+            return
+        if report.skipped and props.get("numerix") == NOT_CLAIMED:
+            if report.when == "setup":
+                self.tally[op][NOT_CLAIMED] += 1
+        elif report.failed:
+            self.tally[op]["failed"] += 1
+        elif report.when == "call" and report.passed:
+            self.tally[op]["passed"] += 1
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+        report = self.tally
+        if not report:
+            return
+        config = self.config
+        spec = (
+            config.getoption("numerix_backend")
+            or config.getini("numerix_backend")
+            or "the fixture's"
+        )
+        tr = terminalreporter
+        tr.section(f"numerix conformance kit: {spec} backend")
+        width = max(len(op) for op in report)
+        tr.write_line(f"{'op':<{width}}  {'passed':>7}  {'failed':>7}  {NOT_CLAIMED:>11}")
+        totals = {"passed": 0, "failed": 0, NOT_CLAIMED: 0}
+        for op in sorted(report):
+            r = report[op]
+            for k in totals:
+                totals[k] += r[k]
+            line = f"{op:<{width}}  {r['passed']:>7}  {r['failed']:>7}  {r[NOT_CLAIMED]:>11}"
+            tr.write_line(line, red=bool(r["failed"]))
+        tr.write_line(
+            f"{'total':<{width}}  {totals['passed']:>7}  {totals['failed']:>7}  {totals[NOT_CLAIMED]:>11}",
+            bold=True,
+        )

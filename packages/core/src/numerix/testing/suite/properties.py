@@ -15,8 +15,10 @@ import numerix as nx
 from numerix import dtypes as D
 from numerix.testing.oracle import check, ids
 
+# 40 draws per property, or fewer where the loaded hypothesis profile asks for fewer
+# (``--hypothesis-profile=numerix-ci``, registered by the kit's pytest plugin)
 PROPS = settings(
-    max_examples=40,
+    max_examples=min(40, settings.default.max_examples),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     derandomize=True,
