@@ -333,3 +333,19 @@ def test_doctor_reports_a_missing_cuda_plugin(monkeypatch):
         nx.reload_config()
     fixes = [p["fix"] for p in res["problems"]]
     assert 'pip install "numerix-xla[cuda12]"' in fixes
+
+
+def test_element_wise_ops_with_empty_outputs_compile_nothing(caplog):
+    x = nx.tensor(np.zeros((2, 0), np.float32), backend="xla")
+    y = nx.tensor(np.zeros((1,), np.float32), backend="xla")
+    with jax.log_compiles(True), caplog.at_level("WARNING", logger="jax"):
+        results = [nx.exp(x), x + y, x.astype(nx.int32), nx.where(x > 0, x, y), -x]
+    compiles = [r for r in caplog.records if "ompil" in r.getMessage()]
+    assert compiles == [], [r.getMessage() for r in compiles]
+    for r, dtype in zip(results, ["float32", "float32", "int32", "float32", "float32"]):
+        assert r.shape == (2, 0) and r.dtype.name == dtype and r.backend is x.backend
+        assert r.to_numpy().shape == (2, 0)
+    # the control: a shape never seen before compiles, and the log shows it
+    with jax.log_compiles(True), caplog.at_level("WARNING", logger="jax"):
+        nx.exp(nx.tensor(np.ones((3, 1, 7, 2), np.float32), backend="xla"))
+    assert any("ompil" in r.getMessage() for r in caplog.records)

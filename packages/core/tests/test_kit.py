@@ -159,3 +159,21 @@ def test_caches_are_cleared_only_when_the_op_changes(monkeypatch: pytest.MonkeyP
     for op in ["a", "b", "c"] * 10:
         never.before(op)
     assert calls == ["add"]
+
+
+def test_caches_are_cleared_when_the_process_grows(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    size = [100 << 20]
+    monkeypatch.setattr(kit_plugin, "_resident", lambda: size[0])
+    monkeypatch.setattr(kit_plugin, "_release_memory", lambda: calls.append("released"))
+    monkeypatch.setattr(kit_plugin, "clear_caches", lambda: calls.append("cleared"))
+    clearing = kit_plugin._Clearing(1000, memory=1 << 30)
+    clearing.before("add")
+    size[0] += 1 << 30  # exactly the limit: not past it
+    clearing.before("add")
+    assert calls == []
+    size[0] += 1  # past it: cleared within the op, and the size after is the new base
+    clearing.before("add")
+    assert calls == ["cleared", "released"]
+    clearing.before("add")
+    assert calls == ["cleared", "released"]

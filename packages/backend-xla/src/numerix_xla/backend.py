@@ -414,6 +414,10 @@ def _iota(shape: tuple[int, ...], axis: int | None, dtype: np.dtype) -> Any:
 # Kernels without static parameters (jit retraces per shape / dtype by itself). Each
 # method carries its jitted kernel as its lowering (numerix.backend.lowers): the
 # evaluator's programs call it on the jax arrays directly.
+#
+# An element-wise method whose output is empty calls no kernel: XLA would compile a
+# program per shape and dtype to produce no element (``ExtraKernels._zeros`` puts an
+# empty host array on the device instead).
 
 _J = jax.jit
 _SELECT = _J(_select)
@@ -425,6 +429,8 @@ def _unary(fn: Callable[[Any], Any]) -> Callable[[Any, Tensor, Tensor], Tensor]:
 
     @lowers(lambda params, ins, out: kernel)
     def method(self: Any, out: Tensor, x: Tensor) -> Tensor:
+        if 0 in out.shape:
+            return self._zeros(out)
         out.data = kernel(x.data)
         return out
 
@@ -437,6 +443,8 @@ def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Tensor, Tensor, Ten
 
     @lowers(lambda params, ins, out: kernel)
     def method(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+        if 0 in out.shape:
+            return self._zeros(out)
         out.data = kernel(x1.data, x2.data)
         return out
 
@@ -590,6 +598,8 @@ class XlaBackend(ExtraKernels, Backend):
 
     # ------------------------------------------------------------ element-wise
     def as_type(self, out: Tensor, x: Tensor) -> Tensor:
+        if 0 in out.shape:
+            return self._zeros(out)
         dt = _np_dtype(out.dtype)
         out.data = jitted(("as_type", out.dtype.name), lambda: _as_type(dt))(x.data)
         return out
@@ -662,6 +672,8 @@ class XlaBackend(ExtraKernels, Backend):
     greater_equal = _binary(_compare(lax.ge))
 
     def select(self, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor) -> Tensor:
+        if 0 in out.shape:
+            return self._zeros(out)
         out.data = _SELECT(pred.data, on_true.data, on_false.data)
         return out
 

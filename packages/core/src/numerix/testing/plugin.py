@@ -12,8 +12,9 @@ dtype), so the plugin keeps a test process small and fast:
 
 - it calls :func:`numerix.clear_caches` when the op under test changes and at least
   ``numerix_clear_caches_every`` kit tests (ini option, default 400) ran since the
-  last clear: kernels stay shared by the cases of one op, and the compiled
-  executables of ops done with are freed;
+  last clear, or when the process grew by 1 GiB since then (on Linux): kernels stay
+  shared by the cases of one op, and the compiled executables of ops done with are
+  freed (and returned to the system);
 - under pytest-xdist it puts every case of one op in one group
   (``--dist loadgroup``), so the kernels an op's cases share are compiled by one
   worker only;
@@ -23,6 +24,10 @@ dtype), so the plugin keeps a test process small and fast:
 
 from __future__ import annotations
 
+import ctypes
+import gc
+import os
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -91,19 +96,55 @@ def pytest_configure(config: pytest.Config) -> None:
 
 class _Clearing:
     """When to clear the compiled caches: at the first change of op after ``every`` kit
-    tests since the last clear."""
+    tests since the last clear, or after ``memory`` bytes of growth of the process
+    since the last clear (where the process's size can be read: Linux), whatever the op.
+    ``every`` 0 never clears."""
 
-    def __init__(self, every: int) -> None:
+    def __init__(self, every: int, memory: int = 1 << 30) -> None:
         self.every = every
+        self.memory = memory
         self.since = 0
         self.op: str | None = None
+        self.base = _resident()
 
     def before(self, op: str) -> None:
-        if self.every and op != self.op and self.since >= self.every:
+        if self.every and (
+            (op != self.op and self.since >= self.every)
+            or (self.base is not None and (_resident() or 0) - self.base > self.memory)
+        ):
             clear_caches()
+            _release_memory()
             self.since = 0
+            self.base = _resident()
         self.op = op
         self.since += 1
+
+
+def _resident() -> int | None:
+    """The resident size of this process in bytes, or None where it cannot be read."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _release_memory() -> None:
+    # what clear_caches freed goes back to the system (glibc keeps it otherwise)
+    gc.collect()
+    if _TRIM is not None:
+        _TRIM(0)
+
+
+def _malloc_trim() -> Any:
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_TRIM = _malloc_trim() if sys.platform.startswith("linux") else None
 
 
 _CLEARING = pytest.StashKey[_Clearing]()
