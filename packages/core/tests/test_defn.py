@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -475,3 +476,34 @@ def test_defn_evaluator_frees_intermediates_after_last_use() -> None:
         same(r, nx.sin(nx.exp(x)) * 2)
     finally:
         plugins.unregister_backend("probe")
+
+
+def test_jit_of_numbers_runs_on_the_default_backend_of_each_call() -> None:
+    # the cache key holds where Python numbers go: a program compiled while another
+    # backend was the default is not reused (threads and contexts have their own)
+    other = type("OtherHost", (type(nx.get_backend("binary")),), {"name": "otherhost"})
+    plugins.register_backend("otherhost", other, replace=True)
+    try:
+        f = nx.jit(lambda a, b: a * b + 1)
+        with nx.default_backend("binary"):
+            r1 = f(2, 3.0)
+        with nx.default_backend("otherhost"):
+            r2 = f(2, 3.0)
+            assert f.is_cached(2, 3.0)
+        assert r1.backend.name == "binary" and r2.backend.name == "otherhost"
+        assert r1.tolist() == r2.tolist() == 7.0 and r1.dtype is r2.dtype is nx.float32
+        assert f.trace_count == 2
+        results: list[Any] = [None] * 8
+
+        def worker(i: int) -> None:
+            with nx.default_backend("otherhost" if i % 2 else "binary"):
+                results[i] = f(2, 3.0).backend.name
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results == ["binary", "otherhost"] * 4
+    finally:
+        plugins.unregister_backend("otherhost")

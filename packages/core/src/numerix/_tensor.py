@@ -71,9 +71,15 @@ class Tensor:
 
     # ------------------------------------------------------------ conversion
     def to_numpy(self) -> np.ndarray:
-        """The values as a numpy array (a copy unless the backend holds host memory)."""
+        """The values as a read-only numpy array: a view of the tensor's memory where the
+        backend holds host memory (tensors are immutable, so writes through it are
+        refused), a copy otherwise. ``np.array(t)`` gives a writable copy."""
         _ops.check_concrete(self, "to_numpy")
-        return self.backend.to_numpy(self)
+        a = self.backend.to_numpy(self)
+        if a.flags.writeable:
+            a = a.view()
+            a.flags.writeable = False
+        return a
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         a = self.to_numpy()

@@ -160,6 +160,10 @@ class Jitted:
                 )
             else:
                 leaf_spec(x, "jit")  # raises, naming the type
+        if nb is not None:
+            # where the numbers go is part of the program: with no tensor argument, that
+            # is the default backend of this call (its thread and context)
+            sig.append(nb)
         return (tree, tuple(sig), statics, opts), leaves, tree, statics, nb
 
     def is_cached(self, *args: Any, **kwargs: Any) -> bool:

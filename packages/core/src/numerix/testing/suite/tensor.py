@@ -165,6 +165,22 @@ def test_tensors_are_immutable_unhashable_and_picklable() -> None:
     assert copy.copy(x) is x
 
 
+def test_numpy_views_are_read_only() -> None:
+    # a tensor is immutable: the arrays that may share its memory refuse writes, and
+    # np.array(t) is a writable copy
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = nx.tensor(a)
+    for v in (x.to_numpy(), np.asarray(x), np.asarray(x, dtype=np.float32)):
+        assert not v.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            v[0, 0] = 100.0
+    c = np.array(x)
+    assert c.flags.writeable
+    c[0, 0] = 100.0
+    check(x, a, nx.float32)
+    assert x.tolist()[0][0] == 0.0
+
+
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
 def test_tensor_methods_are_the_ops(dtype: D.DType) -> None:
     a = sample(dtype, (2, 3), 7)
