@@ -507,3 +507,17 @@ def test_jit_of_numbers_runs_on_the_default_backend_of_each_call() -> None:
         assert results == ["binary", "otherhost"] * 4
     finally:
         plugins.unregister_backend("otherhost")
+
+
+def test_jit_of_a_list_argument_says_it_is_a_tree_of_values() -> None:
+    with pytest.raises(
+        nx.TracingError,
+        match=r"^tensor: the sequence holds traced values .*a list or tuple argument is a "
+        r"tree of separate values .*pass numerix\.tensor\(\[\.\.\.\]\)",
+    ):
+        nx.jit(nx.sum)([1, 2, 3])
+    got = nx.jit(nx.sum)(nx.tensor([1, 2, 3]))
+    assert got.tolist() == 6 and got.dtype is nx.int64
+    # a list of traced values stacked explicitly is one tensor
+    got = nx.jit(lambda xs: nx.sum(nx.stack(xs)))([nx.tensor(1.0), nx.tensor(2.5)])
+    assert got.tolist() == 3.5

@@ -11,7 +11,7 @@ from numerix import dtypes as D
 from numerix._shapes import check_shape, normalize_axis
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
-from numerix.errors import DTypeError, ShapeError
+from numerix.errors import DTypeError, ShapeError, TracingError
 from numerix.ops._core import (
     _PY_SCALARS,
     bind,
@@ -170,6 +170,14 @@ def _from_sequence(data: Any, dt: DType | None) -> np.ndarray:
     # tensors and numpy values carry their dtype: numpy promotes them, no default applies
     strong = any(type(x) is Tensor or isinstance(x, (np.ndarray, np.generic)) for x in data)
     if strong:
+        traced = next((x for x in data if type(x) is Tensor and x.backend.is_tracing), None)
+        if traced is not None:
+            raise TracingError(
+                f"tensor: the sequence holds traced values ({traced.describe()}): inside "
+                f"numerix.jit/defn a list or tuple argument is a tree of separate values (as "
+                f"in JAX), not one tensor; pass numerix.tensor([...]) as the argument, or "
+                f"combine traced values with numerix.stack"
+            )
         data = [x.to_numpy() if type(x) is Tensor else x for x in data]
     try:
         if dt is None:
