@@ -177,11 +177,34 @@ def check_scalar_fits(op: str, value: Any, dtype: DType) -> None:
             )
 
 
+def stored(value: Any, dtype: DType) -> Any:
+    """A Python float or complex ``value`` as ``dtype`` holds it where it lies beyond the
+    dtype's largest finite value: rounded by numpy's cast (to ±inf, or to the largest
+    value when within half an ulp of it), so every backend stores what numpy would
+    instead of refusing it (torch) or rounding its own way."""
+    if dtype.kind == "f":
+        if abs(value) <= _FLOAT_MAX[dtype] or value != value:
+            return value
+        with np.errstate(over="ignore"):
+            return float(np.array(value, dtype.numpy_dtype))
+    if dtype.kind == "c":
+        c = complex(value)
+        m = _FLOAT_MAX[dtype]
+        if abs(c.real) <= m and abs(c.imag) <= m:
+            return value
+        with np.errstate(over="ignore"):
+            return complex(np.array(c, dtype.numpy_dtype))
+    return value
+
+
+_FLOAT_MAX = {d: float(D.finfo(d).max) for d in D.ALL_DTYPES if d.kind in "fc"}
+
+
 def scalar(value: Any, dtype: DType, backend: Backend) -> Tensor:
     """A 0-d tensor of ``value`` in ``dtype`` on ``backend``."""
     from numerix.primitives.creation import full
 
-    return bind(full, new_out((), dtype, backend), value=value)
+    return bind(full, new_out((), dtype, backend), value=stored(value, dtype))
 
 
 # ---------------------------------------------------------------- element-wise dispatch

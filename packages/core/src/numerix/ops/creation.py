@@ -20,6 +20,7 @@ from numerix.ops._core import (
     check_scalar_fits,
     new_out,
     resolve,
+    stored,
 )
 from numerix.primitives import creation as P
 
@@ -131,8 +132,8 @@ def _scalar_for(value: Any, d: DType, op: str) -> Any:
         check_scalar_fits(op, v, d)
         return v
     if d.kind == "f":
-        return float(value)
-    return complex(value)
+        return stored(float(value), d)
+    return stored(complex(value), d)
 
 
 def _to_numpy(data: Any, dt: DType | None) -> np.ndarray:

@@ -314,6 +314,21 @@ def test_binary_python_scalars_are_weak(dtype: D.DType, kind: str) -> None:
     cases.finish()
 
 
+@pytest.mark.parametrize("dtype", [D.float16, D.bfloat16, D.float32], ids=ids)
+def test_python_floats_beyond_the_dtype_overflow_as_numpy(dtype: D.DType) -> None:
+    # a weak Python float too large for the tensor's dtype is cast as numpy casts it
+    # (to +-inf; within half an ulp of the largest value, to it), never refused
+    a = np.array([1.0, -2.0, 0.0], dtype.numpy_dtype)
+    big = float(D.finfo(dtype).max)
+    for s in (1e300, -1e300, big * (1 + 2.0**-30)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = np.array(s, dtype.numpy_dtype)
+            want_add, want_mul = a + v, a * v
+        check(nx.add(t(a), s), want_add, dtype)
+        check(nx.multiply(s, t(a)), want_mul, dtype)
+        check(nx.full((2,), s, dtype=dtype), np.full(2, v), dtype)
+
+
 @pytest.mark.parametrize(
     ("x", "s", "want"),
     [
