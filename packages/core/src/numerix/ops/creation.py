@@ -22,6 +22,7 @@ from numerix.ops._core import (
     resolve,
     stored,
 )
+from numerix.ops.elementwise import not_equal
 from numerix.primitives import creation as P
 
 __all__ = [
@@ -97,7 +98,10 @@ def tensor(data: Any, dtype: Any = None, backend: Any = None, **backend_options:
 
 
 def _convert(t: Tensor, dt: DType, op: str) -> Tensor:
-    # numpy casting, except that complex to real is refused, as by astype
+    # numpy casting, except that complex to real is refused, as by astype (complex to
+    # bool is x != 0, as there)
+    if t.dtype.kind == "c" and dt.kind == "b":
+        return not_equal(t, 0)
     if t.dtype.kind == "c" and dt.kind != "c":
         raise DTypeError(
             f"{op}: converting complex {t.describe()} to {dt} would drop the imaginary part; "

@@ -508,9 +508,12 @@ def _broadcast_back(out: Tensor, t: Tensor) -> Tensor:
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Tensor:
     """``x`` converted to ``dtype`` (array API ``astype``; numpy casting: floats to ints
-    truncate toward zero, complex to real is refused)."""
+    truncate toward zero, complex to bool is ``x != 0`` as in numpy and JAX, complex to
+    another real dtype is refused)."""
     t = as_tensor(x, "astype")
     d = D.as_dtype(dtype, "astype")
+    if t.dtype.kind == "c" and d.kind == "b":
+        return not_equal(t, 0)
     if t.dtype.kind == "c" and d.kind != "c":
         raise DTypeError(
             f"astype: casting complex {t.describe()} to {d} would drop the imaginary part; take "

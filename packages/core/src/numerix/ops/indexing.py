@@ -35,8 +35,9 @@ def _is_int(k: Any) -> bool:
     return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
-def getitem(x: Tensor, key: Any) -> Tensor:
-    """``x[key]`` with numpy semantics."""
+def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
+    """``x[key]`` with numpy semantics; ``op`` names the operation in the errors of
+    integer index tensors (``take`` indexes through here)."""
     if not isinstance(key, tuple):
         key = (key,)
     items: list[Any] = []
@@ -174,11 +175,11 @@ def getitem(x: Tensor, key: Any) -> Tensor:
             elif e[0] == "slice":
                 out_shape.append(y.shape[e[1]])
         return reshape(y, tuple(out_shape))
-    return _advanced(y, entries, reshape, transpose, x)
+    return _advanced(y, entries, reshape, transpose, x, op)
 
 
 def _advanced(
-    y: Tensor, entries: list[tuple[Any, ...]], reshape: Any, transpose: Any, x: Tensor
+    y: Tensor, entries: list[tuple[Any, ...]], reshape: Any, transpose: Any, x: Tensor, op: str
 ) -> Tensor:
     adv = [e for e in entries if e[0] == "adv"]
     idx: list[Tensor] = []
@@ -188,7 +189,7 @@ def _advanced(
         if isinstance(k, int):
             t = as_tensor(k, "getitem", y.backend)
         else:
-            t = _checked_index(k, dim, e[1], y, x)
+            t = _checked_index(k, dim, e[1], y, x, op)
         idx.append(cast(t, D.int64))
     try:
         bshape = broadcast_shapes("getitem", *(t.shape for t in idx))
@@ -231,7 +232,7 @@ def _advanced(
     return transpose(r, order)
 
 
-def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor) -> Tensor:
+def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor, op: str) -> Tensor:
     # k indexes axis `axis` of y, the basic-sliced x; errors name x, the tensor indexed.
     # A concrete index is bounds-checked here; a traced one (inside jit) cannot be read,
     # so its negative entries are wrapped and the rest clamped into range (XLA's gather
@@ -241,9 +242,7 @@ def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor) -> Tens
 
     concrete = is_concrete(k)
     if not concrete and dim == 0 and k.size:
-        raise IndexingError(
-            f"getitem: axis {axis} of {x.describe()} is empty: no index is in range"
-        )
+        raise IndexingError(f"{op}: axis {axis} of {x.describe()} is empty: no index is in range")
     if concrete:
         host = k.backend.to_numpy(k)
         if host.size:
@@ -251,7 +250,7 @@ def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor) -> Tens
             if lo < -dim or hi >= dim:
                 bad = lo if lo < -dim else hi
                 raise IndexingError(
-                    f"getitem: index {bad} is out of bounds for axis {axis} with size {dim} "
+                    f"{op}: index {bad} is out of bounds for axis {axis} with size {dim} "
                     f"({x.describe()})"
                 )
             if lo >= 0:
@@ -298,7 +297,7 @@ def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Tensor:
     if i.dtype.kind not in "iu":
         raise IndexingError(f"take: indices must be integers, got {i.describe()}")
     key = (slice(None),) * ax + (i,)
-    return getitem(t, key)
+    return getitem(t, key, op="take")
 
 
 def _in_range(op: str, k: Tensor, axes: Sequence[int], what: Tensor) -> Tensor:
