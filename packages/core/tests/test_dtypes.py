@@ -8,6 +8,7 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes as D
+from numerix._shapes import MAX_ELEMENTS, broadcast_shapes
 from numerix.testing.oracle import ALL, ALL_PAIRS, expected_promotion, ids, pair_ids, weak_expected
 
 
@@ -137,3 +138,17 @@ def test_reduction_identity_is_neutral(d):
 def test_reduction_identity_unknown_op():
     with pytest.raises(ValueError, match="unknown reduction 'mean'"):
         D.reduction_identity("mean", D.float32)
+
+
+def test_broadcasting_past_the_largest_tensor_is_refused() -> None:
+    with pytest.raises(nx.ShapeError, match=r"^add: shape \(1073741824, 1073741824\) has"):
+        broadcast_shapes("add", (2**30, 1), (1, 2**30))
+    # up to the limit, and broadcasting that does not grow past an operand, are fine
+    assert (
+        broadcast_shapes("add", (2**29, 1), (1, 2**30))
+        == (2**29, 2**30)
+        == (
+            MAX_ELEMENTS // 2**30,
+            2**30,
+        )
+    )

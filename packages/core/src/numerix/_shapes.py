@@ -9,6 +9,25 @@ from numerix.errors import ShapeError
 
 Shape = tuple[int, ...]
 
+#: The most elements a tensor may have: 2**59 elements of the widest dtype (16 bytes)
+#: are 2**63 bytes, where byte sizes overflow a signed 64-bit count (XLA aborts the
+#: process there) and far beyond any device's memory.
+MAX_ELEMENTS = 2**59
+
+
+def check_size(op: str, shape: Shape) -> Shape:
+    """``shape`` if a tensor of it can exist at all (:data:`MAX_ELEMENTS`), else a
+    ShapeError naming ``op``: a backend given such a shape may abort the process."""
+    n = 1
+    for d in shape:
+        n *= d
+    if n > MAX_ELEMENTS:
+        raise ShapeError(
+            f"{op}: shape {shape} has {n} elements, more than any tensor can hold (at most "
+            f"2**59, where sizes in bytes overflow 64 bits); use a smaller shape"
+        )
+    return shape
+
 
 @lru_cache(maxsize=4096)
 def _broadcast_pair(a: Shape, b: Shape) -> Shape | None:
@@ -39,6 +58,8 @@ def broadcast_shapes(op: str, *shapes: Shape) -> Shape:
                 f"together (dimensions must be equal or 1, aligned from the right); reshape or "
                 f"expand_dims one operand so they line up"
             )
+        if r != out and r != s:  # grown past both operands: it may be too large
+            check_size(op, r)
         out = r
     return out
 
@@ -85,7 +106,7 @@ def check_shape(op: str, shape: object) -> Shape:
         if d < 0:
             raise ShapeError(f"{op}: negative dimension {d} in shape {tuple(shape)!r}")
         out.append(d)
-    return tuple(out)
+    return check_size(op, tuple(out))
 
 
 def size_of(shape: Shape) -> int:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from numerix import dtypes as D
-from numerix._shapes import broadcast_shapes, normalize_axis
+from numerix._shapes import broadcast_shapes, check_size, normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import (
@@ -84,6 +84,7 @@ def _dot_general(
                 f"{op}: batch axis {a} of {x.describe()} and axis {b} of {y.describe()} differ"
             )
     shape = P.dot_shape_rule(x.shape, y.shape, contract_x=cx, batch_x=bx, contract_y=cy, batch_y=by)
+    check_size(op, shape)  # an outer product can outgrow both operands
     return bind(P.dot, new_out(shape, x.dtype, x.backend), x, y,
                 contract_x=cx, batch_x=bx, contract_y=cy, batch_y=by)  # fmt: skip
 

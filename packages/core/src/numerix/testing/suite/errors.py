@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
+from numerix.defn.compilers import compilers_serving
 from numerix.primitives import BLOCKS, REGISTRY
 
 
@@ -88,6 +89,15 @@ CASES: list[tuple[str, Callable[[], tuple[Any, ...]], Callable[..., Any], type, 
      r"getitem: too many indices"),
     ("tensor index out of bounds", lambda: (_t((3,)), nx.tensor([0, 3])), lambda a, i: a[i],
      nx.IndexingError, r"getitem: index 3 is out of bounds for axis 0 with size 3"),
+    ("zeros too large", lambda: (), lambda: nx.zeros((2**31, 2**31)), nx.ShapeError,
+     r"^zeros: shape \(2147483648, 2147483648\) has 4611686018427387904 elements, more than "
+     r"any tensor can hold"),
+    ("full too large", lambda: (), lambda: nx.full((2**62, 4), 1.0), nx.ShapeError,
+     r"^full: shape .* more than any tensor can hold"),
+    ("broadcast_to too large", lambda: (_t((1,)),), lambda a: nx.broadcast_to(a, (2**40, 2**30)),
+     nx.ShapeError, r"^broadcast_to: shape .* more than any tensor can hold"),
+    ("outer product too large", lambda: (_t((2**30, 0)), _t((0, 2**30))),
+     lambda a, b: nx.matmul(a, b), nx.ShapeError, r"^matmul: shape .* more than any tensor"),
     ("take out of bounds", lambda: (_t((3,)), nx.tensor([5])), lambda a, i: nx.take(a, i),
      nx.IndexingError, r"^take: index 5 is out of bounds for axis 0 with size 3"),
     ("take from an empty axis", lambda: (_t((2, 0)), nx.tensor([0])),
@@ -121,3 +131,14 @@ def test_tripwire_catches_a_backend_call(tripwire: Callable[[], None]) -> None:
     tripwire()
     with pytest.raises(BackendReached, match="received add"):
         nx.add(a, a)
+
+
+def test_too_large_shapes_are_refused_under_jit() -> None:
+    # the core refuses them while tracing, before any compiler or backend sees them (XLA
+    # aborts the process on a byte size beyond 64 bits)
+    x = _t((1,))
+    for name in compilers_serving(nx.get_default_backend()):
+        with pytest.raises(nx.ShapeError, match=r"^broadcast_to: shape .* more than any tensor"):
+            nx.jit(lambda a: nx.broadcast_to(a, (2**40, 2**30)), compiler=name)(x)
+        with pytest.raises(nx.ShapeError, match=r"^zeros: shape .* more than any tensor"):
+            nx.jit(lambda a: a + nx.zeros((2**31, 2**31)), compiler=name)(x)
