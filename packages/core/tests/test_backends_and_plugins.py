@@ -394,3 +394,70 @@ def test_clear_caches_asks_every_loaded_backend() -> None:
     # an unregistered backend is not asked any more
     nx.clear_caches()
     assert CachingBackend.cleared == before + 1
+
+
+def _dist(site: Any, module: str, dist_name: str, source: str) -> None:
+    (site / f"{module}.py").write_text(textwrap.dedent(source))
+    info = site / f"{module}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist_name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[numerix.plugins]\n{module} = {module}\n")
+
+
+def test_misbehaving_plugins_are_listed_broken_and_never_fatal(tmp_path):
+    # a hook returning a string, a plugin calling sys.exit() at import, and a plugin
+    # taking the name 'binary': each is listed as broken, the rest of numerix works
+    site = tmp_path / "site"
+    site.mkdir()
+    _dist(
+        site,
+        "nxp_string",
+        "nxp-string",
+        """
+        from numerix.hookspecs import hookimpl
+
+        @hookimpl
+        def numerix_backends():
+            return "mybackend"
+        """,
+    )
+    _dist(site, "nxp_exit", "nxp-exit", "import sys\nsys.exit(3)\n")
+    _dist(
+        site,
+        "nxp_binary",
+        "nxp-binary",
+        """
+        from numerix.hookspecs import hookimpl
+        from numerix.plugins import BackendEntry
+
+        @hookimpl
+        def numerix_backends():
+            return [BackendEntry("binary", "nxp_binary:Impostor")]
+        """,
+    )
+    code = textwrap.dedent(f"""
+        import sys; sys.path.insert(0, {str(site)!r})
+        import numerix as nx
+        from numerix import plugins
+        print(nx.tensor([1, 2]).tolist(), nx.get_default_backend().name)
+        print(plugins.backend_entries()["binary"].target)
+        for b in sorted(plugins.broken_plugins(), key=lambda b: b.name):
+            print(b.name, "|", b.distribution, "|", b.reason)
+    """)
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    assert lines[0] == "[1, 2] binary"
+    assert lines[1] == "numerix_binary.backend:BinaryBackend"
+    broken = "\n".join(lines[2:])
+    assert (
+        "binary | nxp-binary | backend name 'binary' belongs to numerix-binary; the plugin "
+        "must choose another name" in broken
+    )
+    assert "nxp_exit | nxp-exit | SystemExit: 3" in broken
+    assert (
+        "nxp_string | nxp-string | PluginError: hook numerix_backends must return a list of "
+        "numerix.plugins.BackendEntry, got str 'mybackend'" in broken
+    )

@@ -142,9 +142,13 @@ class _Registry:
                 try:
                     obj = ep.load()
                     pm.register(obj, name=ep.name)
-                    found = _hook_results(pm, "numerix_backends", obj)
-                    comps = _hook_results(pm, "numerix_compilers", obj)
-                except Exception as e:
+                    found = _hook_results(pm, "numerix_backends", obj, BackendEntry)
+                    comps = _hook_results(pm, "numerix_compilers", obj, CompilerEntry)
+                except (Exception, SystemExit) as e:
+                    # one plugin's failure, sys.exit() at import included, never ends
+                    # discovery: the plugin is listed as broken and the others load
+                    if _registered(pm, ep.name):
+                        pm.unregister(name=ep.name)
                     self.broken.append(BrokenPlugin(ep.name, dname, f"{type(e).__name__}: {e}"))
                     continue
                 self.plugins.append((ep.name, dname, dver))
@@ -153,6 +157,18 @@ class _Registry:
                     entry = BackendEntry(
                         entry.name, entry.target, entry.contract, entry.description, dname, dver
                     )
+                    owner = RESERVED_BACKENDS.get(entry.name)
+                    if owner is not None and dname is not None and dname != owner:
+                        self.broken.append(
+                            BrokenPlugin(
+                                entry.name,
+                                dname,
+                                f"backend name {entry.name!r} belongs to {owner}; the plugin "
+                                f"must choose another name (a backend can still be replaced "
+                                f"at run time with numerix.register_backend(..., replace=True))",
+                            )
+                        )
+                        continue
                     self._add(entry)
                 for c in comps:
                     self._add_compiler(
@@ -200,16 +216,34 @@ class _Registry:
         table[entry.name] = entry
 
 
-def _hook_results(pm: Any, hook: str, plugin: Any) -> list[Any]:
-    """What ``plugin``'s implementations of ``hook`` return, concatenated."""
+def _registered(pm: Any, name: str) -> bool:
+    return pm.get_plugin(name) is not None
+
+
+def _hook_results(pm: Any, hook: str, plugin: Any, kind: type | None = None) -> list[Any]:
+    """What ``plugin``'s implementations of ``hook`` return, concatenated; with ``kind``,
+    each result must be a list or tuple of ``kind`` (a PluginError says what came)."""
     out: list[Any] = []
     for h in getattr(pm.hook, hook).get_hookimpls():
         if h.plugin is plugin:
-            out.extend(h.function() or [])
+            got = h.function()
+            if got is None:
+                continue
+            if kind is not None:
+                if not isinstance(got, (list, tuple)) or not all(isinstance(e, kind) for e in got):
+                    raise PluginError(
+                        f"hook {hook} must return a list of numerix.plugins.{kind.__name__}, "
+                        f"got {type(got).__name__} {got!r:.80}"
+                    )
+            out.extend(got)
     return out
 
 
 _REG = _Registry()
+
+#: The project's own backend names and the distributions that provide them: no other
+#: plugin may take them (first-on-sys.path would otherwise decide what "binary" is).
+RESERVED_BACKENDS = {"binary": "numerix-binary", "xla": "numerix-xla", "torch": "numerix-torch"}
 
 
 def register_backend(
