@@ -461,3 +461,15 @@ def test_misbehaving_plugins_are_listed_broken_and_never_fatal(tmp_path):
         "nxp_string | nxp-string | PluginError: hook numerix_backends must return a list of "
         "numerix.plugins.BackendEntry, got str 'mybackend'" in broken
     )
+
+
+def test_a_misspelt_backend_name_gets_a_suggestion():
+    with pytest.raises(
+        nx.BackendNotFoundError,
+        match=r"^get_backend: no backend named 'bianry'; installed backends: .*binary.*; "
+        r"did you mean 'binary'\?$",
+    ):
+        nx.get_backend("bianry")
+    with pytest.raises(nx.BackendNotFoundError) as e:
+        nx.get_backend("qqqqq")
+    assert "did you mean" not in str(e.value)

@@ -8,6 +8,7 @@ its own, so one broken plugin is listed (``numerix info``) instead of breaking
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import threading
 import warnings
@@ -398,8 +399,11 @@ def _not_found(name: str, op: str) -> BackendNotFoundError:
     installed = sorted(_REG.entries)
     broken = [b for b in _REG.broken if b.name == name]
     msg = f"{op}: no backend named {name!r}; installed backends: {', '.join(installed) or 'none'}"
+    close = difflib.get_close_matches(name, installed, n=1) if isinstance(name, str) else []
     if broken:
         msg += f". The plugin providing it is broken: {broken[0].reason}"
+    elif close:
+        msg += f"; did you mean {close[0]!r}?"
     else:
         hint = {"xla": "numerix-xla", "torch": "numerix-torch"}.get(name)
         if hint:
