@@ -167,6 +167,29 @@ def test_nearest_pyproject_ends_the_search(clean_config: Path) -> None:
     assert nx.reload_config().default_compiler == "evaluator"
 
 
+def test_the_search_stops_at_the_project_root(clean_config: Path) -> None:
+    # a numerix.toml in a shared parent (a temporary directory, a home) configures
+    # nothing below a project root (.git), nor below the working directory outside any
+    (clean_config / "numerix.toml").write_text('default_compiler = "shared"\n')
+    repo = clean_config / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    os.chdir(repo / "src")
+    assert nx.reload_config().default_compiler == "evaluator"
+    loose = clean_config / "scripts"
+    loose.mkdir()
+    os.chdir(loose)
+    assert nx.reload_config().default_compiler == "evaluator"
+    # inside a project, a numerix.toml at its root is found from a subfolder
+    (repo / "numerix.toml").write_text('default_compiler = "repo"\n')
+    os.chdir(repo / "src")
+    assert nx.reload_config().default_compiler == "repo"
+    assert src("default_compiler")["file"] == str(repo / "numerix.toml")
+    # and in the working directory itself, whatever is around it
+    os.chdir(clean_config)
+    assert nx.reload_config().default_compiler == "shared"
+
+
 def test_numerix_toml_and_tool_table_in_one_folder_is_an_error(clean_config: Path) -> None:
     (clean_config / "numerix.toml").write_text('default_compiler = "a"\n')
     (clean_config / "pyproject.toml").write_text('[tool.numerix]\ndefault_compiler = "b"\n')

@@ -87,17 +87,25 @@ def project_config_file(start: Path | None = None) -> ConfigFile | None:
     directory) or its parents; ``numerix.toml`` wins in a folder that has both.
 
     The first folder holding either is the project: the search stops there, so a
-    ``pyproject.toml`` without ``[tool.numerix]`` ends it with no project settings.
+    ``pyproject.toml`` without ``[tool.numerix]`` ends it with no project settings. The
+    search never climbs past the project's root, the first folder with a
+    ``pyproject.toml`` or a ``.git`` (as ruff and pytest find it); outside any project
+    only the working directory itself is read, so a ``numerix.toml`` in a shared parent
+    (a temporary directory, a home) configures nothing below it.
     """
     try:
         here = (start or Path.cwd()).resolve()
     except OSError:  # the working directory was removed
         return None
+    # whether a parent is a project's root (the search may climb to it)
+    inside = any((p / PYPROJECT).is_file() or (p / ".git").exists() for p in here.parents)
     for folder in (here, *here.parents):
         if (folder / PROJECT_FILE).is_file():
             return ConfigFile(folder / PROJECT_FILE, "project")
         if (folder / PYPROJECT).is_file():
             return ConfigFile(folder / PYPROJECT, "project", PYPROJECT_TABLE)
+        if not inside or (folder / ".git").exists():
+            return None
     return None
 
 

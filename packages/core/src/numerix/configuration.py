@@ -10,7 +10,8 @@ Sources, highest precedence first:
    ``LIBTORCH_TARGET``;
 4. the project file: the file named by ``NUMERIX_CONFIG``, else the nearest
    ``numerix.toml`` or ``pyproject.toml`` (``[tool.numerix]``) in the working directory
-   or its parents;
+   or its parents, up to the project's root (the first folder with ``pyproject.toml``
+   or ``.git``; outside a project, the working directory alone);
 5. the user file, ``$XDG_CONFIG_HOME/numerix/config.toml`` (default
    ``~/.config/numerix/config.toml``);
 6. the defaults of the models.
