@@ -209,6 +209,11 @@ def test_numerix_config_names_a_file(
     monkeypatch.setenv("NUMERIX_CONFIG", str(tmp_path / "missing.toml"))
     with pytest.raises(nx.ConfigError, match=r"NUMERIX_CONFIG=.*missing\.toml: no such file"):
         nx.reload_config()
+    monkeypatch.setenv("NUMERIX_CONFIG", str(tmp_path))
+    with pytest.raises(
+        nx.ConfigError, match=r"^NUMERIX_CONFIG=.*: is a directory; point NUMERIX_CONFIG at a TOML"
+    ):
+        nx.reload_config()
 
 
 def test_env_beats_files_and_numerix_config_says_so(

@@ -117,6 +117,11 @@ def config_files() -> list[ConfigFile]:
     explicit = os.environ.get(CONFIG_ENV)
     if explicit:
         p = Path(explicit).expanduser()
+        if p.is_dir():
+            raise ConfigError(
+                f"{CONFIG_ENV}={explicit}: is a directory; point {CONFIG_ENV} at a TOML file "
+                f"(such as {p / PROJECT_FILE}) or unset it"
+            )
         if not p.is_file():
             raise ConfigError(
                 f"{CONFIG_ENV}={explicit}: no such file; point {CONFIG_ENV} at a TOML file "
