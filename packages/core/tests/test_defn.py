@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import linecache
 import re
 import threading
 import weakref
@@ -521,3 +523,17 @@ def test_jit_of_a_list_argument_says_it_is_a_tree_of_values() -> None:
     # a list of traced values stacked explicitly is one tensor
     got = nx.jit(lambda xs: nx.sum(nx.stack(xs)))([nx.tensor(1.0), nx.tensor(2.5)])
     assert got.tolist() == 3.5
+
+
+def test_a_program_source_leaves_linecache_with_the_program() -> None:
+    def numbered() -> set[str]:
+        return {k for k in linecache.cache if k.startswith("<numerix program")}
+
+    before = numbered()
+    f = nx.jit(lambda x: nx.exp(x) * 2, compiler="evaluator")
+    f(nx.tensor([1.0, 2.0]))
+    made = numbered() - before
+    assert len(made) == 1  # the program's lines show in tracebacks while it lives
+    del f
+    gc.collect()
+    assert not (numbered() & made)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -80,8 +81,11 @@ def lower(graph: Graph, backend: Backend) -> Program:
     # the source shows in tracebacks
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), w.ns)
+    fn = w.ns["program"]
+    # ... for as long as the program lives: its lines leave linecache with it
+    weakref.finalize(fn, linecache.cache.pop, filename, None)
     outputs: list[_Type] = [(o.shape, o.dtype) for o in graph.outputs]  # type: ignore[misc]
-    return Program(w.ns["program"], source, backend, outputs)
+    return Program(fn, source, backend, outputs)
 
 
 def runner(
