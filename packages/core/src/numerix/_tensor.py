@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from numerix.errors import ArgumentError, DTypeError
+
 if TYPE_CHECKING:
     from numerix.backend import Backend
     from numerix.dtypes import DType
@@ -160,6 +162,48 @@ class Tensor:
     def __complex__(self) -> complex:
         _ops.check_concrete(self, "complex")
         return complex(self._scalar("complex"))
+
+    def __format__(self, spec: str) -> str:
+        """``f"{t}"`` is ``str(t)``; with a format spec (``f"{loss:.4f}"``), a one-element
+        tensor formats its value as the Python scalar would."""
+        if not spec:
+            return str(self)
+        _ops.check_concrete(self, "format")
+        if self.size != 1:
+            raise _ops.ShapeError(
+                f"format: a format spec ({spec!r}) applies to a tensor of one element, got "
+                f"{self.describe()}; format its elements (t.tolist()) instead"
+            )
+        return format(self.item(), spec)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        """``round(t)``: the Python int nearest a one-element real tensor's value (as
+        ``round`` of a float, halves to even). ``round(t, n)``: a tensor rounded half to
+        even at ``n`` decimals, as numpy's ``round(a, n)`` (scaled by ``10**n``, rounded,
+        scaled back); integer tensors are unchanged for ``n >= 0``."""
+        if ndigits is None:
+            _ops.check_concrete(self, "round")
+            if self.dtype.kind == "c":
+                raise DTypeError(
+                    f"round: a complex tensor has no nearest integer, got {self.describe()}"
+                )
+            return round(self._scalar("round"))
+        if type(ndigits) is not int:
+            raise ArgumentError(f"round: ndigits must be an int, got {ndigits!r}")
+        if self.dtype.kind in "biu":
+            if ndigits < 0:
+                raise ArgumentError(
+                    f"round: negative ndigits ({ndigits}) on an integer tensor is not "
+                    f"supported ({self.describe()}); convert to a float dtype first"
+                )
+            return self
+        if ndigits == 0:
+            return _ops.round(self)
+        if ndigits < 0:  # numpy's order: divide by an exact power of ten
+            f = 10.0**-ndigits
+            return _ops.round(self / f) * f
+        scale = 10.0**ndigits
+        return _ops.round(self * scale) / scale
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iu":

@@ -194,3 +194,28 @@ def test_tensor_methods_are_the_ops(dtype: D.DType) -> None:
     ]  # fmt: skip
     for got, want in pairs:
         check(got, want.to_numpy(), want.dtype)
+
+
+@pytest.mark.parametrize("dtype", [D.float32, D.float64, D.int32, D.bfloat16], ids=ids)
+def test_format_and_round_as_python_scalars(dtype: D.DType) -> None:
+    x = nx.tensor(np.array(2.5 if dtype.kind == "f" else 7, dtype.numpy_dtype))
+    v = x.item()
+    # a format spec formats the value, no spec gives str(t)
+    spec = ".3f" if dtype.kind == "f" else ">5d"
+    assert f"{x:{spec}}" == format(v, spec)
+    assert f"{x}" == str(x)
+    assert f"{nx.reshape(x, (1, 1)):{spec}}" == format(v, spec)
+    # round(t) is the nearest Python int (halves to even); round(t, n) a tensor as numpy's
+    assert round(x) == round(v) and type(round(x)) is int
+    a = np.array([0.125, 1.2345, -2.5, 1000.0], np.float32)
+    check(round(nx.tensor(a), 2), np.round(a, 2), D.float32)
+    check(round(nx.tensor(a), -2), np.round(a, -2), D.float32)
+    check(round(nx.tensor(a), 0), np.round(a), D.float32)
+    i = np.array([15, -25], np.int64)
+    check(round(nx.tensor(i), 1), i, D.int64)
+    with pytest.raises(nx.ShapeError, match=r"^format: a format spec \('\.2f'\) applies to a "):
+        f"{nx.tensor([1.0, 2.0]):.2f}"
+    with pytest.raises(nx.DTypeError, match=r"^round: a complex tensor has no nearest integer"):
+        round(nx.tensor(1 + 1j))
+    with pytest.raises(nx.ArgumentError, match=r"^round: negative ndigits \(-1\) on an integer"):
+        round(nx.tensor(i), -1)
