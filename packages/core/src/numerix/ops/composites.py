@@ -33,6 +33,7 @@ from numerix.ops.creation import iota
 from numerix.ops.elementwise import (
     abs,
     equal,
+    erf,
     exp,
     floor_divide,
     isfinite,
@@ -40,14 +41,18 @@ from numerix.ops.elementwise import (
     less,
     less_equal,
     log,
+    log1p,
     logical_and,
     logical_or,
+    maximum,
     not_equal,
     pow,
     remainder,
+    sigmoid,
     sqrt,
     square,
     subtract,
+    tanh,
     where,
 )
 from numerix.ops.linalg_blocks import svd
@@ -70,7 +75,7 @@ from numerix.ops.window import _params as _window_params
 from numerix.primitives.window import window_reduce_shape_rule
 
 __all__ = [
-    "logsumexp", "softmax", "log_softmax",
+    "logsumexp", "softmax", "log_softmax", "relu", "gelu", "silu", "softplus",
     "vector_norm", "matrix_norm", "norm",
     "split", "array_split", "meshgrid", "diag", "diagonal", "tril", "triu", "one_hot",
     "isclose", "allclose", "all_close",
@@ -203,6 +208,56 @@ def log_softmax(x: Any, /, axis: Any = -1) -> Tensor:
         return cast(t, out)
     shifted = t - _max(t, axis=axes, keepdims=True)
     return cast(shifted - log(_sum(exp(shifted), axis=axes, keepdims=True)), out)
+
+
+# ---------------------------------------------------------------- activations
+
+
+def relu(x: Any, /) -> Tensor:
+    """``max(x, 0)`` element-wise (``jax.nn.relu``, ``torch.relu``), in ``x``'s dtype; NaN
+    stays NaN. Bool and complex input are refused.
+
+    >>> import numerix as nx
+    >>> nx.relu(nx.tensor([-1.5, 0.0, 2.0])).tolist()
+    [0.0, 0.0, 2.0]
+    """
+    t = as_tensor(x, "relu")
+    if t.dtype.kind in "bc":
+        raise DTypeError(f"relu: takes real numeric tensors, got {t.describe()}")
+    return maximum(t, 0)
+
+
+def gelu(x: Any, /, approximate: bool = False) -> Tensor:
+    """The Gaussian error linear unit ``x * Phi(x)``: exact through ``erf`` (PyTorch's
+    default), or with ``approximate=True`` the tanh form (JAX's default). Bool and
+    integers compute in float32; float16 and bfloat16 in float32, rounded once.
+
+    >>> import numerix as nx
+    >>> [round(v, 4) for v in nx.gelu(nx.tensor([-1.0, 0.0, 1.0])).tolist()]
+    [-0.1587, 0.0, 0.8413]
+    """
+    if type(approximate) is not bool:
+        raise ArgumentError(f"gelu: approximate must be True or False, got {approximate!r}")
+    t, out = _float_operand(x, "gelu")
+    if approximate:
+        inner = math.sqrt(2.0 / math.pi) * (t + 0.044715 * (t * t * t))
+        return cast(0.5 * t * (1.0 + tanh(inner)), out)
+    return cast(0.5 * t * (1.0 + erf(t * (1.0 / math.sqrt(2.0)))), out)
+
+
+def silu(x: Any, /) -> Tensor:
+    """``x * sigmoid(x)`` (swish; ``jax.nn.silu``, ``torch.nn.functional.silu``). Bool and
+    integers compute in float32; float16 and bfloat16 in float32, rounded once."""
+    t, out = _float_operand(x, "silu")
+    return cast(t * sigmoid(t), out)
+
+
+def softplus(x: Any, /) -> Tensor:
+    """``log(1 + exp(x))`` without overflow: ``max(x, 0) + log1p(exp(-|x|))``
+    (``jax.nn.softplus``). Bool and integers compute in float32; float16 and bfloat16 in
+    float32, rounded once."""
+    t, out = _float_operand(x, "softplus")
+    return cast(maximum(t, 0) + log1p(exp(-abs(t))), out)
 
 
 # ---------------------------------------------------------------- norms

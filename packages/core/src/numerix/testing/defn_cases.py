@@ -147,6 +147,8 @@ OPS = [
                                 nx.vector_norm(a), nx.matrix_norm(a), nx.norm(a), nx.diag(a[0]),
                                 nx.diagonal(a), nx.tril(a), nx.triu(a, k=1),
                                 nx.isclose(a, a + 1e-9), nx.allclose(a, a)), t(F)),
+    _c("activations", lambda a: (nx.relu(a), nx.gelu(a), nx.gelu(a, approximate=True),
+                                 nx.silu(a), nx.softplus(a), nx.nn.sigmoid(a)), t(F)),
     _c("one_hot", lambda i: nx.one_hot(i, 4), nx.tensor([0, 3, 1])),
     _c("reduce", lambda a: (nx.reduce(a, 0.0, lambda x, y: x + y * y, axis=1),
                             nx.window_reduce(a, -np.inf, (2, 2), nx.maximum, strides=2)),

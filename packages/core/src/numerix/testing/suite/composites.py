@@ -106,6 +106,63 @@ def _complex_refused(fn: Callable[..., Any], name: str, dtype: D.DType) -> None:
         fn(nx.tensor(sample(dtype, (3, 4))))
 
 
+# ---------------------------------------------------------------- activations
+
+
+def _np_erf(w: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erf, otypes=[np.float64])(w)
+
+
+_ACTIVATIONS: list[tuple[str, Callable[..., Any], Callable[[np.ndarray], np.ndarray]]] = [
+    ("gelu", nx.gelu, lambda w: 0.5 * w * (1 + _np_erf(w / math.sqrt(2)))),
+    ("gelu_tanh", lambda x: nx.gelu(x, approximate=True),
+     lambda w: 0.5 * w * (1 + np.tanh(math.sqrt(2 / math.pi) * (w + 0.044715 * w**3)))),
+    ("silu", nx.silu, lambda w: w / (1 + np.exp(-w))),
+    ("softplus", nx.softplus, lambda w: np.logaddexp(w, 0.0)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_activations(dtype: D.DType) -> None:
+    if dtype.kind == "c":
+        for name, fn, _ in _ACTIVATIONS:
+            _complex_refused(fn, name.split("_")[0], dtype)
+        with pytest.raises(nx.DTypeError, match=r"^relu: takes real numeric tensors"):
+            nx.relu(nx.tensor(sample(dtype, (3, 4))))
+        return
+    out = inexact(dtype)
+    cases = Cases()
+    for shape in [(), (0,), (2, 3, 4)]:
+        a = sample(dtype, shape, 8)
+        wide = to_compute(a, out)
+        for name, fn, ref in _ACTIVATIONS:
+            with cases.case(f"{name} {shape}"):
+                with np.errstate(over="ignore"):
+                    want = ref(wide)
+                check(fn(a), want, out, scale=4.0)
+                check(fn(noncontiguous(a)), want, out, scale=4.0)
+        with cases.case(f"relu {shape}"):
+            if dtype.kind == "b":
+                with pytest.raises(nx.DTypeError, match=r"^relu: takes real numeric tensors"):
+                    nx.relu(a)
+            else:
+                check(nx.relu(a), np.maximum(a, np.zeros((), a.dtype)), dtype)
+                check(nx.nn.relu(a), np.maximum(a, np.zeros((), a.dtype)), dtype)
+    cases.finish()
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+def test_activations_at_the_extremes(dtype: D.DType) -> None:
+    x = np.array([-np.inf, -1e4, -30.0, 0.0, 30.0, 1e4, np.inf, np.nan]).astype(dtype.numpy_dtype)
+    w = to_compute(x, dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        check(nx.softplus(x), np.logaddexp(w, 0.0), dtype)
+        check(nx.relu(x), np.where(np.isnan(w), np.nan, np.maximum(w, 0.0)), dtype)
+        check(nx.gelu(x), 0.5 * w * (1 + _np_erf(w / math.sqrt(2))), dtype)
+    with pytest.raises(nx.ArgumentError, match=r"^gelu: approximate must be True or False"):
+        nx.gelu(x, approximate="tanh")
+
+
 # ---------------------------------------------------------------- logsumexp
 
 
