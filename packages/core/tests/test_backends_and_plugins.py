@@ -473,3 +473,21 @@ def test_a_misspelt_backend_name_gets_a_suggestion():
     with pytest.raises(nx.BackendNotFoundError) as e:
         nx.get_backend("qqqqq")
     assert "did you mean" not in str(e.value)
+
+
+def test_devices_lists_backend_specs_that_place_tensors(fakedev):
+    # the fake backend sees two devices; each entry works as a backend= argument
+    FakeDevice.devices = classmethod(lambda cls: ["cpu:0", "cpu:1"])  # type: ignore[method-assign]
+    try:
+        listed = nx.devices()
+        assert "binary:cpu" in listed and "fakedev:cpu:0" in listed and "fakedev:cpu:1" in listed
+        assert nx.devices("fakedev") == ["fakedev:cpu:0", "fakedev:cpu:1"]
+        for spec in nx.devices("fakedev") + nx.devices("binary"):
+            x = nx.tensor([1.0], backend=spec)
+            assert f"{x.backend.name}:{x.backend.device_name()}" == spec
+    finally:
+        del FakeDevice.devices
+    with pytest.raises(nx.BackendNotFoundError, match=r"^devices: no backend named 'bianry'"):
+        nx.devices("bianry")
+    with pytest.raises(nx.BackendNotFoundError, match=r"^devices: backend must be a backend"):
+        nx.devices(3)  # type: ignore[arg-type]

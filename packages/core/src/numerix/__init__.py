@@ -79,7 +79,7 @@ from numerix.ops.shape import *  # noqa: F403
 from numerix.ops.sort import *  # noqa: F403
 from numerix.ops.transfer import *  # noqa: F403
 from numerix.ops.window import *  # noqa: F403
-from numerix.plugins import clear_caches, get_backend, register_backend, unregister_backend
+from numerix.plugins import clear_caches, devices, get_backend, register_backend, unregister_backend
 
 bool = bool_
 
@@ -90,7 +90,7 @@ __all__ = [
     "finfo", "iinfo", "isdtype", "result_type",
     "get_default_backend", "set_default_backend", "set_global_default_backend",
     "default_backend", "config", "reload_config", "get_backend", "register_backend", "unregister_backend",
-    "clear_caches",
+    "clear_caches", "devices",
     "NumerixError", "ShapeError", "DTypeError", "BackendMismatchError", "UnsupportedDTypeError",
     "BackendNotFoundError", "BackendOptionError", "PluginError", "ConfigError", "IndexingError",
     "ArgumentError", "TracingError",

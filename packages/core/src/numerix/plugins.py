@@ -431,6 +431,29 @@ def get_backend(name: str, **options: Any) -> Backend:
     return canon
 
 
+def devices(backend: str | None = None) -> list[str]:
+    """The devices numerix can place tensors on, as backend specs
+    (``["binary:cpu", "torch:cpu", "xla:host:0"]``, as ``jax.devices()`` lists JAX's); with
+    ``backend``, that backend's only. Each entry works as a ``backend=`` argument. A
+    backend that fails to load is left out of the full list (``numerix info`` lists it
+    as broken); named, its error is raised."""
+    if backend is not None and not isinstance(backend, str):
+        raise BackendNotFoundError(
+            f"devices: backend must be a backend name such as 'xla', got {backend!r}"
+        )
+    names = [backend] if backend is not None else sorted(backend_entries())
+    out: list[str] = []
+    for name in names:
+        try:
+            cls = backend_class(name, "devices")
+        except PluginError:
+            if backend is not None:
+                raise
+            continue
+        out += [f"{name}:{d}" for d in cls.devices()]
+    return out
+
+
 def clear_caches() -> None:
     """Drop the compiled kernels every backend loaded in this process keeps
     (:meth:`Backend.clear_caches`), as ``jax.clear_caches()`` does for JAX: their memory
