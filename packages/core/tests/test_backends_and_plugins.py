@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import textwrap
 import threading
@@ -296,8 +297,6 @@ def test_broken_entry_point_is_listed_not_raised(tmp_path):
         print(sorted(plugins.backend_entries()))
         print([(b.name, b.distribution, b.reason) for b in plugins.broken_plugins()])
     """)
-    import subprocess
-
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     lines = r.stdout.splitlines()
     assert lines[0] == "[1, 2]"
@@ -342,8 +341,6 @@ def test_plugin_entries_for_another_contract_or_a_taken_name(tmp_path):
             print(b.name, "|", b.distribution, "|", b.reason)
         print([str(x.message) for x in w])
     """)
-    import subprocess
-
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     lines = r.stdout.splitlines()
     assert "'future'" not in lines[0] and "'futurec'" not in lines[0]
@@ -358,8 +355,6 @@ def test_plugin_entries_for_another_contract_or_a_taken_name(tmp_path):
 
 
 def test_import_numerix_does_not_import_heavy_or_plugin_modules():
-    import subprocess
-
     code = (
         "import sys, numerix; print(sorted(m for m in ('jax', 'torch', 'numerix_binary.backend', "
         "'pluggy', 'pydantic', 'rich') if m in sys.modules))"
@@ -444,8 +439,6 @@ def test_misbehaving_plugins_are_listed_broken_and_never_fatal(tmp_path):
         for b in sorted(plugins.broken_plugins(), key=lambda b: b.name):
             print(b.name, "|", b.distribution, "|", b.reason)
     """)
-    import subprocess
-
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
     lines = r.stdout.splitlines()

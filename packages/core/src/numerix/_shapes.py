@@ -18,9 +18,7 @@ MAX_ELEMENTS = 2**59
 def check_size(op: str, shape: Shape) -> Shape:
     """``shape`` if a tensor of it can exist at all (:data:`MAX_ELEMENTS`), else a
     ShapeError naming ``op``: a backend given such a shape may abort the process."""
-    n = 1
-    for d in shape:
-        n *= d
+    n = size_of(shape)
     if n > MAX_ELEMENTS:
         raise ShapeError(
             f"{op}: shape {shape} has {n} elements, more than any tensor can hold (at most "

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from numerix.errors import ArgumentError, DTypeError
+from numerix.errors import ArgumentError, DTypeError, ShapeError
 
 if TYPE_CHECKING:
     from numerix.backend import Backend
@@ -170,7 +170,7 @@ class Tensor:
             return str(self)
         _ops.check_concrete(self, "format")
         if self.size != 1:
-            raise _ops.ShapeError(
+            raise ShapeError(
                 f"format: a format spec ({spec!r}) applies to a tensor of one element, got "
                 f"{self.describe()}; format its elements (t.tolist()) instead"
             )

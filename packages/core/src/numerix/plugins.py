@@ -148,7 +148,7 @@ class _Registry:
                 except (Exception, SystemExit) as e:
                     # one plugin's failure, sys.exit() at import included, never ends
                     # discovery: the plugin is listed as broken and the others load
-                    if _registered(pm, ep.name):
+                    if pm.get_plugin(ep.name) is not None:
                         pm.unregister(name=ep.name)
                     self.broken.append(BrokenPlugin(ep.name, dname, f"{type(e).__name__}: {e}"))
                     continue
@@ -215,10 +215,6 @@ class _Registry:
             )
             return
         table[entry.name] = entry
-
-
-def _registered(pm: Any, name: str) -> bool:
-    return pm.get_plugin(name) is not None
 
 
 def _hook_results(pm: Any, hook: str, plugin: Any, kind: type | None = None) -> list[Any]:

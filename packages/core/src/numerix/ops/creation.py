@@ -22,7 +22,7 @@ from numerix.ops._core import (
     resolve,
     stored,
 )
-from numerix.ops.elementwise import not_equal
+from numerix.ops.elementwise import astype
 from numerix.primitives import creation as P
 
 __all__ = [
@@ -101,7 +101,7 @@ def _convert(t: Tensor, dt: DType, op: str) -> Tensor:
     # numpy casting, except that complex to real is refused, as by astype (complex to
     # bool is x != 0, as there)
     if t.dtype.kind == "c" and dt.kind == "b":
-        return not_equal(t, 0)
+        return astype(t, dt)
     if t.dtype.kind == "c" and dt.kind != "c":
         raise DTypeError(
             f"{op}: converting complex {t.describe()} to {dt} would drop the imaginary part; "
