@@ -16,7 +16,7 @@ from typing import Any
 
 __all__ = [
     "Primitive", "PrimitiveRegistry", "REGISTRY", "CONTRACT_VERSION", "Block", "BLOCKS",
-    "declare_block",
+    "declare_block", "vjp_rule", "nondifferentiable", "NONDIFFERENTIABLE",
 ]  # fmt: skip
 
 #: The version of the backend contract this core implements. A plugin declares the
@@ -34,7 +34,8 @@ class Primitive:
     :param params: names of the static parameters, passed as keywords.
     :param shape_rule: ``(*input_shapes, **params) -> out_shape``.
     :param dtype_rule: ``(*input_dtypes, **params) -> out_dtype``.
-    :param vjp: the derivative rule (reverse mode); filled in by grad.
+    :param vjp: the derivative rule (reverse mode), attached with :func:`vjp_rule`
+        beside the declaration, or :data:`NONDIFFERENTIABLE`.
     :param doc: one line for the contract page.
     """
 
@@ -50,6 +51,11 @@ class Primitive:
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
+
+    @property
+    def differentiable(self) -> bool:
+        """Whether a derivative flows through this primitive (it has a rule)."""
+        return self.vjp is not None and self.vjp is not NONDIFFERENTIABLE
 
 
 class PrimitiveRegistry:
@@ -115,10 +121,18 @@ class Block:
     inputs: tuple[str, ...]
     params: tuple[str, ...]
     doc: str
+    #: the derivative rule (see :func:`vjp_rule`); without one, grad differentiates
+    #: through the core's fallback.
+    vjp: Callable[..., Any] | None = None
 
     @property
     def method(self) -> str:
         return f"block_{self.name}"
+
+    @property
+    def differentiable(self) -> bool:
+        """Whether a derivative flows through this block (a rule, or its fallback)."""
+        return self.vjp is not NONDIFFERENTIABLE
 
 
 BLOCKS: dict[str, Block] = {}
@@ -133,3 +147,72 @@ def declare_block(
     b = Block(name, family, inputs, params, doc)
     BLOCKS[name] = b
     return b
+
+
+class _NonDifferentiable:
+    """The derivative rule of a primitive whose output carries no derivative."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NONDIFFERENTIABLE"
+
+
+#: Declared as the ``vjp`` of a primitive with no derivative (comparisons, indices,
+#: rounding, bitwise and integer ops): its inputs receive no cotangent and its output
+#: is a constant to grad.
+NONDIFFERENTIABLE: Any = _NonDifferentiable()
+
+
+def _target(name: str) -> Primitive | Block:
+    if name in REGISTRY:
+        return REGISTRY[name]
+    if name in BLOCKS:
+        return BLOCKS[name]
+    raise KeyError(f"no primitive or block named {name!r} is declared")
+
+
+def _attach(name: str, rule: Any) -> None:
+    target = _target(name)
+    if target.vjp is not None:
+        raise ValueError(f"{name!r} already has a derivative rule")
+    object.__setattr__(target, "vjp", rule)  # frozen: set once, beside the declaration
+
+
+def vjp_rule(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Attach a reverse-mode derivative rule to the primitives or blocks ``names``.
+
+    Written in the module that declares them, right after the declaration::
+
+        @vjp_rule("exp")
+        def exp_vjp(ops, cotangent, out, x):
+            return (cotangent * out,)
+
+    A rule is called as ``rule(ops, cotangent, out, *inputs, **params)``:
+
+    - ``ops`` is the public op namespace (``numerix.ops``), passed in so that this low
+      layer never imports the layer above it;
+    - ``cotangent`` has ``out``'s shape and dtype (for a block with several outputs,
+      both are tuples, and a cotangent may be ``None``, meaning zero);
+    - ``inputs`` are the primitive's tensor inputs in declaration order, a sequence
+      input (``*tensors``) spread out; ``params`` its static parameters.
+
+    It returns a tuple with one entry per input: the cotangent of that input (same
+    shape and dtype as the input: undo any broadcasting), or ``None`` for no
+    derivative (an integer input, an index, an input the output does not depend on).
+    Rules are written with numerix ops only, so they run eagerly, inside a trace and
+    under every compiler, and can themselves be differentiated.
+    """
+
+    def attach(rule: Callable[..., Any]) -> Callable[..., Any]:
+        for name in names:
+            _attach(name, rule)
+        return rule
+
+    return attach
+
+
+def nondifferentiable(*names: str) -> None:
+    """Declare primitives (or blocks) whose output carries no derivative."""
+    for name in names:
+        _attach(name, NONDIFFERENTIABLE)
