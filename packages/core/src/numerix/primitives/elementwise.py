@@ -8,10 +8,18 @@ category, so that the eager hot path is one dict lookup.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from numerix import dtypes as D
 from numerix._shapes import broadcast_shapes
 from numerix.dtypes import ALL_DTYPES, PROMOTION_TABLE, DType
-from numerix.primitives._registry import REGISTRY, Primitive
+from numerix.primitives._registry import REGISTRY, Primitive, nondifferentiable, vjp_rule
+
+if TYPE_CHECKING:
+    from numerix._tensor import Tensor
+
+#: What a derivative rule returns: one cotangent (or None) per input.
+Cotangents = tuple["Tensor | None", ...]
 
 # ---------------------------------------------------------------- dtype categories
 # Each category maps the promoted input dtype to (compute dtype, output dtype), or None
@@ -300,4 +308,116 @@ bitcast = REGISTRY.declare(
     dtype_rule=bitcast_dtype_rule,
     doc="reinterpret x's bits as out.dtype (integer or floating, of x's bit width); NaN payloads "
         "are kept",
+)  # fmt: skip
+
+
+# ---------------------------------------------------------------- derivative rules
+# Complex inputs follow JAX: a rule is the transpose of the derivative's linear map, with
+# no conjugation (holomorphic f gives ``cotangent * f'(z)``), so ``grad`` of a real
+# function of ``z`` equals ``jax.grad``'s: conj of the steepest-ascent direction.
+
+
+def _unbroadcast(ops: Any, cotangent: Tensor, x: Tensor) -> Tensor:
+    """Sum ``cotangent`` (the broadcast shape) back to ``x``'s shape and dtype."""
+    shape = x.shape
+    lead = cotangent.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, d in enumerate(shape) if d == 1 and cotangent.shape[lead + i] != 1
+    )
+    if axes:
+        cotangent = ops.reshape(ops.sum(cotangent, axis=axes, keepdims=True), (1,) * lead + shape)
+    if cotangent.ndim != len(shape):
+        cotangent = ops.reshape(cotangent, shape)
+    if cotangent.dtype is not x.dtype:
+        cotangent = ops.astype(cotangent, x.dtype)
+    return cotangent
+
+
+def _mask(ops: Any, pred: Tensor, like: Tensor) -> Tensor:
+    return ops.astype(pred, like.dtype)
+
+
+@vjp_rule("negative")
+def negative_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    return (ops.negative(cotangent),)
+
+
+@vjp_rule("exp")
+def exp_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    return (cotangent * out,)
+
+
+@vjp_rule("log")
+def log_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    return (cotangent / x,)
+
+
+@vjp_rule("add")
+def add_vjp(ops: Any, cotangent: Tensor, out: Tensor, x1: Tensor, x2: Tensor) -> Cotangents:
+    return (_unbroadcast(ops, cotangent, x1), _unbroadcast(ops, cotangent, x2))
+
+
+@vjp_rule("subtract")
+def subtract_vjp(ops: Any, cotangent: Tensor, out: Tensor, x1: Tensor, x2: Tensor) -> Cotangents:
+    return (_unbroadcast(ops, cotangent, x1), _unbroadcast(ops, ops.negative(cotangent), x2))
+
+
+@vjp_rule("multiply")
+def multiply_vjp(ops: Any, cotangent: Tensor, out: Tensor, x1: Tensor, x2: Tensor) -> Cotangents:
+    return (_unbroadcast(ops, cotangent * x2, x1), _unbroadcast(ops, cotangent * x1, x2))
+
+
+@vjp_rule("divide")
+def divide_vjp(ops: Any, cotangent: Tensor, out: Tensor, x1: Tensor, x2: Tensor) -> Cotangents:
+    g1 = cotangent / x2
+    return (_unbroadcast(ops, g1, x1), _unbroadcast(ops, ops.negative(g1 * out), x2))
+
+
+def _minmax_vjp(ops: Any, cotangent: Tensor, x1: Tensor, x2: Tensor, first: Any) -> Cotangents:
+    # ties split the cotangent equally between the operands, as jax.grad does
+    half = _mask(ops, ops.equal(x1, x2), cotangent) * 0.5
+    w1 = _mask(ops, first(x1, x2), cotangent) + half
+    w2 = _mask(ops, first(x2, x1), cotangent) + half
+    return (_unbroadcast(ops, cotangent * w1, x1), _unbroadcast(ops, cotangent * w2, x2))
+
+
+@vjp_rule("maximum")
+def maximum_vjp(ops: Any, cotangent: Tensor, out: Tensor, x1: Tensor, x2: Tensor) -> Cotangents:
+    return _minmax_vjp(ops, cotangent, x1, x2, ops.greater)
+
+
+@vjp_rule("minimum")
+def minimum_vjp(ops: Any, cotangent: Tensor, out: Tensor, x1: Tensor, x2: Tensor) -> Cotangents:
+    return _minmax_vjp(ops, cotangent, x1, x2, ops.less)
+
+
+@vjp_rule("select")
+def select_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor
+) -> Cotangents:
+    zero = ops.zeros_like(cotangent)
+    return (
+        None,
+        _unbroadcast(ops, ops.where(pred, cotangent, zero), on_true),
+        _unbroadcast(ops, ops.where(pred, zero, cotangent), on_false),
+    )
+
+
+@vjp_rule("as_type")
+def as_type_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    # a cast to or from an integer or bool carries no derivative; complex to real (which
+    # astype reaches through real()) and real to complex drop the imaginary part
+    if x.dtype.kind not in "fc" or out.dtype.kind not in "fc":
+        return (None,)
+    if cotangent.dtype.kind == "c" and x.dtype.kind != "c":
+        cotangent = ops.real(cotangent)
+    return (cotangent if cotangent.dtype is x.dtype else ops.astype(cotangent, x.dtype),)
+
+
+# rounding, classification, comparison and bit ops: piecewise constant or integer-valued
+nondifferentiable(
+    "sign", "floor", "ceil", "round", "isnan", "isinf", "isfinite", "floor_divide",
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "bitwise_invert", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+    "bitwise_right_shift", "population_count", "count_leading_zeros", "bitcast",
 )  # fmt: skip

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
-from numerix.primitives._registry import REGISTRY
+from numerix.primitives._registry import REGISTRY, vjp_rule
+
+if TYPE_CHECKING:
+    from numerix._tensor import Tensor
+
+#: What a derivative rule returns: one cotangent (or None) per input.
+Cotangents = tuple["Tensor | None", ...]
 
 
 def dot_shape_rule(
@@ -30,3 +38,44 @@ dot = REGISTRY.declare(
     doc="sum of products over the contracting axes; output axes are batch, free axes of x, "
         "free axes of y; inputs share out.dtype",
 )  # fmt: skip
+
+
+# ---------------------------------------------------------------- derivative rules
+
+
+def _dot_transpose(
+    ops: Any, cotangent: Tensor, x: Tensor, y: Tensor, contract_x: tuple[int, ...],
+    batch_x: tuple[int, ...], contract_y: tuple[int, ...], batch_y: tuple[int, ...],
+    y_first: bool,
+) -> Tensor:  # fmt: skip
+    """The cotangent of ``x`` in ``dot(x, y)`` (of ``y`` when ``y_first``: out's free axes
+    of ``y`` come first): contract the cotangent with ``y`` over y's free axes and batch
+    over the batch axes, then put the axes back in x's order."""
+    nb = len(batch_x)
+    free_x = [i for i in range(x.ndim) if i not in contract_x and i not in batch_x]
+    free_y = [i for i in range(y.ndim) if i not in contract_y and i not in batch_y]
+    start = nb if y_first else nb + len(free_x)
+    ct_free_y = tuple(range(start, start + len(free_y)))
+    g = ops.dot_general(cotangent, y, (ct_free_y, tuple(free_y)), (tuple(range(nb)), batch_y))
+    # g's axes: batch, x's free axes, then y's contracting axes in increasing order
+    rank = {a: k for k, a in enumerate(sorted(contract_y))}
+    perm = [0] * x.ndim
+    for k, a in enumerate(batch_x):
+        perm[a] = k
+    for j, a in enumerate(free_x):
+        perm[a] = nb + j
+    for a, b in zip(contract_x, contract_y):
+        perm[a] = nb + len(free_x) + rank[b]
+    return g if perm == sorted(perm) else ops.transpose(g, tuple(perm))
+
+
+@vjp_rule("dot")
+def dot_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, y: Tensor, *,
+    contract_x: tuple[int, ...], batch_x: tuple[int, ...],
+    contract_y: tuple[int, ...], batch_y: tuple[int, ...],
+) -> Cotangents:  # fmt: skip
+    return (
+        _dot_transpose(ops, cotangent, x, y, contract_x, batch_x, contract_y, batch_y, False),
+        _dot_transpose(ops, cotangent, y, x, contract_y, batch_y, contract_x, batch_x, True),
+    )

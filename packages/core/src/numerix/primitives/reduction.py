@@ -3,10 +3,18 @@ non-negative ints and checks empty reductions of ops without an identity."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from numerix import dtypes as D
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
-from numerix.primitives._registry import REGISTRY
+from numerix.primitives._registry import REGISTRY, nondifferentiable, vjp_rule
+
+if TYPE_CHECKING:
+    from numerix._tensor import Tensor
+
+#: What a derivative rule returns: one cotangent (or None) per input.
+Cotangents = tuple["Tensor | None", ...]
 
 
 def reduce_shape_rule(
@@ -75,3 +83,34 @@ argmin = REGISTRY.declare(
     doc="index of the first minimum along axis (None: of the flattened tensor) -> int64; "
         "NaN counts as the minimum",
 )  # fmt: skip
+
+
+# ---------------------------------------------------------------- derivative rules
+
+
+def _expand(ops: Any, t: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+    """A reduction's output (or cotangent) broadcast back over ``x``'s shape."""
+    if not keepdims:
+        t = ops.reshape(t, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    return ops.broadcast_to(t, x.shape)
+
+
+@vjp_rule("sum")
+def sum_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool
+) -> Cotangents:
+    return (_expand(ops, cotangent, x, axes, keepdims),)
+
+
+@vjp_rule("max", "min")
+def minmax_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool
+) -> Cotangents:
+    # the cotangent is shared equally between tied extremes, as jax.grad does
+    hit = ops.astype(ops.equal(x, _expand(ops, out, x, axes, keepdims)), x.dtype)
+    count = ops.sum(hit, axis=axes, keepdims=True)
+    return (_expand(ops, cotangent, x, axes, keepdims) * (hit / count),)
+
+
+# boolean results and indices carry no derivative
+nondifferentiable("all", "any", "argmax", "argmin")

@@ -3,8 +3,16 @@ dynamic_slice, put_slice."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from numerix import dtypes as D
-from numerix.primitives._registry import REGISTRY
+from numerix.primitives._registry import REGISTRY, vjp_rule
+
+if TYPE_CHECKING:
+    from numerix._tensor import Tensor
+
+#: What a derivative rule returns: one cotangent (or None) per input.
+Cotangents = tuple["Tensor | None", ...]
 
 reshape = REGISTRY.declare(
     "reshape", "shape", inputs=("x",),
@@ -84,3 +92,35 @@ put_slice = REGISTRY.declare(
     doc="XLA DynamicUpdateSlice: a copy of x with update (x's dtype and ndim, dims <= x's) "
         "written at starts (0-d int64 tensors, clamped by the backend to [0, dim - update dim])",
 )  # fmt: skip
+
+
+# ---------------------------------------------------------------- derivative rules
+
+
+@vjp_rule("reshape")
+def reshape_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    return (ops.reshape(cotangent, x.shape),)
+
+
+@vjp_rule("transpose")
+def transpose_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...]
+) -> Cotangents:
+    inverse = [0] * len(axes)
+    for i, a in enumerate(axes):
+        inverse[a] = i
+    return (ops.transpose(cotangent, tuple(inverse)),)
+
+
+@vjp_rule("broadcast")
+def broadcast_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...]
+) -> Cotangents:
+    # sum over the new axes and over the axes x had as 1 that out widened
+    kept = set(axes)
+    summed = tuple(i for i in range(out.ndim) if i not in kept) + tuple(
+        a for a, d in zip(axes, x.shape) if d == 1 and out.shape[a] != 1
+    )
+    if summed:
+        cotangent = ops.sum(cotangent, axis=tuple(sorted(summed)), keepdims=True)
+    return (ops.reshape(cotangent, x.shape),)
