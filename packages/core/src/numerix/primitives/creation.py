@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numerix.primitives._registry import REGISTRY
+from numerix.primitives._registry import REGISTRY, nondifferentiable
 
 iota = REGISTRY.declare(
     "iota", "creation", inputs=(), params=("axis",),
@@ -29,3 +29,6 @@ from_numpy = REGISTRY.declare(
     "from_numpy", "creation", inputs=("array",),
     doc="adopt a host numpy array of exactly out.dtype and out.shape (no copy where possible)",
 )  # fmt: skip
+
+# created from static parameters (or a host array): nothing to differentiate
+nondifferentiable("iota", "full", "eye", "arange", "linspace", "from_numpy")

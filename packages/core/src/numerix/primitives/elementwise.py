@@ -414,6 +414,93 @@ def as_type_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangen
     return (cotangent if cotangent.dtype is x.dtype else ops.astype(cotangent, x.dtype),)
 
 
+def _unary_vjp(name: str, derivative: Any) -> None:
+    """Attach ``cotangent * derivative(ops, out, x)`` as ``name``'s rule."""
+
+    def rule(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+        return (cotangent * derivative(ops, out, x),)
+
+    rule.__name__ = rule.__qualname__ = f"{name}_vjp"
+    vjp_rule(name)(rule)
+
+
+def _abs_derivative(ops: Any, out: Tensor, x: Tensor) -> Tensor:
+    if x.dtype.kind == "c":
+        # conj(x) / |x|, 0 at 0 (JAX's choice)
+        safe = ops.astype(ops.where(ops.equal(out, 0), ops.ones_like(out), out), x.dtype)
+        return ops.conj(x) / safe
+    return ops.where(ops.greater_equal(x, 0), ops.ones_like(x), ops.negative(ops.ones_like(x)))
+
+
+_SQRT_PI = 1.7724538509055160273
+
+
+_unary_vjp("abs", _abs_derivative)
+_unary_vjp("sqrt", lambda ops, out, x: 0.5 / out)
+_unary_vjp("rsqrt", lambda ops, out, x: -0.5 * out / x)
+_unary_vjp("cbrt", lambda ops, out, x: 1 / (3 * out * out))
+_unary_vjp("expm1", lambda ops, out, x: out + 1)
+_unary_vjp("log1p", lambda ops, out, x: 1 / (x + 1))
+_unary_vjp("tanh", lambda ops, out, x: 1 - out * out)
+_unary_vjp("sigmoid", lambda ops, out, x: out * (1 - out))
+_unary_vjp("sin", lambda ops, out, x: ops.cos(x))
+_unary_vjp("cos", lambda ops, out, x: ops.negative(ops.sin(x)))
+_unary_vjp("tan", lambda ops, out, x: 1 + out * out)
+_unary_vjp("asin", lambda ops, out, x: ops.rsqrt(1 - x * x))
+_unary_vjp("acos", lambda ops, out, x: ops.negative(ops.rsqrt(1 - x * x)))
+_unary_vjp("atan", lambda ops, out, x: 1 / (1 + x * x))
+_unary_vjp("sinh", lambda ops, out, x: ops.cosh(x))
+_unary_vjp("cosh", lambda ops, out, x: ops.sinh(x))
+_unary_vjp("asinh", lambda ops, out, x: ops.rsqrt(x * x + 1))
+# Note: 1/(sqrt(x-1) sqrt(x+1)), not rsqrt(x*x - 1): the two differ in sign for complex x
+# with negative real part, and only the first is acosh's derivative there
+_unary_vjp("acosh", lambda ops, out, x: 1 / (ops.sqrt(x - 1) * ops.sqrt(x + 1)))
+_unary_vjp("atanh", lambda ops, out, x: 1 / (1 - x * x))
+_unary_vjp("erf", lambda ops, out, x: (2 / _SQRT_PI) * ops.exp(ops.negative(x * x)))
+_unary_vjp("erfc", lambda ops, out, x: (-2 / _SQRT_PI) * ops.exp(ops.negative(x * x)))
+_unary_vjp("erf_inv", lambda ops, out, x: (_SQRT_PI / 2) * ops.exp(out * out))
+
+
+@vjp_rule("real")
+def real_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    return (ops.astype(cotangent, x.dtype),)
+
+
+@vjp_rule("imag")
+def imag_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    return (ops.astype(cotangent, x.dtype) * -1j,)
+
+
+@vjp_rule("conj")
+def conj_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    return (ops.conj(cotangent),)
+
+
+@vjp_rule("remainder")
+def remainder_vjp(ops: Any, cotangent: Tensor, out: Tensor, x1: Tensor, x2: Tensor) -> Cotangents:
+    if out.dtype.kind != "f":
+        return (None, None)
+    g2 = ops.negative(cotangent * ops.floor_divide(x1, x2))
+    return (_unbroadcast(ops, cotangent, x1), _unbroadcast(ops, g2, x2))
+
+
+@vjp_rule("pow")
+def pow_vjp(ops: Any, cotangent: Tensor, out: Tensor, x1: Tensor, x2: Tensor) -> Cotangents:
+    if out.dtype.kind not in "fc":
+        return (None, None)
+    zero = ops.zeros_like(out)
+    # as jax.grad: d/dx1 is 0 where x2 == 0 and d/dx2 is 0 where x1 == 0 (not 0 * -inf)
+    d1 = ops.where(ops.equal(x2, 0), zero, x2 * ops.pow(x1, x2 - 1))
+    d2 = ops.where(ops.equal(x1, 0), zero, ops.log(ops.where(ops.equal(x1, 0), 1, x1)) * out)
+    return (_unbroadcast(ops, cotangent * d1, x1), _unbroadcast(ops, cotangent * d2, x2))
+
+
+@vjp_rule("atan2")
+def atan2_vjp(ops: Any, cotangent: Tensor, out: Tensor, x1: Tensor, x2: Tensor) -> Cotangents:
+    g = cotangent / (x1 * x1 + x2 * x2)
+    return (_unbroadcast(ops, g * x2, x1), _unbroadcast(ops, ops.negative(g * x1), x2))
+
+
 # rounding, classification, comparison and bit ops: piecewise constant or integer-valued
 nondifferentiable(
     "sign", "floor", "ceil", "round", "isnan", "isinf", "isfinite", "floor_divide",

@@ -112,5 +112,23 @@ def minmax_vjp(
     return (_expand(ops, cotangent, x, axes, keepdims) * (hit / count),)
 
 
+@vjp_rule("prod")
+def prod_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool
+) -> Cotangents:
+    # the product of the other elements, exact with zeros (out / x is not): with no zero
+    # in the group it is the product over x; with one, only the zero's position gets the
+    # product of the rest; with more, every position gets 0
+    if x.dtype.kind not in "fc":
+        return (None,)
+    is_zero = ops.equal(x, 0)
+    zeros = ops.sum(ops.astype(is_zero, D.int64), axis=axes, keepdims=True)
+    nonzero = ops.where(is_zero, ops.ones_like(x), x)
+    rest = ops.broadcast_to(ops.prod(nonzero, axis=axes, keepdims=True), x.shape)
+    none, one = ops.equal(zeros, 0), ops.logical_and(ops.equal(zeros, 1), is_zero)
+    others = ops.where(none, rest / nonzero, ops.where(one, rest, ops.zeros_like(x)))
+    return (_expand(ops, cotangent, x, axes, keepdims) * others,)
+
+
 # boolean results and indices carry no derivative
 nondifferentiable("all", "any", "argmax", "argmin")

@@ -3,6 +3,7 @@ dynamic_slice, put_slice."""
 
 from __future__ import annotations
 
+import builtins
 from typing import TYPE_CHECKING, Any
 
 from numerix import dtypes as D
@@ -10,6 +11,8 @@ from numerix.primitives._registry import REGISTRY, vjp_rule
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
+
+_py_slice = builtins.slice  # this module's ``slice`` is the primitive
 
 #: What a derivative rule returns: one cotangent (or None) per input.
 Cotangents = tuple["Tensor | None", ...]
@@ -124,3 +127,67 @@ def broadcast_vjp(
     if summed:
         cotangent = ops.sum(cotangent, axis=tuple(sorted(summed)), keepdims=True)
     return (ops.reshape(cotangent, x.shape),)
+
+
+@vjp_rule("reverse")
+def reverse_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...]
+) -> Cotangents:
+    return (ops.flip(cotangent, axis=axes) if axes else cotangent,)
+
+
+@vjp_rule("concatenate")
+def concatenate_vjp(ops: Any, cotangent: Tensor, out: Tensor, *xs: Tensor, axis: int) -> Cotangents:
+    pieces = []
+    lo = 0
+    for x in xs:
+        key = [_py_slice(None)] * out.ndim
+        key[axis] = _py_slice(lo, lo + x.shape[axis])
+        pieces.append(cotangent[tuple(key)])
+        lo += x.shape[axis]
+    return tuple(pieces)
+
+
+@vjp_rule("slice")
+def slice_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *,
+    start: tuple[int, ...], stop: tuple[int, ...], strides: tuple[int, ...],
+) -> Cotangents:  # fmt: skip
+    # zeros around and between the taken elements: a pad of the cotangent
+    config = []
+    for d, n, a, s in zip(x.shape, out.shape, start, strides):
+        if n == 0:
+            config.append((0, d, 0))
+        else:
+            config.append((a, d - a - (n - 1) * s - 1, s - 1))
+    return (ops.pad_general(cotangent, config),)
+
+
+@vjp_rule("pad")
+def pad_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, pad_value: Tensor, *,
+    config: tuple[tuple[int, int, int], ...],
+) -> Cotangents:  # fmt: skip
+    # undo low/high (a crop becomes zeros), then take every (interior + 1)-th element
+    unpadded = ops.pad_general(cotangent, [(-lo, -hi, 0) for lo, hi, _ in config])
+    key = tuple(_py_slice(None, None, interior + 1) for _, _, interior in config)
+    gx = unpadded[key] if any(interior for _, _, interior in config) else unpadded
+    g_value = ops.sum(cotangent) - ops.sum(gx)
+    return (gx, g_value)
+
+
+@vjp_rule("dynamic_slice")
+def dynamic_slice_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *starts: Tensor, sizes: tuple[int, ...]
+) -> Cotangents:
+    # the backend clamps starts the same way in both directions
+    return (ops.put_slice(ops.zeros_like(x), list(starts), cotangent),) + (None,) * len(starts)
+
+
+@vjp_rule("put_slice")
+def put_slice_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, update: Tensor, *starts: Tensor
+) -> Cotangents:
+    gx = ops.put_slice(cotangent, list(starts), ops.zeros_like(update))
+    g_update = ops.dynamic_slice(cotangent, list(starts), update.shape)
+    return (gx, g_update) + (None,) * len(starts)
