@@ -7,9 +7,11 @@ bfloat16 is held through ``ml_dtypes``.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import math
 import operator
+import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -18,6 +20,7 @@ import numpy as np
 
 from numerix._tensor import Tensor
 from numerix.backend import Backend, lowers
+from numerix.primitives import REGISTRY
 from numerix_binary._bits import BitsKernels
 from numerix_binary._conv import ConvKernels
 from numerix_binary._fft import FftKernels
@@ -53,6 +56,45 @@ def _rsqrt(a: np.ndarray) -> np.ndarray:
     return np.reciprocal(np.sqrt(a))
 
 
+# ---------------------------------------------------------------- floating-point warnings
+# numerix emits no floating-point warnings (docs/decisions.md 16): inf - inf is nan,
+# 1 / 0 is inf, silently, as on XLA and LibTorch. numpy's error state lives in a
+# context variable; each thread runs the kernels in a context of the backend's own
+# where that state is "ignore", set once. Entering it (the wrapper and one Context.run)
+# costs about 0.3 us where an np.errstate per call costs 0.8 us, and the user's own
+# numpy keeps its settings.
+_IN_KERNELS: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "numerix_binary_kernels", default=False
+)
+
+
+def _silence() -> None:
+    np.seterr(all="ignore")
+    _IN_KERNELS.set(True)
+
+
+class _KernelContext(threading.local):
+    def __init__(self) -> None:
+        ctx = contextvars.Context()
+        ctx.run(_silence)
+        self.run = ctx.run
+
+
+_KERNEL_CONTEXT = _KernelContext()
+
+
+def _quiet(method: Any) -> Any:
+    """``method`` run in the kernel context (directly when a kernel calls another)."""
+
+    @functools.wraps(method)  # keeps the lowering declared by @lowers
+    def kernel(self: Any, *args: Any, **params: Any) -> Any:
+        if _IN_KERNELS.get():
+            return method(self, *args, **params)
+        return _KERNEL_CONTEXT.run(method, self, *args, **params)
+
+    return kernel
+
+
 # ---------------------------------------------------------------- kernels and their lowerings
 # Replayed programs run inside program_context (numpy's warnings off), so a lowering
 # needs no errstate of its own.
@@ -68,16 +110,8 @@ def _unary(fn: Any) -> Any:
     return kernel
 
 
-def _binary(fn: Any, quiet: bool = False) -> Any:
-    """The kernel ``fn(x1, x2)``; ``quiet``: without numpy's warnings (x / 0 is inf)."""
-    if quiet:
-
-        @lowers(lambda params, ins, out: fn)
-        def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                return _fill(out, fn(x1.data, x2.data))
-
-        return kernel
+def _binary(fn: Any) -> Any:
+    """The kernel ``fn(x1, x2)``."""
 
     @lowers(lambda params, ins, out: fn)
     def plain(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
@@ -88,7 +122,7 @@ def _binary(fn: Any, quiet: bool = False) -> Any:
 
 def _math(fn: Any) -> Any:
     """The kernel ``fn(x)`` for a float function: domain edges (log1p(-1), asin(2) ...)
-    give inf / NaN as documented, silently; bfloat16 computes in float32."""
+    give inf / NaN as documented; bfloat16 computes in float32."""
 
     def lowering(params: Mapping[str, Any], ins: tuple[Any, ...], out: tuple[Any, ...]) -> Any:
         if ins[0][1].name == "bfloat16":
@@ -98,10 +132,9 @@ def _math(fn: Any) -> Any:
     @lowers(lowering)
     def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
         a = x.data
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if a.dtype == _BF16:
-                return _fill(out, fn(a.astype(np.float32)).astype(_BF16))
-            return _fill(out, fn(a))
+        if a.dtype == _BF16:
+            return _fill(out, fn(a.astype(np.float32)).astype(_BF16))
+        return _fill(out, fn(a))
 
     return kernel
 
@@ -353,11 +386,11 @@ class BinaryBackend(
 
     multiply = _binary(np.multiply)
 
-    divide = _binary(np.true_divide, quiet=True)
+    divide = _binary(np.true_divide)
 
-    floor_divide = _binary(np.floor_divide, quiet=True)
+    floor_divide = _binary(np.floor_divide)
 
-    remainder = _binary(np.remainder, quiet=True)
+    remainder = _binary(np.remainder)
 
     def pow(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         a, b = x1.data, x2.data
@@ -590,6 +623,12 @@ class BinaryBackend(
         v[tuple(idx[:, i] for i in range(k))] = u
         out.data = a
         return out
+
+
+# every primitive and block runs in the kernel context; a subclass's own override does not
+for _name in [*REGISTRY.names(), *(n for n in dir(BinaryBackend) if n.startswith("block_"))]:
+    if callable(getattr(BinaryBackend, _name, None)):
+        setattr(BinaryBackend, _name, _quiet(getattr(BinaryBackend, _name)))
 
 
 def _clamped(

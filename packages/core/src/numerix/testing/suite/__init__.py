@@ -33,6 +33,8 @@ FAMILIES = (
     "errors",
     "properties",
     "compiled",
+    "grad_more",
+    "fp_warnings",
 )
 
 
