@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from numerix import dtypes as D
-from numerix.primitives._registry import REGISTRY
+from numerix.primitives._registry import REGISTRY, vjp_rule
+
+if TYPE_CHECKING:
+    from numerix._tensor import Tensor
+
+#: What a derivative rule returns: one cotangent (or None) per input.
+Cotangents = tuple["Tensor | None", ...]
 
 gather = REGISTRY.declare(
     "gather", "indexing", inputs=("x", "indices"), params=("axes",),
@@ -34,3 +42,61 @@ indexed_put = REGISTRY.declare(
     doc="scatter (Nx): as indexed_add but writing updates[i]; of duplicate indices the last "
         "(largest i) wins, deterministically",
 )  # fmt: skip
+
+
+# ---------------------------------------------------------------- derivative rules
+
+
+def _gather(ops: Any, x: Tensor, indices: Tensor, axes: tuple[int, ...]) -> Tensor:
+    # gather with the public ops: the indexed axes first, then one index tensor per axis
+    rest = [a for a in range(x.ndim) if a not in axes]
+    perm = [*axes, *rest]
+    xt = x if perm == list(range(x.ndim)) else ops.transpose(x, perm)
+    return xt[tuple(indices[..., j] for j in range(len(axes)))]
+
+
+@vjp_rule("gather")
+def gather_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, indices: Tensor, *,
+    axes: tuple[int, ...],
+) -> Cotangents:  # fmt: skip
+    # each gathered element sends its cotangent back to where it came from; repeats add
+    rest = tuple(d for a, d in enumerate(x.shape) if a not in axes)
+    n = _prod(indices.shape[:-1])
+    rows = ops.reshape(indices, (n, len(axes)))
+    updates = ops.reshape(cotangent, (n, *rest))
+    return (ops.indexed_add(ops.zeros_like(x), rows, updates, axes=axes), None)
+
+
+@vjp_rule("indexed_add")
+def indexed_add_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, indices: Tensor, updates: Tensor, *,
+    axes: tuple[int, ...],
+) -> Cotangents:  # fmt: skip
+    return (cotangent, None, _gather(ops, cotangent, indices, axes))
+
+
+@vjp_rule("indexed_put")
+def indexed_put_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, indices: Tensor, updates: Tensor, *,
+    axes: tuple[int, ...],
+) -> Cotangents:  # fmt: skip
+    # x keeps its cotangent where nothing was written; of the rows writing one place only
+    # the last (the one whose value out holds) gets its cotangent: scatter each row's
+    # number and gather back which one won
+    gx = ops.indexed_put(cotangent, indices, ops.zeros_like(updates), axes=axes)
+    n, k = indices.shape
+    ids = ops.arange(n, dtype=D.int64, backend=x.backend)
+    slots = ops.full(tuple(x.shape[a] for a in axes), -1, dtype=D.int64, backend=x.backend)
+    winner = ops.indexed_put(slots, indices, ids)
+    won = _gather(ops, winner, indices, tuple(range(k))) == ids
+    gu = _gather(ops, cotangent, indices, axes)
+    won = ops.reshape(won, (n,) + (1,) * (gu.ndim - 1))
+    return (gx, None, ops.where(won, gu, ops.zeros_like(gu)))
+
+
+def _prod(dims: tuple[int, ...]) -> int:
+    p = 1
+    for d in dims:
+        p *= d
+    return p

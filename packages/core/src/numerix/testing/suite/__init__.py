@@ -33,6 +33,7 @@ FAMILIES = (
     "errors",
     "properties",
     "compiled",
+    "grad",
     "grad_more",
     "fp_warnings",
 )

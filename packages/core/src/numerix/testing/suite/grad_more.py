@@ -1,0 +1,190 @@
+"""Derivative rules of the indexing, window, conv, sort, cumulative and fft primitives
+and of the linear-algebra and top_k blocks, against central finite differences.
+
+Each case calls a public op. Its trace names the primitive (or block) the op binds and
+the parameters it passes; the rule then runs eagerly on the backend under test, with
+the op's own output and a random cotangent ``c``, and must satisfy
+
+    Re <c, (f(x + eps v) - f(x - eps v)) / 2 eps>  ==  Re sum_i <rule_i(c), v_i>
+
+for a random direction ``v``, the difference quotient taken on ``binary`` in float64
+(``<a, b> = sum(a * b)``, bilinear: a rule is the transpose of the derivative, with no
+conjugation, as ``jax.vjp``). Every cotangent must have its input's shape and dtype.
+Backends without float64 run the rules in float32 (complex64) with a looser tolerance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+import numerix as nx
+from numerix import dtypes as D
+from numerix.defn.expr import BLOCK, CONSTANT, ELEM, PARAMETER, TENSOR, Graph, Node
+from numerix.ops._core import bind, new_out, run_block
+from numerix.primitives import BLOCKS, REGISTRY
+from numerix.primitives._registry import NONDIFFERENTIABLE
+
+EPS = 1e-5
+
+Case = tuple[str, Callable[..., Any], Sequence[np.ndarray]]
+
+
+def _wide(kind: str) -> D.DType:
+    """The widest dtype of ``kind`` ('f' or 'c') the backend under test holds."""
+    claimed = type(nx.get_default_backend()).supported_dtypes
+    wide, narrow = (D.float64, D.float32) if kind == "f" else (D.complex128, D.complex64)
+    return wide if claimed is None or wide in claimed else narrow
+
+
+def _randn(rng: np.random.Generator, shape: tuple[int, ...], kind: str) -> np.ndarray:
+    r = rng.standard_normal(shape)
+    return r + 1j * rng.standard_normal(shape) if kind == "c" else r
+
+
+def _widen(d: D.DType) -> D.DType:
+    return {"f": D.float64, "c": D.complex128}.get(d.kind, d)
+
+
+def _target(graph: Graph, name: str) -> Node:
+    hits = [n for n in graph.nodes if n.op == name or (n.op == BLOCK and n.value.name == name)]
+    assert len(hits) == 1, f"the case must bind {name} once:\n{graph.listing()}"
+    return hits[0]
+
+
+def _run(node: Node, inputs: Sequence[nx.Tensor], backend: Any, widen: bool = False) -> Any:
+    """``node`` (a primitive or a block) run eagerly on ``inputs`` (on ``backend``)."""
+    dt = _widen if widen else (lambda d: d)
+    if node.op == BLOCK:
+        if node.types is None:
+            out: Any = new_out(node.shape, dt(node.dtype), backend)
+        else:
+            out = tuple(new_out(s, dt(d), backend) for s, d in node.types)
+        return run_block(node.value, out, node.fallback_fn, *inputs, **node.params)
+    return bind(REGISTRY[node.op], new_out(node.shape, dt(node.dtype), backend), *inputs,
+                **node.params)  # fmt: skip
+
+
+def _inputs(graph: Graph, target: Node, args: Sequence[nx.Tensor]) -> list[nx.Tensor]:
+    """The values ``target``'s inputs take when ``args`` are passed: the graph evaluated
+    eagerly, node by node, up to ``target``."""
+    backend = nx.get_default_backend()
+    env: dict[int, Any] = {p.id: a for p, a in zip(graph.parameters, args)}
+    for n in graph.nodes:
+        if n is target:
+            break
+        if n.op in (CONSTANT, TENSOR):
+            env[n.id] = nx.tensor(n.value.to_numpy(), dtype=n.value.dtype)
+        elif n.op == ELEM:
+            env[n.id] = env[n.inputs[0].id][n.params["index"]]
+        elif n.op != PARAMETER:
+            env[n.id] = _run(n, [env[i.id] for i in n.inputs], backend)
+    return [env[i.id] for i in target.inputs]
+
+
+def check_vjp(name: str, fn: Callable[..., Any], xs: Sequence[np.ndarray], seed: int = 0) -> None:
+    """Check the rule of primitive or block ``name``, bound once by ``fn`` called on
+    ``xs`` (float64 or complex128 arrays), at the inputs it gets there."""
+    target = REGISTRY[name] if name in REGISTRY else BLOCKS[name]
+    rule = target.vjp
+    assert callable(rule) and rule is not NONDIFFERENTIABLE, f"{name} has no derivative rule"
+    dts = [_wide(x.dtype.kind) for x in xs]
+    narrow = any(d in (D.float32, D.complex64) for d in dts)
+    args = [nx.tensor(x, dtype=d) for x, d in zip(xs, dts)]
+    graph = nx.trace(fn, *args)
+    node = _target(graph, name)
+    inputs = _inputs(graph, node, args)
+    out = _run(node, inputs, nx.get_default_backend())
+    outs = out if isinstance(out, tuple) else (out,)
+
+    rng = np.random.default_rng(seed)
+    vs = [_randn(rng, t.shape, t.dtype.kind) if t.dtype.kind in "fc" else None for t in inputs]
+    cs = [_randn(rng, o.shape, o.dtype.kind) if o.dtype.kind in "fc" else None for o in outs]
+    cots = tuple(None if c is None else nx.tensor(c, dtype=o.dtype) for c, o in zip(cs, outs))
+    if isinstance(out, tuple):
+        got = rule(nx.ops, cots, outs, *inputs, **node.params)
+    else:
+        got = rule(nx.ops, cots[0], out, *inputs, **node.params)
+
+    assert isinstance(got, tuple) and len(got) == len(inputs), (
+        f"{name}: the rule must return one cotangent per input ({len(inputs)}), got {got!r}"
+    )
+    rhs = scale = 0.0
+    for g, t, v in zip(got, inputs, vs):
+        if g is None:
+            continue
+        assert v is not None, f"{name}: a cotangent for the integer input {t.describe()}"
+        assert isinstance(g, nx.Tensor), f"{name}: a cotangent is a {type(g).__name__}"
+        assert g.shape == t.shape and g.dtype is t.dtype, (
+            f"{name}: cotangent {g.describe()} for input {t.describe()}"
+        )
+        gv = g.to_numpy().astype(np.complex128) * v
+        rhs += float(np.sum(gv).real)
+        scale += float(np.sum(np.abs(gv)))
+
+    # the difference quotient on binary in float64, at the inputs rounded as the backend has them
+    binary = nx.defaults.resolve_backend("binary")
+    wide = [t.to_numpy().astype(_widen(t.dtype).numpy_dtype) for t in inputs]
+
+    def at(sign: float) -> tuple[nx.Tensor, ...]:
+        moved = [w if v is None else w + sign * EPS * v for w, v in zip(wide, vs)]
+        r = _run(node, [nx.tensor(m, backend=binary) for m in moved], binary, widen=True)
+        return r if isinstance(r, tuple) else (r,)
+
+    lhs = 0.0
+    for c, p, m in zip(cs, at(1.0), at(-1.0)):
+        if c is None:
+            continue
+        cd = c * (p.to_numpy().astype(np.complex128) - m.to_numpy()) / (2 * EPS)
+        lhs += float(np.sum(cd).real)
+        scale += float(np.sum(np.abs(cd)))
+    rtol = 2e-4 if narrow else 1e-6
+    assert abs(lhs - rhs) <= rtol * scale + 1e-9, (
+        f"{name}: <c, J v> by finite differences {lhs!r}, by the rule {rhs!r} "
+        f"(scale {scale:.3g}) on {nx.get_default_backend()!r}"
+    )
+
+
+def _ids(cases: Sequence[Case]) -> list[str]:
+    return [c[0] for c in cases]
+
+
+def _r(*shape: int, seed: int = 1) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-2.0, 2.0, shape)
+
+
+def _c(*shape: int, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-2.0, 2.0, shape) + 1j * rng.uniform(-2.0, 2.0, shape)
+
+
+# ---------------------------------------------------------------- indexing
+
+_I = np.array([[2], [0], [2], [1]])  # a repeated row: duplicates add / the last wins
+
+INDEXING: list[Case] = [
+    ("gather-take", lambda x: nx.take(x, np.array([2, 0, 2]), axis=1), [_r(2, 3)]),
+    ("gather-2d-index", lambda x: x[np.array([[0, 1], [1, 1]])], [_r(2, 3)]),
+    ("gather-along-axis", lambda x: nx.take_along_axis(x, np.array([[1, 0, 1]]), axis=0),
+     [_r(2, 3)]),
+    ("gather-size1", lambda x: nx.take(x, np.array([0]), axis=0), [_r(1)]),
+    ("gather-empty", lambda x: nx.take(x, np.zeros(0, np.int64), axis=0), [_r(3, 2)]),
+    ("gather-complex", lambda x: x[np.array([1, 1]), np.array([0, 2])], [_c(2, 3)]),
+    ("indexed_add", lambda x, u: nx.indexed_add(x, _I, u), [_r(3, 2), _r(4, 2, seed=2)]),
+    ("indexed_add-axis1", lambda x, u: nx.indexed_add(x, _I[:2] - 1, u, axes=[1]),
+     [_r(2, 2), _r(2, 2, seed=2)]),
+    ("indexed_put", lambda x, u: nx.indexed_put(x, _I, u), [_r(3, 2), _r(4, 2, seed=2)]),
+    ("indexed_put-empty", lambda x, u: nx.indexed_put(x, _I[:0], u),
+     [_r(3, 2), _r(0, 2, seed=2)]),
+    ("indexed_put-complex", lambda x, u: nx.indexed_put(x, _I, u),
+     [_c(3), _c(4, seed=2)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", INDEXING, ids=_ids(INDEXING))
+def test_grad_more_indexing(case: Case) -> None:
+    name, fn, xs = case
+    check_vjp(name.split("-")[0], fn, xs)
