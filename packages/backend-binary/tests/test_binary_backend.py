@@ -63,3 +63,21 @@ def test_device_option():
     with pytest.raises(nx.BackendOptionError, match="device must be 'cpu'"):
         nx.tensor([1], backend="binary:cuda")
     assert BinaryBackend.devices() == ["cpu"]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+def test_shift_by_one_amount_matches_python_ints(dtype):
+    # one 0-d amount takes the kernels' fast path; out of range it is XLA's 0 / sign fill
+    info = np.iinfo(dtype)
+    bits = info.bits
+    a = np.asarray([info.min, info.max, 0, 1, 5] + ([-7] if info.min else []), dtype)
+    for s in (0, 1, 7, bits - 1, bits, bits + 3) + ((-1,) if info.min else ()):
+        left = nx.bitwise_left_shift(nx.tensor(a), nx.tensor(np.asarray(s, dtype))).to_numpy()
+        right = nx.bitwise_right_shift(nx.tensor(a), nx.tensor(np.asarray(s, dtype))).to_numpy()
+        ok = 0 <= s < bits
+        want_l = [((int(x) << s) & (2**bits - 1)) if ok else 0 for x in a]
+        want_l = [v - 2**bits if info.min and v >= 2 ** (bits - 1) else v for v in want_l]
+        want_r = [int(x) >> s if ok else (-1 if x < 0 else 0) for x in a]
+        assert left.dtype == dtype and right.dtype == dtype
+        assert left.tolist() == want_l, (s, left, want_l)
+        assert right.tolist() == want_r, (s, right, want_r)

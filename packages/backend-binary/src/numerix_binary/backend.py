@@ -414,11 +414,15 @@ class BinaryBackend(
 
     def bitwise_left_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         a, b, ok = _shift_args(x1, x2)
+        if ok.ndim == 0 and ok:  # one amount in range (a rotation's): no per-element select
+            return _fill(out, np.left_shift(a, b.astype(a.dtype, copy=False)))
         r = np.left_shift(a, np.where(ok, b, 0).astype(a.dtype, copy=False))
         return _fill(out, np.where(ok, r, 0).astype(out.dtype.numpy_dtype, copy=False))
 
     def bitwise_right_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         a, b, ok = _shift_args(x1, x2)
+        if ok.ndim == 0 and ok:
+            return _fill(out, np.right_shift(a, b.astype(a.dtype, copy=False)))
         r = np.right_shift(a, np.where(ok, b, 0).astype(a.dtype, copy=False))
         # out of range: arithmetic shifts saturate to the sign, logical ones to 0 (XLA)
         fill = np.where(a < 0, -1, 0) if out.dtype.kind == "i" else 0
