@@ -65,6 +65,22 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session
+def fuzz(session: nox.Session) -> None:
+    """The differential fuzzer against numpy: ``nox -s fuzz -- BACKEND [--examples N]``.
+
+    Eager and under jit with every compiler serving BACKEND (``--eager-only`` for eager
+    alone); new cases each run unless ``--seed S``. Exits 1 on any wrong answer or
+    foreign exception. Before a release: ``--examples 100000`` on every backend.
+    """
+    if not session.posargs:
+        session.error("name the backend: nox -s fuzz -- binary|xla|torch [--examples N]")
+    backend = session.posargs[0]
+    extra = {"xla": ("./packages/backend-xla[test]",), "torch": ("./packages/backend-torch[test]",)}
+    install_local(session, *extra.get(backend, ()))
+    session.run("python", "-m", "numerix.testing.fuzz", *session.posargs)
+
+
+@nox.session
 def build(session: nox.Session) -> None:
     """Build the sdist and wheel of each package into dist/."""
     session.install("build")

@@ -1,0 +1,446 @@
+"""A differential fuzzer: generated ops, dtypes, shapes and values, numpy as the oracle.
+
+Each case draws an op (element-wise unary and binary, reductions, ``matmul``, ``where``),
+a dtype (every dtype, including those the op refuses), operand shapes from a fixed pool
+(0-d, empty, size-1 broadcasting; the pool keeps the kernels a backend compiles few) and
+values with the special floats (nan, ±inf, -0.0, subnormals, the extremes of each
+integer dtype). It runs the op on the backend under test, eagerly and under ``jit`` with
+every compiler serving that backend, and compares with numpy on the same inputs::
+
+    python -m numerix.testing.fuzz xla --examples 100000
+    nox -s fuzz -- xla --examples 100000
+
+Every case ends in one outcome (:data:`OUTCOMES`). ``wrong`` is a silent wrong answer
+(a result of the wrong dtype, shape or value, or a value numpy computes differently);
+``crash`` is an exception that is not a :class:`numerix.NumerixError` (a traceback from
+deep inside a library), or a refusal of input numpy accepts and numerix documents;
+``refused`` is a named error for input the op's dtype rule refuses, as documented. A
+run with any ``wrong`` or ``crash`` fails.
+
+The oracle's own limits, written down (where numpy is not the reference, the case is
+counted as ``known`` with the reason, never as agreement):
+
+- **Subnormals on xla**: XLA on CPU flushes subnormal floats to zero (inputs and
+  results). A result that matches numpy once subnormals are flushed is ``known``.
+- **Complex special values**: complex results with a non-finite part follow each
+  library's own reading of C99 (torch computes ``(1+0j) + (inf+0j)`` as ``inf+nanj``;
+  the core's ``sign`` and ``std`` of a complex infinity give nan where numpy gives a
+  unit or inf); where every differing element has a non-finite part on one side the
+  case is ``known``. Finite complex results are compared like floats.
+- **Precision**: numpy is asked twice, on inputs widened to float64/complex128 (the
+  exact answer, rounded) and in the dtype itself; a result matching either agrees.
+- **Integer powers with a negative exponent**: numpy refuses them; numerix defines
+  them (``docs/contract.md``): the case is skipped as ``oracle``.
+- **Signed zeros** compare equal (``-0.0 == 0.0``), as numpy's own comparisons do;
+  the sign of a zero from ``max``/``min`` of ``±0.0`` is unspecified (docs).
+- Floating-point results of inexact ops are held to the kit's tolerance for the op
+  and dtype (:func:`numerix.testing.tolerances.tolerance`), numpy computing on the
+  inputs rounded to the compute dtype and widened to float64.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import traceback
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as fixed_seed
+from hypothesis import strategies as st
+
+import numerix as nx
+from numerix import dtypes as D
+from numerix.defn.compilers import compilers_serving
+from numerix.testing.oracle import BINARY_SHAPES, to_compute
+from numerix.testing.suite.elementwise import BINARY, UNARY
+from numerix.testing.suite.reduction import REDUCTIONS
+from numerix.testing.tolerances import tolerance
+
+__all__ = ["OUTCOMES", "Case", "FuzzReport", "OPS", "fuzz", "main"]
+
+#: The outcomes of a case, in the order a report prints them.
+OUTCOMES = ("agree", "refused", "known", "oracle", "wrong", "crash")
+
+UNARY_SHAPES: list[tuple[int, ...]] = [(), (0,), (1,), (5,), (2, 3), (2, 0, 3)]
+MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((0, 3), (3, 2)), ((2, 0), (0, 2))]
+
+
+@dataclass(frozen=True)
+class FuzzOp:
+    """One op of the fuzzer: how to call it on numerix and on numpy.
+
+    ``rule(dtype) -> (compute, out) | None``: the dtype numpy computes in and the
+    result's dtype, or None where numerix refuses the dtype with a ``DTypeError``.
+    """
+
+    name: str
+    arity: int
+    fn: Callable[..., Any]
+    ref: Callable[..., Any]
+    rule: Callable[[D.DType], tuple[D.DType, D.DType] | None]
+    params: Callable[[st.DataObject, tuple[int, ...]], dict[str, Any]] = lambda data, shape: {}
+    shapes: Sequence[Any] = field(default_factory=list)
+
+
+def _axis_params(data: st.DataObject, shape: tuple[int, ...]) -> dict[str, Any]:
+    axes = [None, *range(-len(shape), len(shape))]
+    return {"axis": data.draw(st.sampled_from(axes)), "keepdims": data.draw(st.booleans())}
+
+
+def _reduction_rule(r: Any) -> Callable[[D.DType], tuple[D.DType, D.DType] | None]:
+    def rule(d: D.DType) -> tuple[D.DType, D.DType] | None:
+        out = r.out(d)
+        return None if out is None else (r.compute(d), out)
+
+    return rule
+
+
+def _matmul_rule(d: D.DType) -> tuple[D.DType, D.DType] | None:
+    return None if d.kind == "b" else (d, d)
+
+
+def _where_rule(d: D.DType) -> tuple[D.DType, D.DType] | None:
+    return (d, d)
+
+
+def _build_ops() -> list[FuzzOp]:
+    ops: list[FuzzOp] = []
+    for u in UNARY:
+        ops.append(FuzzOp(u.name, 1, u.fn, u.ref, u.rule, shapes=UNARY_SHAPES))
+    for b in BINARY:
+        ops.append(FuzzOp(b.name, 2, b.fn, b.ref, b.rule, shapes=BINARY_SHAPES))
+    for r in REDUCTIONS:
+        ops.append(
+            FuzzOp(r.name, 1, r.fn, r.ref, _reduction_rule(r), _axis_params, shapes=UNARY_SHAPES)
+        )
+    ops.append(FuzzOp("matmul", 2, nx.matmul, np.matmul, _matmul_rule, shapes=MATMUL_SHAPES))
+    ops.append(
+        FuzzOp(
+            "where",
+            2,
+            lambda a, b: nx.where(nx.less(a, b) if a.dtype.kind != "c" else nx.equal(a, b), a, b),
+            lambda a, b: np.where(np.less(a, b) if a.dtype.kind != "c" else np.equal(a, b), a, b),
+            _where_rule,
+            shapes=BINARY_SHAPES,
+        )
+    )
+    return ops
+
+
+#: Every op the fuzzer draws from.
+OPS: list[FuzzOp] = _build_ops()
+
+
+# ---------------------------------------------------------------- values
+
+
+def _elements(d: D.DType) -> st.SearchStrategy[Any]:
+    if d.kind == "b":
+        return st.booleans()
+    if d.kind in "iu":
+        info = np.iinfo(d.numpy_dtype)
+        edges = [int(info.min), int(info.max), 0, 1]
+        if d.kind == "i":
+            edges.append(-1)
+        return st.one_of(st.sampled_from(edges), st.integers(int(info.min), int(info.max)))
+    if d.kind == "f":
+        width = 16 if d is D.float16 else 64 if d is D.float64 else 32
+        return st.floats(width=width, allow_nan=True, allow_infinity=True, allow_subnormal=True)
+    width = 64 if d is D.complex64 else 128
+    return st.complex_numbers(width=width, allow_nan=True, allow_infinity=True)
+
+
+def _array(data: st.DataObject, d: D.DType, shape: tuple[int, ...]) -> np.ndarray:
+    n = int(np.prod(shape, dtype=np.int64))
+    values = data.draw(st.lists(_elements(d), min_size=n, max_size=n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if d is D.bfloat16:  # drawn as float32, rounded to bfloat16
+            return np.array(values, np.float32).astype(d.numpy_dtype).reshape(shape)
+        return np.array(values, dtype=d.numpy_dtype).reshape(shape)
+
+
+# ---------------------------------------------------------------- comparison
+
+
+@dataclass
+class Case:
+    """One drawn case and its outcome."""
+
+    op: str
+    dtype: str
+    shapes: tuple[tuple[int, ...], ...]
+    mode: str
+    outcome: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        shapes = ", ".join(str(s) for s in self.shapes)
+        return f"{self.outcome}: {self.op} {self.dtype} {shapes} [{self.mode}] {self.detail}"
+
+
+def _flush(a: np.ndarray) -> np.ndarray:
+    """``a`` with subnormal floats set to zero of the same sign (XLA on CPU)."""
+    if a.dtype.kind not in "fc" or a.size == 0:
+        return a
+    if a.dtype.kind == "c":
+        r = a.copy()
+        r.real, r.imag = _flush(a.real), _flush(a.imag)
+        return r
+    tiny = np.finfo(a.dtype).tiny
+    return np.where(np.abs(a) < tiny, np.copysign(0.0, a), a).astype(a.dtype)
+
+
+def _numpy(
+    op: FuzzOp,
+    arrays: list[np.ndarray],
+    compute: D.DType,
+    out: D.DType,
+    kw: Any,
+    *,
+    wide: bool = True,
+) -> Any:
+    args = [to_compute(a, compute, wide=wide) for a in arrays]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = np.asarray(op.ref(*args, **kw))
+        return r.astype(out.numpy_dtype)
+
+
+def _wide(a: np.ndarray) -> np.ndarray:
+    if a.dtype == D.bfloat16.numpy_dtype:
+        a = a.astype(np.float32)
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+
+
+def _bad(got: np.ndarray, want: np.ndarray, op: str, d: D.DType, backend: str) -> np.ndarray:
+    """The elements where ``got`` differs from ``want``: NaN equals NaN (in each part of a
+    complex number), infinities are exact, finite values within the tolerance (of the
+    complex magnitude, as ``numpy.testing.assert_allclose``)."""
+    if d.kind in "biu":
+        return np.asarray(got != want)
+    g, w = _wide(got), _wide(want)
+    rtol, atol = tolerance(op, d, backend)
+    parts = [(g.real, w.real), (g.imag, w.imag)] if d.kind == "c" else [(g, w)]
+    bad = np.zeros(got.shape, bool)
+    finite = np.ones(got.shape, bool)
+    for gp, wp in parts:
+        nan_g, nan_w = np.isnan(gp), np.isnan(wp)
+        inf_g, inf_w = np.isinf(gp), np.isinf(wp)
+        bad |= (nan_g != nan_w) | (inf_g != inf_w) | (inf_g & inf_w & (gp != wp))
+        finite &= ~(nan_g | nan_w | inf_g | inf_w)
+    with np.errstate(all="ignore"):
+        far = ~(np.abs(g - w) <= atol + rtol * np.abs(w))
+    return bad | (finite & far)
+
+
+def _describe(bad: np.ndarray, got: np.ndarray, want: np.ndarray) -> str:
+    i = tuple(int(k) for k in np.argwhere(bad)[0])
+    return (
+        f"{int(bad.sum())} of {bad.size} elements differ; at {i}: got {got[i]!r}, numpy {want[i]!r}"
+    )
+
+
+def _judge(
+    op: FuzzOp,
+    arrays: list[np.ndarray],
+    d: D.DType,
+    kw: dict[str, Any],
+    result: Any,
+    backend: str,
+) -> tuple[str, str]:
+    rule = op.rule(d)
+    assert rule is not None
+    compute, out = rule
+    if not isinstance(result, nx.Tensor):
+        return "wrong", f"returned {type(result).__name__}, not a Tensor"
+    want = _numpy(op, arrays, compute, out, kw)
+    if result.dtype is not out:
+        return "wrong", f"dtype {result.dtype}, expected {out}"
+    if result.shape != want.shape:
+        return "wrong", f"shape {result.shape}, expected {want.shape}"
+    got = result.to_numpy()
+    if got.dtype != out.numpy_dtype or got.shape != want.shape:
+        return "wrong", f"the backend holds {got.dtype}{list(got.shape)}"
+    bad = _bad(got, want, op.name, out, backend)
+    if not bad.any():
+        return "agree", ""
+    if compute.kind in "fc":
+        # numpy computing in the dtype itself (not widened) is the other reading
+        native = _numpy(op, arrays, compute, out, kw, wide=False)
+        if not _bad(got, native, op.name, out, backend).any():
+            return "agree", ""
+    if backend == "xla" and compute.kind in "fc":
+        flushed = _flush(_numpy(op, [_flush(a) for a in arrays], compute, out, kw))
+        if not _bad(got, flushed, op.name, out, backend).any():
+            return "known", "subnormals flushed (xla)"
+    if d.kind == "c":
+        # every differing element has a non-finite part on one side: C99 readings differ
+        if not (bad & np.isfinite(want) & np.isfinite(got)).any():
+            return "known", "complex special values"
+    return "wrong", _describe(bad, got, want)
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass
+class FuzzReport:
+    """Counts per outcome, per op, and the first cases of each bad outcome."""
+
+    backend: str
+    counts: collections.Counter[str] = field(default_factory=collections.Counter)
+    per_op: dict[str, collections.Counter[str]] = field(default_factory=dict)
+    known: collections.Counter[str] = field(default_factory=collections.Counter)
+    examples: list[Case] = field(default_factory=list)
+
+    def add(self, case: Case) -> None:
+        self.counts[case.outcome] += 1
+        self.per_op.setdefault(case.op, collections.Counter())[case.outcome] += 1
+        if case.outcome == "known":
+            self.known[case.detail] += 1
+        if case.outcome in ("wrong", "crash") and len(self.examples) < 50:
+            self.examples.append(case)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def ok(self) -> bool:
+        return self.counts["wrong"] == 0 and self.counts["crash"] == 0
+
+    def format(self) -> str:
+        lines = [f"numerix fuzz on {self.backend}: {self.total} cases"]
+        lines.append("  " + "  ".join(f"{o} {self.counts[o]}" for o in OUTCOMES))
+        for why, n in sorted(self.known.items()):
+            lines.append(f"  known difference, {why}: {n}")
+        for c in self.examples:
+            lines.append(f"  {c}")
+        return "\n".join(lines)
+
+
+def _dtype_pool() -> list[D.DType]:
+    return list(D.ALL_DTYPES)
+
+
+def _jitted(op: FuzzOp, kw: dict[str, Any], compiler: str, cache: dict[Any, Any]) -> Any:
+    key = (op.name, tuple(sorted(kw.items())), compiler)
+    if key not in cache:
+        cache[key] = nx.jit(lambda *a: op.fn(*a, **kw), compiler=compiler)
+    return cache[key]
+
+
+def fuzz(
+    backend: str,
+    *,
+    examples: int = 1000,
+    compiled: bool = True,
+    seed: int | None = 0,
+    stop_on_failure: bool = False,
+    ops: Sequence[FuzzOp] | None = None,
+) -> FuzzReport:
+    """Run ``examples`` generated cases on ``backend``; each case runs eagerly and, with
+    ``compiled``, under ``jit`` with every compiler serving the backend.
+
+    ``seed``: a fixed seed (the same cases every run) or None (new cases each run).
+    ``stop_on_failure``: raise ``AssertionError`` at the first wrong answer or crash,
+    after hypothesis has shrunk it to a minimal case.
+    """
+    report = FuzzReport(backend)
+    pool = list(OPS if ops is None else ops)
+    dtypes = _dtype_pool()
+    compilers = list(compilers_serving(nx.get_backend(backend))) if compiled else []
+    programs: dict[Any, Any] = {}
+
+    def run_case(data: st.DataObject) -> None:
+        op = data.draw(st.sampled_from(pool), label="op")
+        d = data.draw(st.sampled_from(dtypes), label="dtype")
+        shapes = data.draw(st.sampled_from(list(op.shapes)), label="shapes")
+        if op.arity == 1:
+            shapes = (shapes,)
+        arrays = [_array(data, d, s) for s in shapes]
+        kw = op.params(data, shapes[0])
+        if op.name == "pow" and d.kind in "iu" and any((a < 0).any() for a in arrays[1:]):
+            report.add(Case(op.name, d.short, shapes, "eager", "oracle", "negative int power"))
+            return
+        tensors = [nx.tensor(a, backend=backend) for a in arrays]
+        modes: list[tuple[str, Callable[..., Any]]] = [("eager", lambda *a: op.fn(*a, **kw))]
+        modes += [(f"jit[{c}]", _jitted(op, kw, c, programs)) for c in compilers]
+        for mode, call in modes:
+            case = Case(op.name, d.short, tuple(shapes), mode, "crash")
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    result = call(*tensors)
+            except nx.NumerixError as e:
+                if op.rule(d) is None and isinstance(e, nx.DTypeError):
+                    case.outcome = "refused"
+                elif isinstance(e, nx.ShapeError) and _numpy_refuses(op, arrays, d, kw):
+                    case.outcome = "refused"  # numpy refuses it too (an empty max)
+                else:
+                    case.detail = f"{type(e).__name__}: {e}"
+            except Exception as e:  # anything else is a foreign traceback
+                case.detail = f"{type(e).__name__}: {e} " + _where(e)
+            else:
+                if op.rule(d) is None:
+                    case.outcome, case.detail = "wrong", "accepted a dtype the op refuses"
+                else:
+                    case.outcome, case.detail = _judge(op, arrays, d, kw, result, backend)
+            report.add(case)
+            if stop_on_failure and case.outcome in ("wrong", "crash"):
+                raise AssertionError(str(case))
+
+    test = settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )(given(st.data())(run_case))
+    if seed is not None:
+        test = fixed_seed(seed)(test)
+    with nx.default_backend(backend):
+        test()
+    return report
+
+
+def _numpy_refuses(op: FuzzOp, arrays: list[np.ndarray], d: D.DType, kw: dict[str, Any]) -> bool:
+    rule = op.rule(d)
+    if rule is None:
+        return False
+    try:
+        _numpy(op, arrays, rule[0], rule[1], kw)
+    except ValueError:
+        return True
+    return False
+
+
+def _where(e: BaseException) -> str:
+    frames = traceback.extract_tb(e.__traceback__)
+    return f"(raised in {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m numerix.testing.fuzz BACKEND [--examples N] [--seed S] [--eager-only]``."""
+    p = argparse.ArgumentParser(prog="python -m numerix.testing.fuzz", description=__doc__)
+    p.add_argument("backend")
+    p.add_argument("--examples", type=int, default=10_000)
+    p.add_argument("--seed", type=int, default=None, help="fixed cases (default: new ones)")
+    p.add_argument("--eager-only", action="store_true", help="no compiled runs")
+    args = p.parse_args(argv)
+    report = fuzz(
+        args.backend, examples=args.examples, compiled=not args.eager_only, seed=args.seed
+    )
+    print(report.format())
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

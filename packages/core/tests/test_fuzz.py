@@ -1,0 +1,90 @@
+"""The differential fuzzer (numerix.testing.fuzz): a small fixed run on binary finds no
+wrong answer or crash, and a corrupted kernel is caught."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import numerix as nx
+from numerix.testing import fuzz as F
+from numerix_binary.backend import BinaryBackend
+
+
+def test_small_run_on_binary_is_clean() -> None:
+    report = F.fuzz("binary", examples=1000, seed=0)
+    assert report.ok, report.format()
+    assert report.counts["agree"] > 1000, report.format()  # eager and evaluator both ran
+    assert report.counts["refused"] > 0, report.format()  # refused dtypes were drawn too
+
+
+def test_every_op_family_is_drawn() -> None:
+    names = {op.name for op in F.OPS}
+    assert len(names) == len(F.OPS) >= 37
+    assert {"add", "exp", "sum", "max", "matmul", "where", "pow", "sign"} <= names
+
+
+class _OffByOneInAThousand(BinaryBackend):
+    name = "fuzz-corrupted"
+
+    def exp(self, out, x):  # type: ignore[no-untyped-def]
+        super().exp(out, x)
+        out.data = (out.data * (1 + 1e-3)).astype(out.data.dtype)
+        return out
+
+
+class _Crashing(BinaryBackend):
+    name = "fuzz-crashing"
+
+    def negative(self, out, x):  # type: ignore[no-untyped-def]
+        raise RuntimeError("kernel failure deep inside a library")
+
+
+@pytest.fixture
+def corrupted() -> Iterator[None]:
+    nx.register_backend("fuzz-corrupted", _OffByOneInAThousand, replace=True)
+    nx.register_backend("fuzz-crashing", _Crashing, replace=True)
+    yield
+    nx.unregister_backend("fuzz-corrupted")
+    nx.unregister_backend("fuzz-crashing")
+
+
+def _only(*names: str) -> list[F.FuzzOp]:
+    return [op for op in F.OPS if op.name in names]
+
+
+def test_a_corrupted_kernel_is_caught(corrupted: None) -> None:
+    report = F.fuzz("fuzz-corrupted", examples=60, seed=0, ops=_only("exp"))
+    assert not report.ok
+    assert report.counts["wrong"] > 0, report.format()
+    assert all(c.op == "exp" for c in report.examples)
+    # the same run on the correct backend agrees
+    assert F.fuzz("binary", examples=60, seed=0, ops=_only("exp")).ok
+
+
+def test_a_foreign_exception_is_a_crash(corrupted: None) -> None:
+    report = F.fuzz("fuzz-crashing", examples=30, seed=0, ops=_only("negative"), compiled=False)
+    assert report.counts["crash"] > 0, report.format()
+    assert "RuntimeError" in report.examples[0].detail
+
+
+def test_stop_on_failure_raises_a_shrunk_case(corrupted: None) -> None:
+    with pytest.raises(AssertionError, match=r"^wrong: exp "):
+        F.fuzz("fuzz-corrupted", examples=60, seed=0, ops=_only("exp"), stop_on_failure=True)
+
+
+def test_known_differences_are_not_agreement() -> None:
+    # a subnormal flushed to zero matches numpy only once flushed: known on xla, wrong elsewhere
+    op = _only("multiply")[0]
+    x, y = np.array([1e-40, 1.0], np.float32), np.array([1e38, 2.0], np.float32)
+    flushed = nx.tensor(np.array([0.0, 2.0], np.float32))  # 1e-40 read as 0: 0 * 1e38
+    args = ([x, y], nx.float32, {}, flushed)
+    assert F._judge(op, *args, "xla") == ("known", "subnormals flushed (xla)")
+    assert F._judge(op, *args, "binary")[0] == "wrong"
+
+
+def test_main_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
+    assert F.main(["binary", "--examples", "20", "--seed", "1", "--eager-only"]) == 0
+    assert "numerix fuzz on binary" in capsys.readouterr().out
