@@ -21,13 +21,20 @@ from numerix.defaults import (
 from numerix.defn import (
     compile,
     cond,
+    custom_grad,
+    custom_vjp,
     defn,
     fori_loop,
+    grad,
     hook,
     jit,
+    jvp,
     print_value,
+    stop_grad,
     template,
     trace,
+    value_and_grad,
+    vjp,
     while_loop,
 )
 from numerix.dtypes import (
@@ -95,6 +102,7 @@ __all__ = [
     "BackendNotFoundError", "BackendOptionError", "PluginError", "ConfigError", "IndexingError",
     "ArgumentError", "TracingError",
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
-    "print_value", "hook",
+    "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
+    "custom_grad",
 ]  # fmt: skip
 __all__ += ops.__all__  # every family module's __all__, see numerix/ops/__init__.py

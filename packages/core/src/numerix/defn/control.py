@@ -135,6 +135,14 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], ini
     ...
     numerix.errors.ShapeError: while_loop: the predicate must be a 0-d tensor or a Python bool, ...
     """
+    return _while_loop(cond_fn, body_fn, init, {})
+
+
+def _while_loop(
+    cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], init: Any, params: dict[str, Any]
+) -> Any:
+    """:func:`while_loop`, recording ``params`` on the ``while`` node (fori_loop's static
+    ``trip_count``, which grad reads)."""
     be = active_trace()
     if be is None:
         state = init
@@ -169,7 +177,9 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], ini
             f"{repr(shown).replace(chr(39), '')}; the body must return the same tree of "
             f"tensors with the same shapes and dtypes (cast with astype)"
         )
-    node = be.node(WHILE, ts, {}, types=types, subgraphs=(cg, bg), extra_inputs=cg.free + bg.free)
+    node = be.node(
+        WHILE, ts, params, types=types, subgraphs=(cg, bg), extra_inputs=cg.free + bg.free
+    )
     return optree.tree_unflatten(tree, be.elems(node))
 
 
@@ -178,7 +188,8 @@ def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: 
     (``jax.lax.fori_loop``); ``i`` is an int64 0-d tensor, eagerly and traced.
 
     Inside a trace this is a :func:`while_loop` over ``(i, state)``; ``lower`` and
-    ``upper`` may be traced.
+    ``upper`` may be traced. With Python int bounds the loop's trip count is known when
+    tracing, and :func:`numerix.grad` differentiates through it.
 
     >>> import numerix as nx
     >>> nx.fori_loop(0, 4, lambda i, acc: acc + i, nx.tensor(0)).item()
@@ -208,7 +219,12 @@ def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: 
         return state
     lo = cast(lower, D.int64) if type(lower) is Tensor else tensor(lower)
     hi = cast(upper, D.int64) if type(upper) is Tensor else tensor(upper)
-    _, out = while_loop(lambda s: s[0] < hi, lambda s: (s[0] + 1, body_fn(s[0], s[1])), (lo, init))
+    # Python int bounds: the trip count is known, and grad can differentiate the loop
+    static = type(lower) is int and type(upper) is int
+    params = {"trip_count": max(0, upper - lower)} if static else {}
+    _, out = _while_loop(
+        lambda s: s[0] < hi, lambda s: (s[0] + 1, body_fn(s[0], s[1])), (lo, init), params
+    )
     return out
 
 
