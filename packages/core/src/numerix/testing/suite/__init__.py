@@ -36,6 +36,7 @@ FAMILIES = (
     "grad",
     "grad_more",
     "fp_warnings",
+    "random",
 )
 
 
