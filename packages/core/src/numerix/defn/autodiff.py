@@ -1074,11 +1074,13 @@ class custom_vjp:
                 if c is None:
                     flat += [None] * n_a
                     continue
-                c_leaves, c_tree = optree.tree_flatten(c)
-                if c_tree != optree.tree_structure(a):
+                # None for a zero leaf, as in JAX
+                c_leaves, c_tree = optree.tree_flatten(c, none_is_leaf=True)
+                a_tree = optree.tree_structure(a, none_is_leaf=True)
+                if c_tree != a_tree:
                     raise CustomRuleError(
                         f"{name}: bwd returned a cotangent of structure {c_tree} for an "
-                        f"argument of structure {optree.tree_structure(a)}; match it"
+                        f"argument of structure {a_tree}; match it (None for a zero leaf)"
                     )
                 flat += c_leaves
             primal_leaves = list(xs[:n_leaves])
