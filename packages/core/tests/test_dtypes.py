@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
+from numerix import _shapes
 from numerix import dtypes as D
 from numerix._shapes import MAX_ELEMENTS, broadcast_shapes
 from numerix.testing.oracle import ALL, ALL_PAIRS, expected_promotion, ids, pair_ids, weak_expected
@@ -152,3 +153,23 @@ def test_broadcasting_past_the_largest_tensor_is_refused() -> None:
             2**30,
         )
     )
+
+
+def test_allocation_beyond_memory_counts_the_dtype(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a machine of 1 GiB: 2**28 float64 elements (2 GiB) do not fit, 2**28 bytes do
+    monkeypatch.setattr(_shapes, "memory_capacity", lambda: 2**30)
+    with pytest.raises(
+        nx.OutOfMemoryError,
+        match=r"^full: a float64 tensor of shape \(268435456,\) \(268435456 elements\) needs "
+        r"2\.0 GiB, more than this machine's memory \(1\.0 GiB of RAM and swap\)",
+    ):
+        nx.full((2**28,), 1.0, dtype=nx.float64)
+    with pytest.raises(nx.OutOfMemoryError, match=r"^add: a tensor of shape \(32768, 65536\)"):
+        nx.add(nx.zeros((2**15, 1), dtype=nx.uint8), nx.zeros((1, 2**16), dtype=nx.uint8))
+    assert isinstance(nx.OutOfMemoryError("x"), MemoryError)  # except MemoryError still works
+    assert nx.zeros((2**20,), dtype=nx.uint8).shape == (2**20,)  # small ones are untouched
+
+
+def test_memory_capacity_is_the_machines() -> None:
+    cap = _shapes.memory_capacity()
+    assert 2**26 < cap < 2**63

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 
-from numerix.errors import ShapeError
+from numerix.errors import OutOfMemoryError, ShapeError
 
 Shape = tuple[int, ...]
 
@@ -14,16 +15,70 @@ Shape = tuple[int, ...]
 #: process there) and far beyond any device's memory.
 MAX_ELEMENTS = 2**59
 
+#: Shapes of fewer elements than this are not compared with the machine's memory.
+_CHECK_MEMORY_FROM = 2**26
+
+
+@cache
+def memory_capacity() -> int:
+    """The bytes of memory this machine can give a process: its RAM and swap (read once;
+    a platform that does not say gets no limit)."""
+    try:
+        ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 2**63
+    swap = 0
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("SwapTotal:"):
+                    swap = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return ram + swap
+
+
+def check_bytes(
+    op: str, shape: Shape, itemsize: int, n: int | None = None, dtype: str | None = None
+) -> None:
+    """Raise :class:`~numerix.errors.OutOfMemoryError` naming ``op`` when a tensor of
+    ``shape`` and ``itemsize`` bytes per element needs more than :func:`memory_capacity`
+    (numpy, JAX and PyTorch would each fail with an error of their own, or the machine
+    would swap until the process is killed). Without ``dtype``, ``itemsize`` is a lower
+    bound (the shape alone is known)."""
+    n = size_of(shape) if n is None else n
+    need = n * itemsize
+    have = memory_capacity()
+    if need > have:
+        what = f"a {dtype} tensor" if dtype else "a tensor"
+        least = "" if dtype else "at least "
+        raise OutOfMemoryError(
+            f"{op}: {what} of shape {shape} ({n} elements) needs {least}{_bytes(need)}, more "
+            f"than this machine's memory ({_bytes(have)} of RAM and swap); use a smaller "
+            f"shape, or process the data in chunks"
+        )
+
+
+def _bytes(n: int) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
 
 def check_size(op: str, shape: Shape) -> Shape:
     """``shape`` if a tensor of it can exist at all (:data:`MAX_ELEMENTS`), else a
-    ShapeError naming ``op``: a backend given such a shape may abort the process."""
+    ShapeError naming ``op``: a backend given such a shape may abort the process. A shape
+    whose elements alone (a byte each) outgrow the machine's memory is an
+    :class:`~numerix.errors.OutOfMemoryError`."""
     n = size_of(shape)
     if n > MAX_ELEMENTS:
         raise ShapeError(
             f"{op}: shape {shape} has {n} elements, more than any tensor can hold (at most "
             f"2**59, where sizes in bytes overflow 64 bits); use a smaller shape"
         )
+    if n > _CHECK_MEMORY_FROM:
+        check_bytes(op, shape, 1, n)
     return shape
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 __all__ = [
     "NumerixError",
     "ShapeError",
+    "OutOfMemoryError",
     "DTypeError",
     "BackendMismatchError",
+    "DeallocatedError",
     "UnsupportedDTypeError",
     "BackendNotFoundError",
     "BackendOptionError",
@@ -31,12 +33,21 @@ class ShapeError(NumerixError, ValueError):
     """Shapes that an operation cannot combine, or an axis out of range."""
 
 
+class OutOfMemoryError(ShapeError, MemoryError):
+    """A tensor larger than the memory of the machine or device that would hold it."""
+
+
 class DTypeError(NumerixError, TypeError):
     """A dtype an operation does not accept, or a promotion that would lose data."""
 
 
 class BackendMismatchError(NumerixError, ValueError):
     """Operands living on different backends or devices that cannot be combined implicitly."""
+
+
+class DeallocatedError(NumerixError, RuntimeError):
+    """A tensor used after ``numerix.backend_deallocate`` freed its data (eagerly, as an
+    argument of a compiled program, or captured by one)."""
 
 
 class UnsupportedDTypeError(DTypeError):

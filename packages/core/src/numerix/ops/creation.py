@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from numerix import dtypes as D
-from numerix._shapes import check_shape, normalize_axis
+from numerix._shapes import check_bytes, check_shape, normalize_axis
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
 from numerix.errors import DTypeError, ShapeError, TracingError
@@ -287,6 +287,8 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, backend: Any = None) ->
         else:
             raise DTypeError(f"full: fill_value must be a scalar, got {type(fill_value).__name__}")
     d = _opt_dtype(dtype, "full") or D.scalar_dtype(fill_value)
+    if d.itemsize > 1:
+        check_bytes("full", s, d.itemsize, dtype=d.name)
     check_scalar_fits("full", fill_value, d)
     be = resolve(backend, "full")
     return bind(P.full, new_out(s, d, be), value=_scalar_for(fill_value, d, "full"))

@@ -113,6 +113,18 @@ CASES: list[tuple[str, Callable[[], tuple[Any, ...]], Callable[..., Any], type, 
     ("clip complex", lambda: (_t((2,), nx.complex64),), lambda a: nx.clip(a, 0, 1),
      nx.DTypeError, r"clip: takes real numeric tensors"),
     ("bool of many", lambda: (_t((2,)),), bool, nx.ShapeError, r"bool: the truth value"),
+    # beyond any machine's memory (2**50 elements): a numerix error, not the library's own
+    ("zeros beyond memory", lambda: (), lambda: nx.zeros((2**25, 2**25)), nx.OutOfMemoryError,
+     r"^zeros: a tensor of shape \(33554432, 33554432\) \(1125899906842624 elements\) needs "
+     r"at least 1024\.0 TiB, more than this machine's memory \(.* of RAM and swap\); use a "
+     r"smaller shape"),
+    ("full beyond memory", lambda: (), lambda: nx.full((2**44,), 1.0, dtype=nx.float64),
+     nx.OutOfMemoryError, r"^full: a tensor of shape \(17592186044416,\) .* needs at least "
+     r"16\.0 TiB, more than this machine's memory"),
+    ("broadcast_to beyond memory", lambda: (_t((1,)),), lambda a: nx.broadcast_to(a, (2**50,)),
+     nx.OutOfMemoryError, r"^broadcast_to: a tensor of shape \(1125899906842624,\)"),
+    ("eye beyond memory", lambda: (), lambda: nx.eye(2**26), nx.OutOfMemoryError, r"^eye: "),
+    ("iota beyond memory", lambda: (), lambda: nx.iota((2**50,)), nx.OutOfMemoryError, r"^iota: "),
 ]  # fmt: skip
 
 
@@ -142,3 +154,5 @@ def test_too_large_shapes_are_refused_under_jit() -> None:
             nx.jit(lambda a: nx.broadcast_to(a, (2**40, 2**30)), compiler=name)(x)
         with pytest.raises(nx.ShapeError, match=r"^zeros: shape .* more than any tensor"):
             nx.jit(lambda a: a + nx.zeros((2**31, 2**31)), compiler=name)(x)
+        with pytest.raises(nx.OutOfMemoryError, match=r"^zeros: .* more than this machine's"):
+            nx.jit(lambda a: a + nx.zeros((2**25, 2**25)), compiler=name)(x)
