@@ -10,9 +10,20 @@ padded size has 0 windows (as XLA).
 
 from __future__ import annotations
 
+import builtins
+import itertools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
-from numerix.primitives._registry import REGISTRY
+from numerix.primitives._registry import REGISTRY, vjp_rule
+
+if TYPE_CHECKING:
+    from numerix._tensor import Tensor
+
+#: What a derivative rule returns: one cotangent (or None) per input.
+Cotangents = tuple["Tensor | None", ...]
 
 Pairs = tuple[tuple[int, int], ...]
 
@@ -102,3 +113,161 @@ def _scatter(name: str, which: str):  # type: ignore[no-untyped-def]
 
 window_scatter_max = _scatter("window_scatter_max", "maximum")
 window_scatter_min = _scatter("window_scatter_min", "minimum")
+
+
+# ---------------------------------------------------------------- derivative rules
+
+
+def _dilated(n: int, d: int) -> int:
+    return 0 if n == 0 else (n - 1) * d + 1
+
+
+def _patches(
+    ops: Any, x: Tensor, value: Any, window_dimensions: tuple[int, ...],
+    strides: tuple[int, ...], padding: Pairs, window_dilations: tuple[int, ...],
+) -> Tensor:  # fmt: skip
+    """The elements of every window, ``(number of window positions, *out_shape)``: row
+    ``w`` holds element ``w`` (row-major in the window) of each window of ``x`` padded
+    with ``value``."""
+    shape = window_reduce_shape_rule(
+        x.shape, window_dimensions=window_dimensions, strides=strides, padding=padding,
+        window_dilations=window_dilations,
+    )  # fmt: skip
+    xp = ops.pad_general(x, [(lo, hi, 0) for lo, hi in padding], value=value)
+    rows = []
+    for w in itertools.product(*(range(k) for k in window_dimensions)):
+        key = tuple(
+            builtins.slice(i * d, i * d + (n - 1) * s + 1, s) if n else builtins.slice(0, 0)
+            for i, d, n, s in zip(w, window_dilations, shape, strides)
+        )
+        rows.append(xp[key])
+    return ops.stack(rows)
+
+
+def _unpatches(
+    ops: Any, g: Tensor, x: Tensor, window_dimensions: tuple[int, ...],
+    strides: tuple[int, ...], padding: Pairs, window_dilations: tuple[int, ...],
+) -> Tensor:  # fmt: skip
+    """The transpose of :func:`_patches`: each row of ``g`` added back where it was taken."""
+    if g.size == 0:
+        return ops.zeros_like(x)
+    total = None
+    for r, w in enumerate(itertools.product(*(range(k) for k in window_dimensions))):
+        config = []
+        for i, d, n, s, (lo, _), m in zip(
+            w, window_dilations, g.shape[1:], strides, padding, x.shape
+        ):
+            a = i * d - lo
+            config.append((a, m - a - _dilated(n, s), s - 1))
+        part = ops.pad_general(g[r], config)
+        total = part if total is None else total + part
+    assert total is not None
+    return total
+
+
+def _first_hits(
+    ops: Any, x: Tensor, best: Tensor, window_dimensions: tuple[int, ...],
+    strides: tuple[int, ...], padding: Pairs, window_dilations: tuple[int, ...],
+) -> Tensor:  # fmt: skip
+    """Per window, a mask over its positions of the first element of ``x`` equal to the
+    window's ``best`` (a NaN matches a NaN; padding never does)."""
+    geometry = (window_dimensions, strides, padding, window_dilations)
+    # (the mask of real elements taken as x's dtype shares the kernels of x's patches)
+    valid = _patches(ops, ops.ones_like(x), 0, *geometry) != 0
+    px = _patches(ops, x, 0, *geometry)
+    hit = px == best
+    if x.dtype.kind == "f":
+        hit = ops.logical_or(hit, ops.logical_and(ops.isnan(px), ops.isnan(best)))
+    hit = ops.logical_and(hit, valid)
+    return ops.logical_and(hit, ops.cumulative_sum(hit, axis=0) == 1)
+
+
+@vjp_rule("window_sum")
+def window_sum_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, window_dimensions: tuple[int, ...],
+    strides: tuple[int, ...], padding: Pairs, window_dilations: tuple[int, ...],
+) -> Cotangents:  # fmt: skip
+    # each element of x receives the sum of the cotangents of the windows holding it: the
+    # cotangent spread out by the strides, padded, and summed over windows again
+    if cotangent.size == 0:
+        return (ops.zeros_like(x),)
+    config = []
+    for n, k, s, (lo, _), d, o in zip(
+        x.shape, window_dimensions, strides, padding, window_dilations, out.shape
+    ):
+        span = _dilated(k, d)
+        before = span - lo - 1
+        config.append((before, n + span - 1 - _dilated(o, s) - before, s - 1))
+    spread = ops.pad_general(cotangent, config)
+    gx = ops.window_sum(spread, window_dimensions, strides=1, window_dilations=window_dilations)
+    return (gx,)
+
+
+@vjp_rule("window_prod")
+def window_prod_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, window_dimensions: tuple[int, ...],
+    strides: tuple[int, ...], padding: Pairs, window_dilations: tuple[int, ...],
+) -> Cotangents:  # fmt: skip
+    # the product of the others of each window (exact where x holds zeros): the products
+    # before and after each position, from cumulative products over the window
+    geometry = (window_dimensions, strides, padding, window_dilations)
+    p = _patches(ops, x, 1, *geometry)
+    if p.size == 0:
+        return (ops.zeros_like(x),)
+    keep = [(0, 0, 0)] * (p.ndim - 1)
+    before = ops.pad_general(ops.cumulative_prod(p, axis=0), [(1, -1, 0), *keep], value=1)
+    after = ops.pad_general(
+        ops.cumulative_prod(p, axis=0, reverse=True), [(-1, 1, 0), *keep], value=1
+    )
+    return (_unpatches(ops, before * after * cotangent, x, *geometry),)
+
+
+def _window_extreme_vjp(which: str) -> Callable[..., Cotangents]:
+    def rule(
+        ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *,
+        window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: Pairs,
+        window_dilations: tuple[int, ...],
+    ) -> Cotangents:  # fmt: skip
+        # the cotangent of each window goes to its first extreme element (NaN first)
+        if cotangent.size == 0:
+            return (ops.zeros_like(x),)
+        if all(d == 1 for d in window_dilations):
+            scatter = ops.window_scatter_max if which == "max" else ops.window_scatter_min
+            return (scatter(x, cotangent, 0, window_dimensions, strides=strides, padding=padding),)
+        geometry = (window_dimensions, strides, padding, window_dilations)
+        first = _first_hits(ops, x, out, *geometry)
+        g = ops.where(first, cotangent, ops.zeros_like(cotangent))
+        return (_unpatches(ops, g, x, *geometry),)
+
+    rule.__name__ = rule.__qualname__ = f"window_{which}_vjp"
+    return rule
+
+
+window_max_vjp = vjp_rule("window_max")(_window_extreme_vjp("max"))
+window_min_vjp = vjp_rule("window_min")(_window_extreme_vjp("min"))
+
+
+def _window_scatter_vjp(which: str) -> Callable[..., Cotangents]:
+    def rule(
+        ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, source: Tensor,
+        init_value: Tensor, *, window_dimensions: tuple[int, ...], strides: tuple[int, ...],
+        padding: Pairs,
+    ) -> Cotangents:  # fmt: skip
+        # linear in source and init_value; x only chooses where (no derivative)
+        geometry = (window_dimensions, strides, padding, (1,) * x.ndim)
+        reduce = ops.window_max if which == "max" else ops.window_min
+        best = reduce(x, window_dimensions, strides=strides, padding=padding)
+        if source.size:
+            first = _first_hits(ops, x, best, *geometry)
+            pc = _patches(ops, cotangent, 0, *geometry)
+            g_source = ops.sum(ops.where(first, pc, ops.zeros_like(pc)), axis=0)
+        else:
+            g_source = ops.zeros_like(source)
+        return (None, g_source, ops.sum(cotangent))
+
+    rule.__name__ = rule.__qualname__ = f"window_scatter_{which}_vjp"
+    return rule
+
+
+window_scatter_max_vjp = vjp_rule("window_scatter_max")(_window_scatter_vjp("max"))
+window_scatter_min_vjp = vjp_rule("window_scatter_min")(_window_scatter_vjp("min"))

@@ -188,3 +188,63 @@ INDEXING: list[Case] = [
 def test_grad_more_indexing(case: Case) -> None:
     name, fn, xs = case
     check_vjp(name.split("-")[0], fn, xs)
+
+
+# ---------------------------------------------------------------- window
+
+_Z = np.array([1.5, -0.5, 0.0, 2.0, -1.25, 0.75])  # a zero: products of the others
+
+WINDOW: list[Case] = [
+    ("window_sum-strided-same", lambda x: nx.window_sum(x, (3,), strides=2, padding="same"),
+     [_r(7)]),
+    ("window_sum-dilated", lambda x: nx.window_sum(
+        x, (2, 2), strides=(1, 2), padding=[(1, 0), (2, 1)], window_dilations=(2, 1)),
+     [_r(4, 5)]),
+    ("window_sum-0d", lambda x: nx.window_sum(x, ()), [_r()]),
+    ("window_sum-empty", lambda x: nx.window_sum(x, (1, 2)), [_r(0, 3)]),
+    ("window_sum-padding-only", lambda x: nx.window_sum(x, (1,), padding=[(2, 2)]), [_r(3)]),
+    ("window_prod-zero-dilated", lambda x: nx.window_prod(
+        x, (2,), padding=[(1, 1)], window_dilations=2), [_Z]),
+    ("window_max-strided", lambda x: nx.window_max(x, (2, 2), strides=2, padding="same"),
+     [_r(3, 5)]),
+    ("window_max-dilated", lambda x: nx.window_max(
+        x, (2,), padding=[(1, 0)], window_dilations=2), [_r(4)]),
+    ("window_min-strided", lambda x: nx.window_min(x, (3,), strides=2, padding=[(2, 1)]),
+     [_r(6)]),
+    ("window_max-size1", lambda x: nx.window_max(x, (1, 1)), [_r(1, 1)]),
+    ("window_scatter_max", lambda x, s, i: nx.window_scatter_max(
+        x, s, i, (2, 3), strides=2, padding="same"), [_r(4, 5), _r(2, 3, seed=2), _r()]),
+    ("window_scatter_min", lambda x, s, i: nx.window_scatter_min(
+        x, s, i, (3,), strides=1, padding=[(1, 1)]), [_r(4), _r(4, seed=2), _r()]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", WINDOW, ids=_ids(WINDOW))
+def test_grad_more_window(case: Case) -> None:
+    name, fn, xs = case
+    check_vjp(name.split("-")[0], fn, xs)
+
+
+# ---------------------------------------------------------------- conv
+
+CONV: list[Case] = [
+    ("conv-1d-strided-same", lambda x, k: nx.conv(x, k, strides=2, padding="same"),
+     [_r(2, 3, 7), _r(4, 3, 3, seed=2)]),
+    ("conv-2d-dilations", lambda x, k: nx.conv(
+        x, k, strides=(2, 1), padding=[(1, 2), (0, 1)], input_dilation=(2, 1),
+        kernel_dilation=(1, 2)), [_r(1, 2, 5, 4), _r(3, 2, 2, 3, seed=2)]),
+    ("conv-feature-groups", lambda x, k: nx.conv(x, k, strides=2, feature_group_count=2),
+     [_r(2, 4, 6), _r(6, 2, 3, seed=2)]),
+    ("conv-batch-groups", lambda x, k: nx.conv(x, k, padding=[(2, 0)], batch_group_count=2),
+     [_r(4, 2, 5), _r(6, 2, 2, seed=2)]),
+    ("conv-complex", lambda x, k: nx.conv(x, k, padding="same", kernel_dilation=2),
+     [_c(1, 2, 5), _c(2, 2, 3, seed=2)]),
+    ("conv-size1", lambda x, k: nx.conv(x, k), [_r(1, 1, 1), _r(1, 1, 1, seed=2)]),
+    ("conv-empty", lambda x, k: nx.conv(x, k), [_r(0, 2, 5), _r(3, 2, 2, seed=2)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CONV, ids=_ids(CONV))
+def test_grad_more_conv(case: Case) -> None:
+    name, fn, xs = case
+    check_vjp(name.split("-")[0], fn, xs)
