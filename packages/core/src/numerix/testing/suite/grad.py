@@ -381,3 +381,133 @@ def test_vjp_of_casts_to_integers_is_none(request: pytest.FixtureRequest) -> Non
     assert _rule_of("as_type", lambda t: t.astype(nx.int32), x) == (None,)
     i = nx.tensor(np.array([1, 2], np.int32))
     assert _rule_of("as_type", lambda t: t.astype(d), i) == (None,)
+
+
+# ---------------------------------------------------------------- through numerix.grad
+# A few composites differentiated by the transform under every compiler serving the
+# backend, against central differences of the function on binary.
+
+
+def _mlp(x: nx.Tensor, w: nx.Tensor, b: nx.Tensor) -> nx.Tensor:
+    h = nx.tanh(x @ w + b)
+    return -nx.sum(nx.log_softmax(h, axis=-1)[:, 0]) + 0.1 * nx.sum(w * w)
+
+
+def _piecewise(x: nx.Tensor, y: nx.Tensor) -> nx.Tensor:
+    z = nx.where(x > 0, nx.sqrt(nx.abs(x) + 1.0), nx.exp(x)) * nx.maximum(x, y)
+    return nx.sum(z / (1.0 + y * y) + nx.minimum(x, 0.5) ** 3)
+
+
+def _reductions(x: nx.Tensor) -> nx.Tensor:
+    return nx.sum(nx.prod(x, axis=1) * nx.max(x, axis=1)) + nx.min(x) * nx.mean(x)
+
+
+def _shapes(x: nx.Tensor, y: nx.Tensor) -> nx.Tensor:
+    z = nx.concatenate([x[::2], nx.flip(x, axis=0)], axis=0)  # (6, 3)
+    t = nx.transpose(nx.reshape(z, (3, 2, 3)), (2, 0, 1)) * nx.broadcast_to(y, (3, 3, 2))
+    return nx.sum(nx.sin(t)) + nx.sum(nx.pad_general(x, [(1, -1, 1), (0, 2, 0)], value=0.5) ** 2)
+
+
+def _complex_abs(z: nx.Tensor) -> nx.Tensor:
+    return nx.sum(nx.abs(z * z + 1.0) + nx.real(nx.exp(z) * nx.conj(z)))
+
+
+@dataclass(frozen=True)
+class Composite:
+    label: str
+    fn: Callable[..., Any]
+    shapes: tuple[tuple[int, ...], ...]
+    complex: bool = False
+
+    def __str__(self) -> str:
+        return self.label
+
+
+COMPOSITES = [
+    Composite("mlp", _mlp, ((4, 3), (3, 5), (5,))),
+    Composite("piecewise", _piecewise, ((2, 3), (3,))),
+    Composite("reductions", _reductions, ((3, 4),)),
+    Composite("shapes", _shapes, ((4, 3), (2,))),
+    Composite("complex", _complex_abs, ((2, 3),), complex=True),
+]
+
+
+def _draw_composite(case: Composite, dtype: D.DType, rng: np.random.Generator) -> list[np.ndarray]:
+    dom = _complex if case.complex else _nonzero
+    return [np.asarray(dom(rng, s)).astype(dtype.numpy_dtype) for s in case.shapes]
+
+
+def _fd_directional(
+    fn: Callable[..., Any], xs: list[np.ndarray], vs: list[np.ndarray]
+) -> np.ndarray:
+    def at(sign: float) -> np.ndarray:
+        moved = [nx.tensor(x + sign * EPS * v, backend="binary") for x, v in zip(xs, vs)]
+        return np.asarray(_host(fn(*moved)))
+
+    return (at(1.0) - at(-1.0)) / (2 * EPS)
+
+
+def _host(t: Any) -> Any:
+    if isinstance(t, (tuple, list)):
+        return [_host(x) for x in t]
+    return t.to_numpy().astype(np.complex128)
+
+
+@pytest.mark.parametrize("case", COMPOSITES, ids=str)
+def test_grad_of_composites_under_every_compiler(
+    case: Composite, request: pytest.FixtureRequest
+) -> None:
+    from numerix.defn.compilers import compilers_serving
+
+    dtype = _working(request, "c" if case.complex else "f")
+    rng = np.random.default_rng(3)
+    host = _draw_composite(case, dtype, rng)
+    args = [nx.tensor(a) for a in host]
+    wide = D.complex128 if case.complex else D.float64
+    xs = [a.astype(wide.numpy_dtype) for a in host]
+    vs = [rng.uniform(-1.0, 1.0, a.shape) for a in xs]
+    if case.complex:
+        vs = [v + 1j * rng.uniform(-1.0, 1.0, v.shape) for v in vs]
+    want = float(np.real(_fd_directional(case.fn, xs, vs)))
+    argnums = tuple(range(len(args)))
+    for name in compilers_serving(nx.get_default_backend()):
+        grads = nx.jit(nx.grad(case.fn, argnums=argnums), compiler=name)(*args)
+        assert len(grads) == len(args)
+        got, scale = 0.0, 0.0
+        for g, a, v in zip(grads, args, vs):
+            assert g.shape == a.shape and g.dtype is a.dtype and g.backend is a.backend, (
+                f"{case} under {name}: gradient {g.describe()} of {a.describe()}"
+            )
+            term, s = _pair(g.to_numpy(), v)
+            got, scale = got + term, scale + s
+        rtol = max(FD_RTOL[dtype], tolerance("vjp_composite", dtype)[0])
+        assert abs(got - want) <= rtol * max(scale, abs(want), 1.0), (
+            f"{case} under {name} ({dtype}): <grad, v> = {got!r}, finite differences give {want!r}"
+        )
+
+
+def test_grad_of_grad_under_every_compiler(request: pytest.FixtureRequest) -> None:
+    # a Hessian-vector product: the backward pass differentiated again
+    from numerix.defn.compilers import compilers_serving
+
+    dtype = _working(request, "f")
+    rng = np.random.default_rng(4)
+    x = _nonzero(rng, (2, 3)).astype(dtype.numpy_dtype)
+    y = _any(rng, (3,)).astype(dtype.numpy_dtype)
+    v = rng.uniform(-1.0, 1.0, x.shape)
+
+    def f(a: nx.Tensor) -> nx.Tensor:
+        return _piecewise(a, nx.tensor(y, backend=a.backend)) + nx.sum(nx.sin(a) * a)
+
+    def hvp(a: nx.Tensor) -> nx.Tensor:
+        return nx.grad(lambda b: nx.sum(nx.grad(f)(b) * nx.tensor(v, backend=b.backend)))(a)
+
+    want = _fd_directional(nx.grad(f), [x.astype(np.float64)], [v])
+    for name in compilers_serving(nx.get_default_backend()):
+        got = nx.jit(hvp, compiler=name)(nx.tensor(x))
+        assert got.shape == x.shape and got.dtype is dtype, got.describe()
+        rtol = max(FD_RTOL[dtype], tolerance("vjp_composite", dtype)[0])
+        np.testing.assert_allclose(
+            got.to_numpy(), want.real, rtol=rtol * 10, atol=rtol * 10 * np.abs(want).max(),
+            err_msg=f"grad of grad under {name}",
+        )  # fmt: skip
