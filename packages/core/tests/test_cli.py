@@ -1,4 +1,4 @@
-"""The ``numerix`` command line: ``numerix info`` and ``numerix bench matmul``.
+"""The ``numerix`` command line: ``numerix info``, ``doctor`` and ``bench matmul``.
 
 Benchmarks run on a small x (``--rows``) with few repeats; no test asserts a timing
 beyond "it is positive".
@@ -7,8 +7,12 @@ beyond "it is positive".
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -16,7 +20,7 @@ import pytest
 
 import numerix
 from numerix.cli import main
-from numerix.plugins import register_backend, unregister_backend
+from numerix.plugins import install_command, register_backend, unregister_backend
 
 BENCH = ["bench", "matmul", "--repeat", "2", "--warmup", "1", "--rows", "200", "--json"]
 
@@ -107,8 +111,8 @@ def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_bench_matmul_json(core_only: None, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, *BENCH)
-    assert code == 0
+    code, out, err = run_cli(capsys, *BENCH)
+    assert code == 0, err
     res = json.loads(out)
     assert res["x_shape"] == [200, 784] and res["w_shape"] == [784, 10]
     rows = {r["name"]: r for r in res["rows"]}
@@ -231,3 +235,420 @@ def test_bench_uses_a_backends_raw_matmul_hook(
         assert len(calls) == 1 + 1 + 2  # check, warm-up, two timed runs
     finally:
         unregister_backend("hooked")
+
+
+# ---------------------------------------------------------------- a configuration mistake
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty project folder as the working directory, no numerix variable, an empty
+    user config folder; the settings read here are forgotten afterwards."""
+    from numerix import _config_state, defaults
+
+    for k in list(os.environ):
+        if k.upper().startswith("NUMERIX_") or k.upper() in ("XLA_TARGET", "LIBTORCH_TARGET"):
+            monkeypatch.delenv(k)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    monkeypatch.chdir(proj)
+    global_before = defaults._global_default
+    token = defaults._context_default.set(None)
+    defaults._global_default = None
+    _config_state.base = _config_state.base_backend = None
+    yield proj
+    defaults._context_default.reset(token)
+    defaults._global_default = global_before
+    _config_state.base = _config_state.base_backend = None
+
+
+class _ReadsSettings(numerix.Backend):
+    """A healthy backend whose probes read the settings, as xla's and torch's do."""
+
+    name = "readssettings"
+
+    @classmethod
+    def devices(cls) -> list[str]:
+        from numerix.configuration import settings
+
+        settings()
+        return ["cpu"]
+
+    @classmethod
+    def is_available(cls, **options: Any) -> bool:
+        return bool(cls.devices())
+
+
+BAD_KEY = "[backends.binary]\ndevic = 'cpu'\n"
+
+
+@pytest.fixture
+def reads_settings() -> Iterator[None]:
+    register_backend("readssettings", _ReadsSettings)
+    yield
+    unregister_backend("readssettings")
+
+
+def test_info_reports_a_config_mistake_once_as_a_config_error(
+    project: Path, reads_settings: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "numerix.toml").write_text(BAD_KEY)
+    code, out, _ = run_cli(capsys, "info", "--json")
+    info = json.loads(out)
+    assert code == 1  # the default backend and the devices cannot be known
+    assert "numerix.toml:2" in info["config_error"] and "'devic'" in info["config_error"]
+    row = next(b for b in info["backends"] if b["name"] == "readssettings")
+    assert row["status"] == "not checked"  # healthy, not broken
+    assert info["broken_plugins"] == [] and info["broken_backends"] == []
+    code, out, _ = run_cli(capsys, "info")
+    assert code == 1
+    assert out.count("unknown key 'devic'") == 1
+    assert "Configuration error" in out and "broken" not in out
+
+
+def test_bench_stops_on_a_config_mistake_with_one_config_error(
+    project: Path, reads_settings: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "numerix.toml").write_text(BAD_KEY)
+    code, out, err = run_cli(capsys, *BENCH)
+    assert code == 2 and out == ""
+    assert err.count("unknown key 'devic'") == 1 and len(err.strip().splitlines()) == 1
+    assert "configuration is invalid" in err and "FAILED" not in err
+
+
+# ---------------------------------------------------------------- numerix doctor
+def _doctor(capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict[str, str]]]:
+    code, out, _ = run_cli(capsys, "doctor", "--json")
+    return code, json.loads(out)["problems"]
+
+
+def _fake_distribution(site: Path, name: str, module: str, body: str, entry: str) -> None:
+    """An installed distribution ``name`` in the folder ``site`` (put it on sys.path):
+    module ``module`` with ``body``, entry point ``entry`` in the numerix.plugins group."""
+    site.mkdir(exist_ok=True)
+    (site / f"{module}.py").write_text(textwrap.dedent(body))
+    dist = site / f"{name.replace('-', '_')}-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[numerix.plugins]\n{entry} = {module}\n")
+
+
+def test_doctor_reports_a_backend_whose_library_or_class_is_missing(tmp_path: Path) -> None:
+    # numerix-fakelib installed, the library its backend imports missing (as numerix-torch
+    # without torch), and a second backend whose class does not exist: each is a problem
+    # whose fix reinstalls the plugin (pulling in what it needs)
+    site = tmp_path / "site"
+    _fake_distribution(
+        site,
+        "numerix-fakelib",
+        "numerix_fakelib",
+        """
+        from numerix.hookspecs import hookimpl
+        from numerix.plugins import BackendEntry
+
+        @hookimpl
+        def numerix_backends():
+            return [BackendEntry("fakelib", "numerix_fakelib_backend:FakeBackend"),
+                    BackendEntry("fakeclass", "numerix_fakelib:NoSuchClass")]
+        """,
+        "fakelib",
+    )
+    (site / "numerix_fakelib_backend.py").write_text("import fakelib_native_library\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMERIX_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
+    r = subprocess.run(
+        [sys.executable, "-m", "numerix", "doctor", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    problems = {p["problem"].split(")")[0]: p for p in json.loads(r.stdout)["problems"]}
+    lib = problems["backend 'fakelib' (numerix-fakelib"]
+    assert "it needs the module 'fakelib_native_library', which is not installed" in lib["problem"]
+    assert lib["fix"].startswith("pip install --force-reinstall numerix-fakelib")
+    cls = problems["backend 'fakeclass' (numerix-fakelib"]
+    assert "AttributeError" in cls["problem"] and "NoSuchClass" in cls["problem"]
+    assert "no problems found" not in r.stdout
+
+
+@pytest.mark.skipif(
+    "torch" not in __import__("numerix").plugins.backend_entries(),
+    reason="numerix-torch is not installed here: the fake-plugin test above covers the case",
+)
+def test_doctor_reports_numerix_torch_without_torch() -> None:
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from numerix.cli import main\n"
+        "sys.exit(main(['doctor', '--json']))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    (p,) = [p for p in json.loads(r.stdout)["problems"] if "'torch'" in p["problem"]]
+    assert "it needs the module 'torch'" in p["problem"]
+    assert p["fix"].startswith(install_command("numerix-torch", reinstall=True))
+
+
+class _NoDevice(numerix.Backend):
+    name = "nodevice"
+    spec_fields = ("device",)
+
+    @classmethod
+    def devices(cls) -> list[str]:
+        return []
+
+    @classmethod
+    def is_available(cls, **options: Any) -> bool:
+        return False
+
+
+def test_doctor_priority_list_with_nothing_available(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "numerix.toml").write_text(
+        '# devices this machine lacks\ndefault_backend = ["nodevice:gpu"]\n'
+    )
+    register_backend("nodevice", _NoDevice)
+    try:
+        code, problems = _doctor(capsys)
+    finally:
+        unregister_backend("nodevice")
+    assert code == 1
+    (p,) = problems
+    assert "none of the backends in the priority list is available" in p["problem"]
+    assert p["fix"] == (
+        f"edit {project / 'numerix.toml'}:2: end the priority list with a backend every "
+        'machine has, such as "binary"'
+    )
+
+
+@pytest.mark.parametrize(
+    "files, env, fix",
+    [
+        pytest.param(
+            {"numerix.toml": "default_backen = 'binary'\ndefault_compiller = 'evaluator'\n"},
+            {},
+            "edit {p}/numerix.toml:1 (key default_backen); {p}/numerix.toml:2 "
+            "(key default_compiller)",
+            id="two-bad-keys",
+        ),
+        pytest.param(
+            {
+                "numerix.toml": "default_backend = 'binary'\n",
+                "pyproject.toml": "[tool.numerix]\ndefault_backend = 'binary'\n",
+            },
+            {},
+            "remove [tool.numerix] from {p}/pyproject.toml, or remove {p}/numerix.toml",
+            id="both-files",
+        ),
+        pytest.param(
+            {},
+            {"NUMERIX_CONFIG": "{p}/missing.toml"},
+            "unset NUMERIX_CONFIG   # or point it at an existing TOML file",
+            id="numerix-config-missing",
+        ),
+        pytest.param(
+            {"numerix.toml": "default_backend = 'binary'\n"},
+            {"NUMERIX_DEFAULT_BACKEN": "binary"},
+            "unset NUMERIX_DEFAULT_BACKEN   # or correct its value",
+            id="bad-variable",
+        ),
+        pytest.param(
+            {"numerix.toml": "default_backend = \n"},
+            {},
+            "edit {p}/numerix.toml:1",
+            id="malformed-toml",
+        ),
+    ],
+)
+def test_doctor_fix_lines_name_what_to_change(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    files: dict[str, str],
+    env: dict[str, str],
+    fix: str,
+) -> None:
+    for name, text in files.items():
+        (project / name).write_text(text)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v.format(p=project))
+    code, problems = _doctor(capsys)
+    assert code == 1
+    assert [p["fix"] for p in problems] == [fix.format(p=project)]
+
+
+# ---------------------------------------------------------------- install commands
+def _checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    for folder in ("core", "backend-binary", "backend-xla", "backend-torch"):
+        (root / "packages" / folder).mkdir(parents=True)
+        (root / "packages" / folder / "pyproject.toml").write_text("[project]\n")
+    return root
+
+
+@pytest.mark.parametrize(
+    "record, expected",
+    [
+        pytest.param(None, 'pip install "numerix-xla[cuda12]"', id="index"),
+        pytest.param(
+            {"url": "file://{root}/packages/core", "dir_info": {"editable": True}},
+            'pip install -e "{root}/packages/backend-xla[cuda12]"',
+            id="editable-checkout",
+        ),
+        pytest.param(
+            {"url": "file://{root}/packages/core", "dir_info": {}},
+            'pip install "{root}/packages/backend-xla[cuda12]"',
+            id="folder-install",
+        ),
+        pytest.param(
+            {
+                "url": "https://example.org/numerix.git",
+                "vcs_info": {"vcs": "git", "commit_id": "0123abc"},
+                "subdirectory": "packages/core",
+            },
+            'pip install "numerix-xla[cuda12] @ git+https://example.org/numerix.git@0123abc'
+            '#subdirectory=packages/backend-xla"',
+            id="vcs",
+        ),
+        pytest.param(
+            {"url": "file://{root}/dist/numerix-0.1.0-py3-none-any.whl", "archive_info": {}},
+            'pip install "numerix-xla[cuda12]" --find-links {root}/dist',
+            id="wheel-file",
+        ),
+    ],
+)
+def test_install_command_follows_how_numerix_was_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record: Any, expected: str
+) -> None:
+    from numerix import plugins
+
+    root = _checkout(tmp_path)
+    (root / "dist").mkdir()
+    if record is not None:
+        record = json.loads(json.dumps(record).replace("{root}", str(root)))
+    monkeypatch.setattr(plugins, "_direct_url", lambda d: record if d == "numerix" else None)
+    assert install_command("numerix-xla", "cuda12") == expected.format(root=root)
+
+
+def test_install_command_of_this_installation() -> None:
+    # read off the real metadata: from a checkout (as here and in CI), the command names
+    # the plugin's folder in that checkout, and that folder holds its pyproject.toml
+    from importlib.metadata import distribution
+
+    record = distribution("numerix").read_text("direct_url.json")
+    cmd = install_command("numerix-torch")
+    if record is None:
+        assert cmd == "pip install numerix-torch"
+        return
+    url = json.loads(record)["url"]
+    assert url.startswith("file://") and url.endswith("packages/core")
+    folder = Path(cmd.split()[-1])
+    assert folder.name == "backend-torch" and (folder / "pyproject.toml").is_file()
+    assert cmd.startswith("pip install -e ") == json.loads(record)["dir_info"].get(
+        "editable", False
+    )
+
+
+# ---------------------------------------------------------------- misspelt names
+def test_a_misspelt_name_gets_a_suggestion_on_every_path(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from numerix import _config_state
+
+    (project / "numerix.toml").write_text('default_backend = ["bianry", "nope"]\n')
+    with pytest.raises(
+        numerix.ConfigError, match=r"'bianry': not installed; did you mean 'binary'"
+    ):
+        numerix.reload_config()
+        numerix.get_default_backend()
+    (project / "numerix.toml").unlink()
+    monkeypatch.setenv("NUMERIX_DEFAULT_BACKEND", "bianry")
+    _config_state.base = _config_state.base_backend = None
+    with pytest.raises(numerix.ConfigError, match=r"did you mean 'binary'\?"):
+        numerix.tensor([1.0])
+    monkeypatch.delenv("NUMERIX_DEFAULT_BACKEND")
+    _config_state.base = _config_state.base_backend = None
+    for call in (
+        lambda: numerix.tensor([1.0], backend="bianry"),
+        lambda: numerix.default_backend("bianry").__enter__(),
+        lambda: numerix.set_default_backend("bianry"),
+    ):
+        with pytest.raises(numerix.BackendNotFoundError, match=r"did you mean 'binary'\?"):
+            call()
+    with pytest.raises(numerix.ArgumentError, match=r"did you mean 'evaluator'\?"):
+        numerix.jit(numerix.sum, compiler="evalutor")(numerix.tensor([1.0]))
+
+
+def test_a_backend_whose_plugin_is_broken_raises_plugin_error(tmp_path: Path) -> None:
+    # as docs/write-a-backend.md says: asking for it raises PluginError with the reason
+    site = tmp_path / "site"
+    _fake_distribution(
+        site, "numerix-crash", "numerix_crash", "raise RuntimeError('boom')\n", "crash"
+    )
+    code = textwrap.dedent(f"""
+        import sys; sys.path.insert(0, {str(site)!r})
+        import numerix as nx
+        try:
+            nx.tensor([1], backend="crash")
+        except nx.PluginError as e:
+            print(type(e).__name__, e)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.stdout.startswith(
+        "PluginError get_backend: backend 'crash': the plugin providing it "
+    ), r.stdout + r.stderr
+    assert "(numerix-crash) is broken: RuntimeError: boom" in r.stdout
+    assert "reinstall it with: pip install --force-reinstall numerix-crash" in r.stdout
+
+
+# ---------------------------------------------------------------- bench at 80 columns
+def test_bench_table_fits_80_columns_and_names_each_row_once(
+    core_only: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = _binary_class()
+
+    class WithDevice(base):  # type: ignore[misc, valid-type]
+        name = "withdevice"
+        __slots__ = ()
+        bench_raw_name: ClassVar[str] = "rawlib (raw)"
+
+        @classmethod
+        def bench_raw_matmul(cls, x_np: np.ndarray, w_np: np.ndarray, device: Any) -> Any:
+            return lambda: np.matmul(x_np, w_np) * 33.0 / 33.0
+
+    register_backend("withdevice", WithDevice)
+    monkeypatch.setenv("COLUMNS", "80")
+    try:
+        code, out, _ = run_cli(
+            capsys, *BENCH[:-1], "--backend", "binary", "--backend", "withdevice"
+        )
+    finally:
+        unregister_backend("withdevice")
+    assert code == 0
+    lines = out.splitlines()
+    assert max(len(ln) for ln in lines) <= 80
+    assert "…" not in out  # no cell is cut
+    for name in ("binary (cpu) jit[evaluator]", "withdevice (cpu)", "rawlib (raw, cpu)"):
+        assert any(name in ln for ln in lines), name
+    assert "(raw) (raw" not in out
+    assert "slower" in out or out.count("fastest") == 1
+
+
+def test_config_warning_points_at_the_users_line(
+    core_only: None, project: Path, recwarn: pytest.WarningsRecorder
+) -> None:
+    from numerix.configuration import ConfigWarning
+
+    (project / "numerix.toml").write_text("[backends.torch]\ndevice = 'cpu'\n")
+    numerix.tensor([1.0])  # reads the configuration: the warning is about this line
+    with numerix.config(default_backend="binary"):
+        pass
+    got = [w for w in recwarn.list if issubclass(w.category, ConfigWarning)]
+    assert got, "no ConfigWarning"
+    assert {(w.filename, w.lineno) for w in got} <= {
+        (__file__, test_config_warning_points_at_the_users_line.__code__.co_firstlineno + 6),
+        (__file__, test_config_warning_points_at_the_users_line.__code__.co_firstlineno + 7),
+    }, [(w.filename, w.lineno) for w in got]

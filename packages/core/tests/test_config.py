@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import numerix as nx
 from numerix import _config_state, configuration, defaults
 from numerix.cli import main
-from numerix.plugins import register_settings_model, unregister_settings_model
+from numerix.plugins import install_command, register_settings_model, unregister_settings_model
 from numerix_binary.backend import BinaryBackend
 
 REPO = Path(__file__).resolve().parents[3]
@@ -355,8 +356,9 @@ def test_priority_list_nothing_available(
     with pytest.raises(
         nx.ConfigError,
         match=r"numerix\.toml:1 \(project file, key default_backend\): default_backend: none of "
-        r"the backends in the priority list is available: 'xla': not installed \(pip install "
-        r"numerix-xla\); 'fakegpu:cuda': not available on this machine\. Installed backends: "
+        r"the backends in the priority list is available: 'xla': not installed \("
+        + re.escape(install_command("numerix-xla"))
+        + r"\); 'fakegpu:cuda': not available on this machine\. Installed backends: "
         r"binary, fakegpu",
     ):
         nx.get_default_backend()
@@ -489,7 +491,7 @@ def test_table_of_a_known_plugin_not_installed_warns(core_only: None, clean_conf
     with pytest.warns(
         configuration.ConfigWarning,
         match=r"numerix\.toml:1 .*the 'xla' backend "
-        r"is not installed.*pip install numerix-xla",
+        r"is not installed.*" + re.escape(install_command("numerix-xla")),
     ):
         nx.reload_config()
 
@@ -611,9 +613,13 @@ def test_doctor_xla_target_without_numerix_xla(
     code, out, _ = cli(capsys, "doctor", "--json")
     assert code == 1
     fixes = [p["fix"] for p in json.loads(out)["problems"]]
-    assert fixes == ["pip install numerix-torch", 'pip install "numerix-xla[cuda12]"']
+    # the install commands take the form numerix was installed in (here: a checkout)
+    from numerix.plugins import install_command
+
+    assert fixes == [install_command("numerix-torch"), install_command("numerix-xla", "cuda12")]
+    assert "numerix-xla[cuda12]" in fixes[1] or "backend-xla[cuda12]" in fixes[1]
     code, out, _ = cli(capsys, "doctor")
-    assert code == 1 and 'fix: pip install "numerix-xla[cuda12]"' in out
+    assert code == 1 and f"fix: {fixes[1]}" in out
 
 
 def test_doctor_reports_invalid_configuration(
@@ -638,7 +644,9 @@ def test_doctor_reports_an_uninstalled_plugin_table(
     (clean_config / "numerix.toml").write_text("[backends.torch]\ndevice = 'cuda'\n")
     code, out, _ = cli(capsys, "doctor", "--json")
     assert code == 1
-    assert json.loads(out)["problems"][0]["fix"] == "pip install numerix-torch"
+    from numerix.plugins import install_command
+
+    assert json.loads(out)["problems"][0]["fix"] == install_command("numerix-torch")
 
 
 # ---------------------------------------------------------------- plugins and docs

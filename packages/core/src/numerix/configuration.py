@@ -24,10 +24,12 @@ key. This module imports pydantic; ``import numerix`` does not import it.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
 import re
+import sys
 import typing
 import warnings
 from collections.abc import Iterator, Mapping
@@ -47,7 +49,8 @@ from pydantic_settings import (
 
 from numerix import _config_state as _state
 from numerix.backend import Backend
-from numerix.errors import ConfigError, NumerixError
+from numerix.errors import ConfigError, NumerixError, PluginError
+from numerix.plugins import install_command
 
 __all__ = [
     "NumerixSettings",
@@ -391,10 +394,10 @@ def _drop_uninstalled(layers: list[Layer], installed: Mapping[str, Any]) -> list
             src = _source_of(lay, ("backends", name))
             note = (
                 f"{src}: backends.{name}: the {name!r} backend is not installed, so these "
-                f"settings are not used; install it with: pip install {KNOWN_PLUGINS[name]}"
+                f"settings are not used; install it with: {install_command(KNOWN_PLUGINS[name])}"
             )
             notes.append((name, note))
-            warnings.warn(note, ConfigWarning, stacklevel=4)
+            warn_at_caller(note, ConfigWarning)
             lay.data = {**lay.data, "backends": {k: v for k, v in bk.items() if k != name}}
             bk = lay.data["backends"]
     return notes
@@ -402,6 +405,24 @@ def _drop_uninstalled(layers: list[Layer], installed: Mapping[str, Any]) -> list
 
 class ConfigWarning(UserWarning):
     """Configuration that numerix reads but cannot use here (a plugin not installed)."""
+
+
+_NUMERIX_DIR = os.path.dirname(os.path.abspath(_state.__file__))
+#: Frames a warning never points at: numerix's own, and contextlib's (``with numerix.config``).
+_SKIP_PREFIXES = (os.path.join(_NUMERIX_DIR, ""), contextlib.__file__)
+
+
+def warn_at_caller(message: str, category: type[Warning]) -> None:
+    """Warn pointing at the user's line: the first frame outside numerix (and contextlib),
+    whichever of numerix's functions read the configuration on the way."""
+    if sys.version_info >= (3, 12):
+        warnings.warn(message, category, skip_file_prefixes=_SKIP_PREFIXES)
+        return
+    level, frame = 2, typing.cast(Any, sys._getframe(1))
+    while frame is not None and frame.f_code.co_filename.startswith(_SKIP_PREFIXES):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 # ====================================================================== the model class
@@ -639,7 +660,8 @@ def resolve_default_backend(eff: Effective) -> Backend:
         except NumerixError as e:
             if not isinstance(spec, list):
                 raise ConfigError(f"{src}: default_backend: {_one_line(e)}") from None
-            tried.append(f"{s!r}: {_not_installed(s)}")
+            why = _one_line(e) if isinstance(e, PluginError) else _not_installed(s)
+            tried.append(f"{s!r}: {why}")
             continue
         sub = getattr(eff.settings.backends, name, None)
         if isinstance(sub, BaseModel):
@@ -674,9 +696,12 @@ def _one_line(e: BaseException) -> str:
 
 
 def _not_installed(spec: str) -> str:
+    from numerix.plugins import backend_entries, close_name
+
     name = spec.split(":")[0]
     hint = KNOWN_PLUGINS.get(name)
-    return "not installed" + (f" (pip install {hint})" if hint else "")
+    close = close_name(name, sorted(backend_entries()))
+    return "not installed" + (close or (f" ({install_command(hint)})" if hint else ""))
 
 
 # ====================================================================== numerix config

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from numerix.backend import Backend
-from numerix.errors import BackendNotFoundError, PluginError
+from numerix.errors import BackendNotFoundError, ConfigError, NumerixError, PluginError
 from numerix.primitives._registry import CONTRACT_VERSION
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "unregister_compiler",
     "get_compiler",
     "compiler_entries",
+    "install_command",
 ]
 
 ENTRY_POINT_GROUP = "numerix.plugins"
@@ -376,6 +377,8 @@ def backend_class(name: str, op: str = "get_backend") -> type[Backend]:
         mod, _, attr = target.partition(":")
         try:
             cls = getattr(importlib.import_module(mod), attr)
+        except ConfigError:  # a plugin reading the settings at import: the user's mistake
+            raise
         except Exception as e:
             raise PluginError(
                 f"{op}: backend {name!r} (from {entry.distribution or mod}) failed to load: "
@@ -391,20 +394,129 @@ def backend_class(name: str, op: str = "get_backend") -> type[Backend]:
     return cls
 
 
-def _not_found(name: str, op: str) -> BackendNotFoundError:
+def _not_found(name: str, op: str) -> NumerixError:
+    """The error for a backend name no loaded plugin provides: a :class:`PluginError` when
+    the plugin that would provide it is installed but broken (the reason, and how to
+    reinstall it), else a :class:`BackendNotFoundError` with a 'did you mean' or the
+    command that installs it."""
     installed = sorted(_REG.entries)
     broken = [b for b in _REG.broken if b.name == name]
     msg = f"{op}: no backend named {name!r}; installed backends: {', '.join(installed) or 'none'}"
-    close = difflib.get_close_matches(name, installed, n=1) if isinstance(name, str) else []
     if broken:
-        msg += f". The plugin providing it is broken: {broken[0].reason}"
-    elif close:
-        msg += f"; did you mean {close[0]!r}?"
-    else:
-        hint = {"xla": "numerix-xla", "torch": "numerix-torch"}.get(name)
-        if hint:
-            msg += f". Install it with: pip install {hint}"
+        dist = broken[0].distribution
+        fix = f"; reinstall it with: {install_command(dist, reinstall=True)}" if dist else ""
+        return PluginError(
+            f"{op}: backend {name!r}: the plugin providing it ({dist or 'a plugin'}) is broken: "
+            f"{broken[0].reason}{fix}. Installed backends: {', '.join(installed) or 'none'}"
+        )
+    hint = close_name(name, installed)
+    if hint:
+        msg += hint
+    elif name in RESERVED_BACKENDS and name != "binary":
+        msg += f". Install it with: {install_command(RESERVED_BACKENDS[name])}"
     return BackendNotFoundError(msg)
+
+
+def close_name(name: Any, names: list[str] | Any) -> str:
+    """``"; did you mean 'binary'?"`` when ``name`` is close to one of ``names``, else ``""``."""
+    if not isinstance(name, str):
+        return ""
+    close = difflib.get_close_matches(name, list(names), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+#: The folder of each of the project's distributions inside a checkout of numerix.
+CHECKOUT_FOLDERS = {
+    "numerix": "packages/core",
+    "numerix-binary": "packages/backend-binary",
+    "numerix-xla": "packages/backend-xla",
+    "numerix-torch": "packages/backend-torch",
+}
+
+
+def _direct_url(dist: str) -> dict[str, Any] | None:
+    """The PEP 610 record (``direct_url.json``) of an installed distribution: present
+    when it was installed from a folder, a file or a VCS URL rather than an index."""
+    import json
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        text = distribution(dist).read_text("direct_url.json")
+    except PackageNotFoundError:
+        return None
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("url"), str) else None
+
+
+def _file_path(url: str) -> Any:
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(url)
+    return Path(unquote(parsed.path)) if parsed.scheme == "file" else None
+
+
+def install_command(dist: str, extra: str | None = None, *, reinstall: bool = False) -> str:
+    """The command that installs distribution ``dist`` (with ``extra``) the way numerix
+    itself was installed, so that it works here (PEP 610 ``direct_url.json``):
+
+    - from a checkout (``pip install -e packages/core``, or a plain folder install): the
+      package's folder in that checkout, editable if numerix is;
+    - from a VCS URL: the same URL and commit, with the package's subdirectory;
+    - from an index (no ``direct_url.json``): ``pip install numerix-xla``.
+
+    ``dist`` itself is looked at first (a reinstall), then numerix. With ``reinstall``,
+    an install from an index or a file forces the reinstall (a folder install always does).
+    """
+    quoted = f'"{dist}[{extra}]"' if extra else dist
+    force = "--force-reinstall " if reinstall else ""
+    folder = CHECKOUT_FOLDERS.get(dist)
+    for source in (dist, "numerix"):
+        info = _direct_url(source)
+        if info is None:
+            continue
+        url = info["url"]
+        sub = CHECKOUT_FOLDERS.get(source)
+        vcs = info.get("vcs_info")
+        if isinstance(vcs, dict) and folder is not None:
+            rev = vcs.get("commit_id") or vcs.get("requested_revision")
+            at = f"@{rev}" if rev else ""
+            scheme = vcs.get("vcs", "git")
+            base = url if url.startswith(f"{scheme}+") else f"{scheme}+{url}"
+            name = f"{dist}[{extra}]" if extra else dist
+            return f'pip install "{name} @ {base}{at}#subdirectory={folder}"'
+        path = _file_path(url)
+        if path is None:
+            continue
+        if isinstance(info.get("dir_info"), dict):
+            # a folder: the distribution's own (a reinstall), or its sibling in numerix's checkout
+            if source == dist:
+                target = path
+            elif folder is not None and sub is not None and path.as_posix().endswith(sub):
+                root = path
+                for _ in sub.split("/"):
+                    root = root.parent
+                target = root / folder
+                if not (target / "pyproject.toml").is_file():
+                    continue
+            else:
+                continue
+            editable = "-e " if info["dir_info"].get("editable") else ""
+            spec = f"{target}[{extra}]" if extra else str(target)
+            return (
+                f'pip install {editable}"{spec}"'
+                if extra or " " in spec
+                else (f"pip install {editable}{spec}")
+            )
+        if isinstance(info.get("archive_info"), dict) and path.parent.is_dir():
+            # a wheel or sdist file: its folder may hold the other distributions' files
+            return f"pip install {force}{quoted} --find-links {path.parent}"
+    return f"pip install {force}{quoted}"
 
 
 def get_backend(name: str, **options: Any) -> Backend:
@@ -561,7 +673,10 @@ def get_compiler(name: str, op: str = "get_compiler") -> Any:
                 f"the {name} backend, pass tensors that live there (numerix.backend_transfer(t, "
                 f"{name!r})) to a compiler such as 'evaluator'"
             )
-        raise ArgumentError(f"{op}: no compiler named {name!r}; compilers: {installed}")
+        raise ArgumentError(
+            f"{op}: no compiler named {name!r}; compilers: {installed}"
+            + close_name(name, _REG.compilers)
+        )
     target = entry.target
     if isinstance(target, str):
         mod, _, attr = target.partition(":")
