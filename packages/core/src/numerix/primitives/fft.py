@@ -9,9 +9,17 @@ length: the last axis is zero-padded or truncated to it before transforming, as
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from numerix import dtypes as D
 from numerix.dtypes import DType
-from numerix.primitives._registry import REGISTRY
+from numerix.primitives._registry import REGISTRY, vjp_rule
+
+if TYPE_CHECKING:
+    from numerix._tensor import Tensor
+
+#: What a derivative rule returns: one cotangent (or None) per input.
+Cotangents = tuple["Tensor | None", ...]
 
 
 def fft_complex_dtype(x: DType) -> DType:
@@ -51,3 +59,26 @@ ifft = REGISTRY.declare(
     doc="inverse discrete Fourier transform of the last axis, zero-padded or truncated to "
         "length, scaled by 1/length (numpy norm='backward'); x arrives in the complex out.dtype",
 )  # fmt: skip
+
+
+# ---------------------------------------------------------------- derivative rules
+
+
+def _to_length(ops: Any, t: Tensor, n: int) -> Tensor:
+    # the transpose of padding or truncating the last axis to t's length: the other way
+    m = t.shape[-1]
+    if m == n:
+        return t
+    config = [(0, 0, 0)] * (t.ndim - 1) + [(0, n - m, 0)]
+    return ops.pad_general(t, config)
+
+
+@vjp_rule("fft")
+def fft_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, length: int) -> Cotangents:
+    # the DFT matrix is symmetric: its transpose is itself (no conjugation, as jax.vjp)
+    return (_to_length(ops, ops.fft(cotangent), x.shape[-1]),)
+
+
+@vjp_rule("ifft")
+def ifft_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, length: int) -> Cotangents:
+    return (_to_length(ops, ops.ifft(cotangent), x.shape[-1]),)

@@ -14,10 +14,18 @@ original order (so descending is *not* ``flip`` of the ascending result).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from numerix import dtypes as D
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
-from numerix.primitives._registry import REGISTRY, declare_block
+from numerix.primitives._registry import REGISTRY, declare_block, nondifferentiable, vjp_rule
+
+if TYPE_CHECKING:
+    from numerix._tensor import Tensor
+
+#: What a derivative rule returns: one cotangent (or None) per input.
+Cotangents = tuple["Tensor | None", ...]
 
 # ---------------------------------------------------------------- sort, argsort
 
@@ -116,3 +124,97 @@ top_k = declare_block(
     doc="(values, int64 indices) of the k largest along axis, in descending sort order "
         "(NaN largest; ties: the lower index first); out is a pair",
 )  # fmt: skip
+
+# ---------------------------------------------------------------- derivative rules
+
+nondifferentiable("argsort")
+
+
+def _scatter_along(ops: Any, values: Tensor, positions: Tensor, axis: int, like: Tensor) -> Tensor:
+    """A tensor of ``like``'s shape, zero but for ``values`` added at ``positions`` along
+    ``axis`` (the other axes as in ``values``): the transpose of take_along_axis."""
+    zeros = ops.zeros(like.shape, dtype=values.dtype, backend=values.backend)
+    if values.size == 0:
+        return zeros
+    cols = [
+        positions if a == axis else ops.iota(values.shape, a, D.int64, values.backend)
+        for a in range(values.ndim)
+    ]
+    rows = ops.reshape(ops.stack(cols, axis=-1), (values.size, values.ndim))
+    return ops.indexed_add(zeros, rows, ops.reshape(values, (values.size,)))
+
+
+@vjp_rule("sort")
+def sort_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axis: int, descending: bool
+) -> Cotangents:
+    # argsort orders as sort does (stable, NaN placed alike): each cotangent goes back
+    # to the element sorted there
+    perm = ops.argsort(x, axis=axis, descending=descending)
+    return (_scatter_along(ops, cotangent, perm, axis, x),)
+
+
+@vjp_rule("cumulative_sum")
+def cumulative_sum_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axis: int, reverse: bool
+) -> Cotangents:
+    return (ops.cumulative_sum(cotangent, axis=axis, reverse=not reverse),)
+
+
+def _shift(ops: Any, t: Tensor, axis: int, by: int, fill: int = 0) -> Tensor:
+    # t moved by ``by`` along axis (element i lands at i + by), ``fill`` coming in
+    config = [(0, 0, 0)] * t.ndim
+    config[axis] = (by, -by, 0)
+    return ops.pad_general(t, config, value=fill)
+
+
+@vjp_rule("cumulative_prod")
+def cumulative_prod_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axis: int, reverse: bool
+) -> Cotangents:
+    # d out_i / d x_j = prod(x_k, k <= i, k != j) for j <= i, so that
+    # g_j = out_{j-1} * s_j with s_j = c_j + x_{j+1} s_{j+1}: a linear recurrence, solved
+    # by doubling (log2(n) steps) with no division, so exact where x holds zeros
+    if reverse:
+        c, o, xf = (ops.flip(t, axis=axis) for t in (cotangent, out, x))
+        (g,) = cumulative_prod_vjp(ops, c, o, xf, axis=axis, reverse=False)
+        return (ops.flip(g, axis=axis),)
+    n = x.shape[axis]
+    a, s = _shift(ops, x, axis, -1), cotangent
+    step = 1
+    while step < n:
+        s = s + a * _shift(ops, s, axis, -step)
+        a = a * _shift(ops, a, axis, -step)
+        step *= 2
+    return (_shift(ops, out, axis, 1, fill=1) * s,)
+
+
+def _cumulative_extreme_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axis: int,
+                            reverse: bool) -> Cotangents:  # fmt: skip
+    # each running extreme came from the nearest element at or before it (after it, in
+    # reverse) that equals it: its cotangent goes there
+    hit = x == out
+    if x.dtype.kind == "f":
+        hit = ops.logical_or(hit, ops.logical_and(ops.isnan(x), ops.isnan(out)))
+    at = ops.iota(x.shape, axis, D.int64, x.backend)
+    if reverse:
+        last = ops.where(hit, at, x.shape[axis])
+        positions = ops.cumulative_min(last, axis=axis, reverse=True)
+    else:
+        positions = ops.cumulative_max(ops.where(hit, at, -1), axis=axis)
+    return (_scatter_along(ops, cotangent, positions, axis, x),)
+
+
+vjp_rule("cumulative_max", "cumulative_min")(_cumulative_extreme_vjp)
+
+
+@vjp_rule("top_k")
+def top_k_vjp(
+    ops: Any, cotangents: tuple[Tensor | None, Tensor | None], outs: tuple[Tensor, Tensor],
+    x: Tensor, *, k: int, axis: int,
+) -> Cotangents:  # fmt: skip
+    # the values' cotangent goes back to the elements chosen; the indices carry none
+    cv = cotangents[0]
+    if cv is None:
+        return (ops.zeros_like(x),)
+    return (_scatter_along(ops, cv, outs[1], axis, x),)

@@ -248,3 +248,52 @@ CONV: list[Case] = [
 def test_grad_more_conv(case: Case) -> None:
     name, fn, xs = case
     check_vjp(name.split("-")[0], fn, xs)
+
+
+# ---------------------------------------------------------------- sort, cumulative, fft
+
+SORT: list[Case] = [
+    ("sort", lambda x: nx.sort(x), [_r(5)]),
+    ("sort-descending-axis0", lambda x: nx.sort(x, axis=0, descending=True), [_r(3, 4)]),
+    ("sort-complex", lambda x: nx.sort(x), [_c(4)]),
+    ("sort-size1", lambda x: nx.sort(x), [_r(1)]),
+    ("sort-empty", lambda x: nx.sort(x, axis=0), [_r(0, 2)]),
+    ("top_k", lambda x: nx.top_k(x, 2), [_r(3, 5)]),
+    ("top_k-axis0", lambda x: nx.top_k(x, 1, axis=0), [_r(3, 2)]),
+    ("cumulative_sum-reverse", lambda x: nx.cumulative_sum(x, axis=1, reverse=True),
+     [_r(2, 3)]),
+    ("cumulative_sum-complex", lambda x: nx.cumulative_sum(x), [_c(4)]),
+    ("cumulative_prod-zero", lambda x: nx.cumulative_prod(x), [_Z]),
+    ("cumulative_prod-reverse", lambda x: nx.cumulative_prod(x, axis=0, reverse=True),
+     [_r(5, 2)]),
+    ("cumulative_prod-complex", lambda x: nx.cumulative_prod(x), [_c(3)]),
+    ("cumulative_max", lambda x: nx.cumulative_max(x), [_r(6)]),
+    ("cumulative_max-reverse", lambda x: nx.cumulative_max(x, axis=0, reverse=True),
+     [_r(4, 2)]),
+    ("cumulative_min", lambda x: nx.cumulative_min(x, axis=1), [_r(2, 5)]),
+    ("cumulative_min-reverse-empty", lambda x: nx.cumulative_min(x, axis=0, reverse=True),
+     [_r(0, 2)]),
+]  # fmt: skip
+
+FFT: list[Case] = [
+    ("fft", lambda x: nx.fft(x), [_c(2, 4)]),
+    ("fft-padded-axis0", lambda x: nx.fft(x, n=5, axis=0), [_c(3, 2)]),
+    ("fft-truncated-ortho", lambda x: nx.fft(x, n=2, norm="ortho"), [_c(4)]),
+    ("fft-real", lambda x: nx.fft(x), [_r(3)]),
+    ("fft-empty", lambda x: nx.fft(x, n=3), [_c(2, 0)]),
+    ("ifft", lambda x: nx.ifft(x), [_c(3)]),
+    ("ifft-padded", lambda x: nx.ifft(x, n=4), [_c(2, 3)]),
+    ("ifft-size1", lambda x: nx.ifft(x), [_c(1)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", SORT, ids=_ids(SORT))
+def test_grad_more_sort(case: Case) -> None:
+    name, fn, xs = case
+    check_vjp(name.split("-")[0], fn, xs)
+
+
+@pytest.mark.parametrize("case", FFT, ids=_ids(FFT))
+def test_grad_more_fft(case: Case) -> None:
+    name, fn, xs = case
+    check_vjp(name.split("-")[0], fn, xs)
