@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections import OrderedDict
 
 import jax
 import numpy as np
@@ -179,7 +180,7 @@ def test_synchronize_waits_for_the_value():
 
 # ---------------------------------------------------------------- kernels
 def test_kernels_are_compiled_once_per_static_parameters(monkeypatch):
-    monkeypatch.setattr(xk, "_KERNELS", {})
+    monkeypatch.setattr(xk, "_KERNELS", OrderedDict())
     x = nx.ones((2, 3), backend="xla")
     y = nx.ones((5, 3), backend="xla")
     nx.sum(x, axis=1)

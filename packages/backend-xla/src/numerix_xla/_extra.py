@@ -19,7 +19,7 @@ from jax.lax import linalg as lxl
 
 from numerix.backend import WindowByKind
 from numerix.dtypes import reduction_identity
-from numerix_xla._kernels import jitted
+from numerix_xla._kernels import check_64bit, jitted
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -410,6 +410,7 @@ class ExtraKernels(WindowByKind):
         return out
 
     def argsort(self, out: Tensor, x: Tensor, *, axis: int, descending: bool) -> Tensor:
+        check_64bit("argsort", self, (out.dtype,))
         f = jitted(("argsort", axis, descending),
                  lambda: lambda a: _sorted(a, axis, descending, True)[1])  # fmt: skip
         out.data = f(x.data)
@@ -419,6 +420,7 @@ class ExtraKernels(WindowByKind):
         self, out: tuple[Tensor, Tensor], x: Tensor, *, k: int, axis: int
     ) -> tuple[Tensor, Tensor]:
         values, indices = out
+        check_64bit("top_k", self, (indices.dtype,))
         if 0 in values.shape:
             self._zeros(values)
             self._zeros(indices)

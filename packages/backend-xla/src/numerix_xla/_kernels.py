@@ -1,31 +1,58 @@
-"""The process-wide cache of the xla backend's jitted kernels.
+"""The process-wide cache of the xla backend's jitted kernels: a bounded LRU.
 
 Every kernel with static parameters is a ``jax.jit`` function built once per
 (primitive, static parameters) and kept here; jit's own cache then keys on shapes and
-dtypes. :func:`clear` drops them all, with JAX's compiled executables.
+dtypes. Static parameters are structural only (axes, output shapes, dtypes): indices,
+slice starts and scalar values go to the kernels as runtime operands, so a new index
+compiles nothing.
+
+The cache holds at most :data:`CACHE_SIZE` kernels; past that, the least recently used
+one is dropped, and with it JAX's executables for it (they live as long as the jitted
+function does). :func:`clear` drops them all, with JAX's own caches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import jax
 
-__all__ = ["clear", "jitted"]
+from numerix import dtypes
+from numerix.dtypes import DType
+from numerix.errors import UnsupportedDTypeError
 
-_KERNELS: dict[Any, Callable[..., Any]] = {}
+__all__ = ["CACHE_SIZE", "WIDE", "check_64bit", "clear", "jitted", "x64_on"]
+
+#: The most kernels kept at once. Each holds one XLA executable per input signature it
+#: met (about 1.5 MB each on CPU): the bound is on kernels, the memory follows.
+CACHE_SIZE = 512
+
+_KERNELS: OrderedDict[Any, Callable[..., Any]] = OrderedDict()
+_lock = threading.Lock()
 
 
 def jitted(
     key: Any, build: Callable[[], Callable[..., Any]], **jit_options: Any
 ) -> Callable[..., Any]:
     """The jitted kernel for ``key`` (a primitive name and its static parameters), built
-    once by ``build()`` and cached for the process; ``jit_options`` go to ``jax.jit``
-    (``out_shardings`` for kernels without inputs, whose device is part of ``key``)."""
+    by ``build()`` on first use and kept while it is among the :data:`CACHE_SIZE` most
+    recently used; ``jit_options`` go to ``jax.jit`` (``out_shardings`` for kernels
+    without inputs, whose device is part of ``key``)."""
     fn = _KERNELS.get(key)
-    if fn is None:
-        fn = _KERNELS[key] = jax.jit(build(), **jit_options)
+    if fn is not None:
+        try:
+            _KERNELS.move_to_end(key)
+        except KeyError:  # another thread evicted it meanwhile: still a valid kernel
+            pass
+        return fn
+    fn = jax.jit(build(), **jit_options)
+    with _lock:
+        _KERNELS[key] = fn
+        while len(_KERNELS) > CACHE_SIZE:
+            _KERNELS.popitem(last=False)
     return fn
 
 
@@ -36,5 +63,31 @@ def clear() -> None:
     jitted function in the process) in caches of its own, which only
     ``jax.clear_caches()`` empties: a user's own jitted functions compile again on their
     next call too."""
-    _KERNELS.clear()
+    with _lock:
+        _KERNELS.clear()
     jax.clear_caches()
+
+
+# ---------------------------------------------------------------- JAX's 64-bit mode
+#: The dtypes that exist on xla only in JAX's 64-bit mode.
+WIDE = frozenset({dtypes.float64, dtypes.int64, dtypes.uint64, dtypes.complex128})
+_X64_FIX = (
+    "set [backends.xla] x64 = true in numerix.toml (or NUMERIX_BACKENDS__XLA__X64=1) to turn "
+    "JAX's 64-bit mode on, or use a 32-bit dtype (x.astype(numerix.float32))"
+)
+
+
+def x64_on() -> bool:
+    return bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
+
+
+def check_64bit(op: str, backend: Any, dts: Iterable[DType]) -> None:
+    """Raise UnsupportedDTypeError when one of ``dts`` is a 64-bit dtype and JAX's 64-bit
+    mode is off (JAX would narrow it to 32 bits without a word)."""
+    for d in dts:
+        if d in WIDE and not x64_on():
+            raise UnsupportedDTypeError(
+                f"{op}: backend {backend!r} cannot hold {d} tensors: JAX's 64-bit mode "
+                f"(jax_enable_x64) is off ([backends.xla] x64 = false, or JAX's mode turned "
+                f"off since); {_X64_FIX}"
+            )

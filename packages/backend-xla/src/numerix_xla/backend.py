@@ -5,14 +5,26 @@ parameters (:func:`jitted`): an eager ``lax`` call dispatches op by op and is sl
 than a cached jitted one. The core has already validated and promoted the inputs, so
 ``jax.numpy``'s checks would be wasted time; kernels call ``lax`` directly.
 
-64-bit types are enabled (``jax_enable_x64``) when this module is imported, so that
-float64 / int64 / uint64 / complex128 tensors keep their dtype. This is process-wide:
-other JAX code in the process also gets 64-bit defaults (``jnp.arange(3)`` is int64).
+Indices, slice starts and scalar values are runtime operands of the kernels, never
+part of a kernel's key: ``t[i, j]`` with a new ``i, j`` runs the kernel compiled for
+the first one (:data:`numerix_xla._kernels.CACHE_SIZE` bounds the kernels kept).
+
+64-bit types need JAX's process-wide 64-bit mode (``jax_enable_x64``). The setting
+``[backends.xla] x64`` decides, when this module is imported: unset (the default),
+numerix turns the mode on so that float64 / int64 / uint64 / complex128 tensors keep
+their dtype, with a one-time :class:`X64Warning` if it was off (other JAX code in the
+process then gets 64-bit defaults: ``jnp.array(1.0)`` is float64); ``true`` turns it on
+without a warning; ``false`` leaves JAX's mode as it is, and while it is off every
+path that would make a 64-bit array on xla raises ``UnsupportedDTypeError`` naming the
+setting (never a silent narrowing to 32 bits).
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import sys
+import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -21,16 +33,65 @@ import numpy as np
 from jax import lax
 from jax.sharding import SingleDeviceSharding
 
+import numerix
 from numerix._tensor import Tensor
 from numerix.backend import Backend, lowers
+from numerix.configuration import ConfigWarning
 from numerix.errors import BackendOptionError
 from numerix_xla._extra import ExtraKernels
-from numerix_xla._kernels import clear, jitted
-from numerix_xla.clients import CLIENTS, default_client, get_client, target_problem
+from numerix_xla._kernels import WIDE, check_64bit, clear, jitted, x64_on
+from numerix_xla.clients import (
+    CLIENTS,
+    default_client,
+    get_client,
+    target_problem,
+    x64_setting,
+)
 
-jax.config.update("jax_enable_x64", True)
+__all__ = ["X64Warning", "XlaBackend", "check_64bit", "jitted"]
 
-__all__ = ["XlaBackend", "jitted"]
+
+# ====================================================================== 64-bit mode
+class X64Warning(ConfigWarning):
+    """numerix turned on JAX's process-wide 64-bit mode (``jax_enable_x64``) because the
+    setting ``[backends.xla] x64`` was not set; setting it (true or false) silences it."""
+
+
+_QUIET = (
+    os.path.dirname(os.path.abspath(numerix.__file__)),
+    os.path.dirname(os.path.abspath(__file__)),
+    "<frozen importlib",
+)
+
+
+def _warn_at_user(message: str, category: type[Warning]) -> None:
+    # the backend loads on first use, deep inside numerix: point at the user's line
+    level, frame = 1, sys._getframe(0)
+    while frame is not None and frame.f_code.co_filename.startswith(_QUIET):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def apply_x64_setting() -> None:
+    """Apply ``[backends.xla] x64`` to JAX's mode (once, when this module loads)."""
+    setting = x64_setting()
+    if setting is False or x64_on():
+        return
+    jax.config.update("jax_enable_x64", True)
+    if setting is None:
+        _warn_at_user(
+            "numerix turned on JAX's process-wide 64-bit mode (jax_enable_x64) so that "
+            "float64/int64/uint64/complex128 tensors keep their dtype on xla; other JAX code "
+            "in this process now gets 64-bit defaults too (jnp.array(1.0) is float64). Set "
+            "[backends.xla] x64 = true (NUMERIX_BACKENDS__XLA__X64=1) to keep this without "
+            "the warning, or x64 = false to leave JAX's mode alone (64-bit dtypes are then "
+            "refused on xla)",
+            X64Warning,
+        )
+
+
+apply_x64_setting()
 
 
 # ====================================================================== traced helpers
@@ -389,15 +450,37 @@ def _gather(axes: tuple[int, ...]) -> Any:
     return k
 
 
-def _eye(shape: tuple[int, ...], k: int, dtype: np.dtype) -> Any:
-    def f() -> Any:
+def _eye(shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    def f(k: Any) -> Any:  # the diagonal k is a runtime operand
         *batch, n, m = shape
-        r = lax.broadcasted_iota(np.int64, (n, m), 0) + k == lax.broadcasted_iota(
-            np.int64, (n, m), 1
-        )
+        rows = lax.broadcasted_iota(k.dtype, (n, m), 0)
+        r = rows + k == lax.broadcasted_iota(k.dtype, (n, m), 1)
         return lax.broadcast(lax.convert_element_type(r, dtype), tuple(batch))
 
     return f
+
+
+def _slice(sizes: tuple[int, ...], strides: tuple[int, ...]) -> Any:
+    """``a[start : start + (sizes - 1) * strides + 1 : strides]`` with ``start`` a runtime
+    operand (one integer per axis): one kernel serves every start."""
+    n = len(sizes)
+    spans = tuple((d - 1) * s + 1 for d, s in zip(sizes, strides))
+    strided = any(s != 1 for s in strides)
+
+    def f(a: Any, start: Any) -> Any:
+        # the core's starts are in bounds: XLA's clamp never moves them
+        r = lax.dynamic_slice(a, tuple(start[i] for i in range(n)), spans,
+                              allow_negative_indices=False)  # fmt: skip
+        return lax.slice(r, (0,) * n, spans, strides) if strided else r
+
+    return f
+
+
+def _index_operand(values: tuple[int, ...], shape: tuple[int, ...]) -> np.ndarray:
+    """Python ints as one host array, a kernel's runtime operand (int32 where every axis
+    fits, which needs no 64-bit mode)."""
+    wide = max(shape, default=0) >= 2**31
+    return np.array(values, np.int64 if wide else np.int32)
 
 
 def _iota(shape: tuple[int, ...], axis: int | None, dtype: np.dtype) -> Any:
@@ -524,6 +607,8 @@ class XlaBackend(ExtraKernels, Backend):
         return jax.device_put(array, self.jax_device)
 
     def from_numpy(self, out: Tensor, array: np.ndarray) -> Tensor:
+        if out.dtype in WIDE:
+            check_64bit("from_numpy", self, (out.dtype,))
         out.data = self.put(array)
         return out
 
@@ -537,6 +622,8 @@ class XlaBackend(ExtraKernels, Backend):
             return None
         if arr.dtype != out.dtype.numpy_dtype or tuple(arr.shape) != out.shape:
             return None
+        if out.dtype in WIDE:
+            check_64bit("from_dlpack", self, (out.dtype,))
         out.data = self.put(arr)
         return out
 
@@ -561,6 +648,8 @@ class XlaBackend(ExtraKernels, Backend):
         )
 
     def full(self, out: Tensor, *, value: Any) -> Tensor:
+        if out.dtype in WIDE:
+            check_64bit("full", self, (out.dtype,))
         dt = _np_dtype(out.dtype)
         v = np.array(value, dtype=dt)
         if out.shape == ():
@@ -571,25 +660,36 @@ class XlaBackend(ExtraKernels, Backend):
         return out
 
     def iota(self, out: Tensor, *, axis: int | None) -> Tensor:
+        if out.dtype in WIDE:
+            check_64bit("iota", self, (out.dtype,))
         key = ("iota", out.shape, axis, out.dtype.name)
         dt, shape = _np_dtype(out.dtype), out.shape
         out.data = self._created(key, lambda: _iota(shape, axis, dt))()
         return out
 
     def eye(self, out: Tensor, *, k: int) -> Tensor:
-        key = ("eye", out.shape, k, out.dtype.name)
+        if out.dtype in WIDE:
+            check_64bit("eye", self, (out.dtype,))
+        key = ("eye", out.shape, out.dtype.name)
         dt, shape = _np_dtype(out.dtype), out.shape
-        out.data = self._created(key, lambda: _eye(shape, k, dt))()
+        n, m = shape[-2:]
+        # past the corners every k gives the same matrix: clamped, it fits in int32
+        k_ = np.int32(min(max(k, -n), m))
+        out.data = self._created(key, lambda: _eye(shape, dt))(k_)
         return out
 
     def arange(self, out: Tensor, *, start: Any, step: Any) -> Tensor:
         # numpy's arange rounds start + i * step its own way: compute it on the host
+        if out.dtype in WIDE:
+            check_64bit("arange", self, (out.dtype,))
         n = out.shape[0]
         r = np.arange(start, start + n * step, step, dtype=_np_dtype(out.dtype))[:n]
         out.data = self.put(r)
         return out
 
     def linspace(self, out: Tensor, *, start: Any, stop: Any, endpoint: bool) -> Tensor:
+        if out.dtype in WIDE:
+            check_64bit("linspace", self, (out.dtype,))
         r = np.linspace(start, stop, out.shape[0], endpoint=endpoint)
         if out.dtype.kind in "iu":
             r = np.floor(r)
@@ -598,6 +698,8 @@ class XlaBackend(ExtraKernels, Backend):
 
     # ------------------------------------------------------------ element-wise
     def as_type(self, out: Tensor, x: Tensor) -> Tensor:
+        if out.dtype in WIDE:
+            check_64bit("astype", self, (out.dtype,))
         if 0 in out.shape:
             return self._zeros(out)
         dt = _np_dtype(out.dtype)
@@ -605,6 +707,8 @@ class XlaBackend(ExtraKernels, Backend):
         return out
 
     def bitcast(self, out: Tensor, x: Tensor) -> Tensor:
+        if out.dtype in WIDE:
+            check_64bit("bitcast", self, (out.dtype,))
         dt = _np_dtype(out.dtype)
         k = jitted(("bitcast", out.dtype.name), lambda: lambda a: lax.bitcast_convert_type(a, dt))
         out.data = k(x.data)
@@ -680,6 +784,8 @@ class XlaBackend(ExtraKernels, Backend):
     # ------------------------------------------------------------ reductions
     def _reduce(self, name: str, out: Tensor, x: Tensor, axes: tuple[int, ...],
                 keepdims: bool) -> Tensor:  # fmt: skip
+        if out.dtype in WIDE:
+            check_64bit(name, self, (out.dtype,))
         dt = _np_dtype(out.dtype)
         key = (name, axes, keepdims, out.dtype.name)
         out.data = jitted(key, lambda: _reduction(name, axes, keepdims, dt))(x.data)
@@ -704,11 +810,13 @@ class XlaBackend(ExtraKernels, Backend):
         return self._reduce("any", out, x, axes, keepdims)
 
     def argmax(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
+        check_64bit("argmax", self, (out.dtype,))
         k = jitted(("argmax", axis, keepdims), lambda: _arg_reduction("argmax", axis, keepdims))
         out.data = k(x.data)
         return out
 
     def argmin(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
+        check_64bit("argmin", self, (out.dtype,))
         k = jitted(("argmin", axis, keepdims), lambda: _arg_reduction("argmin", axis, keepdims))
         out.data = k(x.data)
         return out
@@ -717,6 +825,8 @@ class XlaBackend(ExtraKernels, Backend):
     def dot(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
             batch_x: tuple[int, ...], contract_y: tuple[int, ...],
             batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
+        if out.dtype in WIDE:
+            check_64bit("dot", self, (out.dtype,))
         dt = _np_dtype(out.dtype)
         key = ("dot", contract_x, batch_x, contract_y, batch_y, out.dtype.name)
         k = jitted(key, lambda: _dot(contract_x, batch_x, contract_y, batch_y, dt))
@@ -748,9 +858,14 @@ class XlaBackend(ExtraKernels, Backend):
 
     def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
               strides: tuple[int, ...]) -> Tensor:  # fmt: skip
-        key = ("slice", start, stop, strides)
-        k = jitted(key, lambda: lambda a: lax.slice(a, start, stop, strides))
-        out.data = k(x.data)
+        if 0 in out.shape:
+            return self._zeros(out)
+        sizes = out.shape
+        if not sizes:  # a 0-d operand has nothing to slice
+            out.data = x.data
+            return out
+        k = jitted(("slice", sizes, strides), lambda: _slice(sizes, strides))
+        out.data = k(x.data, _index_operand(start, x.shape))
         return out
 
     def reverse(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:

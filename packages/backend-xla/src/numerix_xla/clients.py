@@ -95,6 +95,15 @@ def default_client() -> str:
     return "host" if xla is None else str(xla.client)
 
 
+def x64_setting() -> bool | None:
+    """``[backends.xla] x64`` when the settings set it (file, environment, ``numerix.config``),
+    else None: numerix then turns JAX's 64-bit mode on with a warning."""
+    xla = _xla_settings()
+    if xla is None or "x64" not in xla.model_fields_set:
+        return None
+    return bool(xla.x64)
+
+
 def _started(platform: str) -> bool:
     # JAX keeps the started backends in xla_bridge._backends (a private registry: if it
     # moves, we only lose the "already started" check, never correctness)

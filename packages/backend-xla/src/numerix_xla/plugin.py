@@ -83,5 +83,12 @@ def xla_settings() -> type[Any]:
         clients: dict[Literal["host", "cuda", "rocm", "tpu"], XlaClientSettings] = Field(
             default_factory=dict, description="Options per client."
         )
+        x64: bool = Field(
+            default=True,
+            description="Turn on JAX's process-wide 64-bit mode (jax_enable_x64) when the xla "
+            "backend loads, so float64/int64/uint64/complex128 work on xla; left unset, numerix "
+            "turns it on with a one-time warning; false leaves JAX's mode alone and refuses "
+            "64-bit dtypes on xla while it is off.",
+        )
 
     return XlaSettings

@@ -1,0 +1,124 @@
+"""numerix-xla's kernels: indices, slice starts and scalars are runtime operands, so a new
+index compiles nothing; the kernel cache is a bounded LRU that releases what it drops."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections import OrderedDict
+
+import jax
+import numpy as np
+import pytest
+
+import numerix as nx
+from numerix_xla import _kernels as xk
+
+# (i, j) pairs, 50 of them all distinct (13 and 17 are coprime)
+_PAIRS = [(n % 13, (7 * n) % 17) for n in range(50)]
+
+
+@pytest.fixture
+def compile_log(caplog):
+    """JAX's compile log; ``compile_log()`` is the number of programs compiled so far."""
+    with jax.log_compiles(True), caplog.at_level("WARNING", logger="jax"):
+        yield lambda: sum(r.getMessage().startswith("Compiling") for r in caplog.records)
+
+
+def _host(dtype: str, shape: tuple[int, ...] = (13, 17)) -> np.ndarray:
+    return (np.arange(np.prod(shape)) % 120).reshape(shape).astype(dtype)
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        pytest.param(lambda t, i, j: t[i, j], id="t[i, j]"),
+        pytest.param(lambda t, i, j: t[-i - 1, j], id="t[-i - 1, j]"),
+        pytest.param(lambda t, i, j: t[i], id="t[i]"),
+        pytest.param(lambda t, i, j: t[i % 10 : i % 10 + 3, j], id="t[i:i+3, j]"),
+        pytest.param(
+            lambda t, i, j: t[i % 5 : i % 5 + 8 : 3, j % 5 : j % 5 + 9 : 4],
+            id="t[i:i+8:3, j:j+9:4]",
+        ),
+        pytest.param(lambda t, i, j: t[i % 9 + 3 : i % 9 : -1], id="t[i+3:i:-1]"),
+    ],
+)
+def test_fifty_new_indices_compile_nothing_after_the_first(compile_log, read):
+    host = _host("float32")
+    t = nx.tensor(host, backend="xla")
+    first = None
+    for i, j in _PAIRS:
+        r = read(t, i, j)
+        want = read(host, i, j)
+        assert r.shape == want.shape and r.dtype is nx.float32 and r.backend is t.backend
+        np.testing.assert_array_equal(r.to_numpy(), want)
+        if first is None:
+            first = compile_log()
+    # the first index may compile the kernels of its output shape; 49 new ones compile nothing
+    assert compile_log() == first, f"{compile_log() - first} compiles for 49 new indices"
+
+
+def test_the_naive_loop_steps_compile_nothing_after_the_first(compile_log):
+    # fast.ai's c[i, j] += a[i, k] * b[k, j], with numerix's immutable updates
+    a_np, b_np = _host("float32", (13, 17)), _host("float32", (17, 13))
+    a, b = nx.tensor(a_np, backend="xla"), nx.tensor(b_np, backend="xla")
+    c = nx.zeros((13, 13), backend="xla")
+    d = nx.zeros((13, 13), backend="xla")
+    c_np = np.zeros((13, 13), np.float32)
+    first = None
+    for i, k in _PAIRS:
+        j = (i + k) % 13
+        c = nx.indexed_add(c, [[i, j]], a[i, k] * b[k, j])
+        d = nx.put_slice(d, [i, j], nx.reshape(d[i, j] + a[i, k] * b[k, j], (1, 1)))
+        c_np[i, j] += a_np[i, k] * b_np[k, j]
+        if first is None:
+            first = compile_log()
+    assert compile_log() == first, f"{compile_log() - first} compiles for 49 new indices"
+    for r in (c, d):
+        assert r.dtype is nx.float32 and r.shape == (13, 13)
+        np.testing.assert_array_equal(r.to_numpy(), c_np)
+
+
+@pytest.mark.parametrize("dtype", [d.name for d in nx.dtypes.ALL_DTYPES])
+def test_runtime_starts_read_what_numpy_reads(dtype):
+    host = _host(nx.dtypes.as_dtype(dtype, "test").numpy_dtype, (4, 5))
+    t = nx.tensor(host, backend="xla")
+    for key in [(3, 4), (-1, 0), (slice(1, 3), 2), (slice(None, None, 2), slice(4, 0, -2)),
+                (slice(2, 2), 1), (0, slice(5, None)), Ellipsis]:  # fmt: skip
+        r, want = t[key], host[key]
+        assert r.dtype.name == dtype and r.shape == want.shape
+        np.testing.assert_array_equal(r.to_numpy(), want)
+    z = nx.tensor(host[0, 0], backend="xla")  # 0-d: nothing to slice
+    assert z[()].shape == () and z[()].to_numpy() == host[0, 0]
+
+
+def test_eye_diagonals_share_one_kernel(compile_log):
+    nx.eye(6, 7, k=0, backend="xla")
+    first = compile_log()
+    for k in [-7, -3, -1, 1, 2, 6, 9]:
+        r = nx.eye(6, 7, k=k, backend="xla")
+        np.testing.assert_array_equal(r.to_numpy(), np.eye(6, 7, k=k, dtype=np.float32))
+        assert r.dtype is nx.float32
+    assert compile_log() == first
+
+
+def test_the_kernel_cache_is_a_bounded_lru_that_releases_what_it_drops(monkeypatch):
+    monkeypatch.setattr(xk, "CACHE_SIZE", 4)
+    monkeypatch.setattr(xk, "_KERNELS", OrderedDict())
+    dropped = []
+    for n in range(1, 11):  # one creation kernel per shape
+        t = nx.full((n, 3), 2.5, backend="xla")
+        np.testing.assert_array_equal(t.to_numpy(), np.full((n, 3), 2.5, np.float32))
+        assert len(xk._KERNELS) <= 4
+        if n <= 6:
+            dropped.append(weakref.ref(xk._KERNELS[next(reversed(xk._KERNELS))]))
+    assert [k[1] for k in xk._KERNELS] == [(n, 3) for n in (7, 8, 9, 10)]
+    # a hit moves a kernel to the recent end; the least recent one goes first
+    nx.full((7, 3), 1.0, backend="xla")
+    nx.full((11, 3), 1.0, backend="xla")
+    assert [k[1] for k in xk._KERNELS] == [(n, 3) for n in (9, 10, 7, 11)]
+    # released with their executables: nothing keeps an evicted kernel alive
+    gc.collect()
+    assert [r() for r in dropped] == [None] * 6
+    nx.clear_caches()
+    assert len(xk._KERNELS) == 0
