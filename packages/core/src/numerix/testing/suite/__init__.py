@@ -35,6 +35,7 @@ FAMILIES = (
     "compiled",
     "grad",
     "grad_more",
+    "grad_compiled",
     "fp_warnings",
     "random",
 )
