@@ -32,7 +32,7 @@ from numerix.ops import reduction as R
 from numerix.ops import shape as S
 from numerix.ops._core import as_tensor, cast, new_out, run_block, unify
 from numerix.ops.linalg import matmul
-from numerix.primitives._registry import declare_block
+from numerix.primitives._registry import declare_block, vjp_rule
 
 __all__ = ["cholesky", "triangular_solve", "solve", "inv", "det", "lu", "qr", "eigh", "svd"]
 
@@ -738,3 +738,107 @@ def _diagonal_of(t: Tensor) -> Tensor:
     n = t.shape[-1]
     eye = _idx(n, t, column=True) == _idx(n, t, column=False)
     return R.sum(E.where(eye, t, 0), axis=-1)
+
+
+# ---------------------------------------------------------------- derivative rules
+#
+# As jax.vjp: a rule is the transpose of the derivative, complex numbers paired without
+# conjugation. The ops reading one triangle of x (cholesky, eigh, triangular_solve) give
+# that triangle the whole derivative and the other none (jax.grad symmetrises instead).
+
+Cotangents = tuple["Tensor | None", ...]
+
+
+def _mT(ops: Any, x: Tensor) -> Tensor:
+    return ops.matrix_transpose(x)
+
+
+def _from_hermitian(ops: Any, s: Tensor) -> Tensor:
+    """The cotangent of x from that of the Hermitian matrix read from its lower
+    triangle, ``tril(x, -1) + real(diag(x)) + tril(x, -1)^H``."""
+    n = s.shape[-1]
+    rows = ops.reshape(ops.arange(n, backend=s.backend), (n, 1))
+    cols = ops.arange(n, backend=s.backend)
+    diag = ops.astype(ops.real(s), s.dtype) if s.dtype.kind == "c" else s
+    return ops.where(rows > cols, s + ops.conj(_mT(ops, s)), ops.where(rows == cols, diag, 0))
+
+
+@vjp_rule("cholesky")
+def cholesky_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, upper: bool) -> Cotangents:
+    # dL = L phi(L^-1 dA L^-H), phi the lower triangle with half its diagonal (Murray 2016),
+    # transposed: dA gets L^-T phi(L^T c) conj(L)^-1
+    if upper:
+        out, cotangent = ops.conj(_mT(ops, out)), ops.conj(_mT(ops, cotangent))
+    n = x.shape[-1]
+    half = ops.where(
+        ops.reshape(ops.arange(n, backend=x.backend), (n, 1)) == ops.arange(n, backend=x.backend),
+        0.5, 1.0,
+    )  # fmt: skip
+    p = ops.tril(ops.matmul(_mT(ops, out), cotangent)) * ops.astype(half, x.dtype)
+    t = ops.triangular_solve(out, p, lower=True, transform_a="transpose")
+    s = ops.triangular_solve(ops.conj(out), t, lower=True, left_side=False)
+    return (_from_hermitian(ops, s),)
+
+
+@vjp_rule("triangular_solve")
+def triangular_solve_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, a: Tensor, b: Tensor, *, lower: bool,
+    left_side: bool, transform_a: str,
+) -> Cotangents:  # fmt: skip
+    # m = op(a): x = m^-1 b (x = b m^-1 on the right): b gets m^-T c (c m^-T), m gets
+    # -b_bar x^T (-x^T b_bar); a gets m's cotangent through op, in the triangle it reads
+    if transform_a == "adjoint":
+        am, back = ops.conj(a), "none"
+    else:
+        am, back = a, "transpose" if transform_a == "none" else "none"
+    gb = ops.triangular_solve(am, cotangent, lower=lower, left_side=left_side, transform_a=back)
+    gm = -ops.matmul(gb, _mT(ops, out)) if left_side else -ops.matmul(_mT(ops, out), gb)
+    if transform_a == "transpose":
+        gm = _mT(ops, gm)
+    elif transform_a == "adjoint":
+        gm = ops.conj(_mT(ops, gm))
+    return (ops.tril(gm) if lower else ops.triu(gm), gb)
+
+
+@vjp_rule("solve")
+def solve_vjp(ops: Any, cotangent: Tensor, out: Tensor, a: Tensor, b: Tensor) -> Cotangents:
+    gb = ops.solve(_mT(ops, a), cotangent)
+    return (-ops.matmul(gb, _mT(ops, out)), gb)
+
+
+@vjp_rule("inv")
+def inv_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    t = _mT(ops, out)
+    return (-ops.matmul(ops.matmul(t, cotangent), t),)
+
+
+@vjp_rule("det")
+def det_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    # d det = det tr(x^-1 dx): x gets c det x^-T (a singular x gives inf/nan, where jax
+    # takes the adjugate through an LU)
+    if x.shape[-1] == 0:
+        return (ops.zeros_like(x),)
+    scale = ops.expand_dims(cotangent * out, (-2, -1))
+    return (scale * _mT(ops, ops.inv(x)),)
+
+
+@vjp_rule("eigh")
+def eigh_vjp(
+    ops: Any, cotangents: tuple[Tensor | None, Tensor | None], outs: tuple[Tensor, Tensor],
+    x: Tensor,
+) -> Cotangents:  # fmt: skip
+    # with k = v^H da v: dw = real(diag(k)), dv = v (f * k), f_ij = 1 / (w_j - w_i) off the
+    # diagonal; transposed, the Hermitian da gets conj(v) (diag(c_w) + f * v^T c_v) v^T
+    cw, cv = cotangents
+    w, v = outs
+    n = x.shape[-1]
+    eye = ops.reshape(ops.arange(n, backend=x.backend), (n, 1)) == ops.arange(n, backend=x.backend)
+    k = ops.zeros_like(x)
+    if cw is not None:
+        k = k + ops.where(eye, ops.astype(ops.expand_dims(cw, -2), x.dtype), 0)
+    if cv is not None:
+        gap = ops.expand_dims(w, -2) - ops.expand_dims(w, -1)
+        f = ops.where(eye, 0, 1 / ops.where(eye, 1, gap))
+        k = k + ops.astype(f, x.dtype) * ops.matmul(_mT(ops, v), cv)
+    s = ops.matmul(ops.matmul(ops.conj(v), k), _mT(ops, v))
+    return (_from_hermitian(ops, s),)

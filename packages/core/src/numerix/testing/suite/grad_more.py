@@ -85,9 +85,17 @@ def _inputs(graph: Graph, target: Node, args: Sequence[nx.Tensor]) -> list[nx.Te
     return [env[i.id] for i in target.inputs]
 
 
-def check_vjp(name: str, fn: Callable[..., Any], xs: Sequence[np.ndarray], seed: int = 0) -> None:
+Gauge = Callable[[list[np.ndarray], list[np.ndarray]], list[np.ndarray]]
+
+
+def check_vjp(
+    name: str, fn: Callable[..., Any], xs: Sequence[np.ndarray], seed: int = 0,
+    gauge: Gauge | None = None,
+) -> None:  # fmt: skip
     """Check the rule of primitive or block ``name``, bound once by ``fn`` called on
-    ``xs`` (float64 or complex128 arrays), at the inputs it gets there."""
+    ``xs`` (float64 or complex128 arrays), at the inputs it gets there. ``gauge(outs,
+    ref)`` turns the outputs of a factorisation unique only up to signs or phases into
+    the ones continuing ``ref``, the backend's (as numpy arrays)."""
     target = REGISTRY[name] if name in REGISTRY else BLOCKS[name]
     rule = target.vjp
     assert callable(rule) and rule is not NONDIFFERENTIABLE, f"{name} has no derivative rule"
@@ -129,16 +137,19 @@ def check_vjp(name: str, fn: Callable[..., Any], xs: Sequence[np.ndarray], seed:
     binary = nx.defaults.resolve_backend("binary")
     wide = [t.to_numpy().astype(_widen(t.dtype).numpy_dtype) for t in inputs]
 
-    def at(sign: float) -> tuple[nx.Tensor, ...]:
+    ref = [o.to_numpy() for o in outs]
+
+    def at(sign: float) -> list[np.ndarray]:
         moved = [w if v is None else w + sign * EPS * v for w, v in zip(wide, vs)]
         r = _run(node, [nx.tensor(m, backend=binary) for m in moved], binary, widen=True)
-        return r if isinstance(r, tuple) else (r,)
+        got = [t.to_numpy() for t in (r if isinstance(r, tuple) else (r,))]
+        return got if gauge is None else gauge(got, ref)
 
     lhs = 0.0
     for c, p, m in zip(cs, at(1.0), at(-1.0)):
         if c is None:
             continue
-        cd = c * (p.to_numpy().astype(np.complex128) - m.to_numpy()) / (2 * EPS)
+        cd = c * (p.astype(np.complex128) - m) / (2 * EPS)
         lhs += float(np.sum(cd).real)
         scale += float(np.sum(np.abs(cd)))
     rtol = 2e-4 if narrow else 1e-6
@@ -297,3 +308,56 @@ def test_grad_more_sort(case: Case) -> None:
 def test_grad_more_fft(case: Case) -> None:
     name, fn, xs = case
     check_vjp(name.split("-")[0], fn, xs)
+
+
+# ---------------------------------------------------------------- linear-algebra blocks
+
+
+def _phases(p: np.ndarray) -> np.ndarray:
+    return p / np.where(np.abs(p) == 0, 1, np.abs(p))
+
+
+def _eigh_gauge(outs: list[np.ndarray], ref: list[np.ndarray]) -> list[np.ndarray]:
+    # each eigenvector turned to the phase of the reference one
+    w, v = outs
+    p = np.sum(np.conj(ref[1]) * v, axis=-2, keepdims=True)
+    return [w, v * np.conj(_phases(p))]
+
+
+def _hpd(n: int, kind: str = "f", seed: int = 3) -> np.ndarray:
+    a = _c(n, n, seed=seed) if kind == "c" else _r(n, n, seed=seed)
+    return a @ np.conj(a.T) + n * np.eye(n)
+
+
+def _tri(n: int, kind: str = "f", seed: int = 4) -> np.ndarray:
+    a = _c(n, n, seed=seed) if kind == "c" else _r(n, n, seed=seed)
+    return a + 4 * np.eye(n)
+
+
+LINALG: list[tuple[str, Callable[..., Any], Sequence[np.ndarray], Gauge | None]] = [
+    ("cholesky", lambda x: nx.cholesky(x), [_hpd(3)], None),
+    ("cholesky-upper-complex", lambda x: nx.cholesky(x, upper=True), [_hpd(3, "c")], None),
+    ("cholesky-batch-size1", lambda x: nx.cholesky(x), [np.stack([_hpd(1), _hpd(1, seed=5)])],
+     None),
+    ("triangular_solve", lambda a, b: nx.triangular_solve(a, b), [_tri(3), _r(3, 2)], None),
+    ("triangular_solve-upper-right-transpose", lambda a, b: nx.triangular_solve(
+        a, b, lower=False, left_side=False, transform_a="transpose"), [_tri(3), _r(2, 3)], None),
+    ("triangular_solve-adjoint-complex", lambda a, b: nx.triangular_solve(
+        a, b, transform_a="adjoint"), [_tri(2, "c"), _c(2, 2)], None),
+    ("solve", lambda a, b: nx.solve(a, b), [_tri(3), _r(3, 2)], None),
+    ("solve-complex-batch", lambda a, b: nx.solve(a, b), [_c(2, 2, 2) + 3 * np.eye(2),
+     _c(2, 2, 1)], None),
+    ("inv", lambda x: nx.inv(x), [_tri(3)], None),
+    ("inv-complex", lambda x: nx.inv(x), [_tri(2, "c")], None),
+    ("det", lambda x: nx.det(x), [_r(3, 3)], None),
+    ("det-complex-batch", lambda x: nx.det(x), [_c(2, 2, 2)], None),
+    ("det-empty", lambda x: nx.det(x), [_r(0, 0)], None),
+    ("eigh", lambda x: nx.eigh(x), [_hpd(3)], _eigh_gauge),
+    ("eigh-complex", lambda x: nx.eigh(x), [_hpd(3, "c")], _eigh_gauge),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", LINALG, ids=[c[0] for c in LINALG])
+def test_grad_more_linalg(case: Any) -> None:
+    name, fn, xs, gauge = case
+    check_vjp(name.split("-")[0], fn, xs, gauge=gauge)
