@@ -3,7 +3,7 @@
 ``numerix.grad`` and friends are transforms of the traced graph, so a backend gets them
 from its primitives: these cases check the parts of the transform that are not a
 primitive's rule (control flow, ``stop_grad``, the custom rules, ``vjp``/``jvp``, a
-block differentiated through its core version, and a backward pass run eagerly) on
+block, and a backward pass run eagerly) on
 the backend under test, once eagerly and once under each compiler serving it, against
 closed forms computed with numpy in float64. Inputs are float32, which every backend
 holds.
