@@ -117,12 +117,12 @@ def prod_vjp(
     ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool
 ) -> Cotangents:
     # the product of the other elements, exact with zeros (out / x is not): with no zero
-    # in the group it is the product over x; with one, only the zero's position gets the
-    # product of the rest; with more, every position gets 0
+    # in the group it is out / x; with one, only the zero's position gets the product of
+    # the rest; with more, every position gets 0
     if x.dtype.kind not in "fc":
         return (None,)
     is_zero = ops.equal(x, 0)
-    zeros = ops.sum(ops.astype(is_zero, D.int64), axis=axes, keepdims=True)
+    zeros = ops.sum(ops.astype(is_zero, D.int32), axis=axes, keepdims=True)
     nonzero = ops.where(is_zero, ops.ones_like(x), x)
     rest = ops.broadcast_to(ops.prod(nonzero, axis=axes, keepdims=True), x.shape)
     none, one = ops.equal(zeros, 0), ops.logical_and(ops.equal(zeros, 1), is_zero)
