@@ -122,7 +122,8 @@ def prod_vjp(
     if x.dtype.kind not in "fc":
         return (None,)
     is_zero = ops.equal(x, 0)
-    zeros = ops.sum(ops.astype(is_zero, D.int32), axis=axes, keepdims=True)
+    # counted in x's dtype: an integer sum is int64, which xla may refuse (decision 18)
+    zeros = ops.sum(ops.astype(is_zero, x.dtype), axis=axes, keepdims=True)
     nonzero = ops.where(is_zero, ops.ones_like(x), x)
     rest = ops.broadcast_to(ops.prod(nonzero, axis=axes, keepdims=True), x.shape)
     none, one = ops.equal(zeros, 0), ops.logical_and(ops.equal(zeros, 1), is_zero)
