@@ -29,7 +29,7 @@ _SCRIPT = textwrap.dedent(
     r = {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        a = nx.tensor(np.array([1.5, -2.0], np.float32), backend="xla")  # the first use
+        a = nx.tensor(np.array([1.5, -2.0], np.float32))  # the first use: xla, the default
         b = nx.tensor(np.array([3, 4], np.int32), backend="xla:host:0")  # the second
         r["f32"] = (a * 2 + 1).tolist()
         r["i32"] = (b + 1).tolist()
@@ -80,6 +80,7 @@ _SCRIPT = textwrap.dedent(
 def _run(case: str, x64: str | None, paths: bool = False) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
     env.pop("NUMERIX_BACKENDS__XLA__X64", None)
+    env["NUMERIX_DEFAULT_BACKEND"] = "xla"
     if x64 is not None:
         env["NUMERIX_BACKENDS__XLA__X64"] = x64
     out = subprocess.run([sys.executable, "-c", _SCRIPT, case, "paths" if paths else "-"], env=env, capture_output=True,

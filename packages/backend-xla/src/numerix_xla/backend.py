@@ -22,6 +22,7 @@ setting (never a silent narrowing to 32 bits).
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import sys
 import warnings
@@ -58,19 +59,24 @@ class X64Warning(ConfigWarning):
 
 
 _QUIET = (
-    os.path.dirname(os.path.abspath(numerix.__file__)),
-    os.path.dirname(os.path.abspath(__file__)),
+    os.path.join(os.path.dirname(os.path.abspath(numerix.__file__)), ""),
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
+    os.path.join(os.path.dirname(os.path.abspath(importlib.__file__)), ""),
     "<frozen importlib",
 )
 
 
 def _warn_at_user(message: str, category: type[Warning]) -> None:
-    # the backend loads on first use, deep inside numerix: point at the user's line
-    level, frame = 1, sys._getframe(0)
-    while frame is not None and frame.f_code.co_filename.startswith(_QUIET):
-        frame = frame.f_back  # type: ignore[assignment]
-        level += 1
-    warnings.warn(message, category, stacklevel=level)
+    # the backend loads on first use, deep inside numerix and importlib: point at the
+    # user's line (warn_explicit, as warnings.warn counts importlib's frames its own way)
+    frame = sys._getframe(0)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_QUIET):
+        frame = frame.f_back
+    g = frame.f_globals
+    warnings.warn_explicit(
+        message, category, frame.f_code.co_filename, frame.f_lineno, g.get("__name__"),
+        g.setdefault("__warningregistry__", {}),
+    )  # fmt: skip
 
 
 def apply_x64_setting() -> None:
