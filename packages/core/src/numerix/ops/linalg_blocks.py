@@ -842,3 +842,125 @@ def eigh_vjp(
         k = k + ops.astype(f, x.dtype) * ops.matmul(_mT(ops, v), cv)
     s = ops.matmul(ops.matmul(ops.conj(v), k), _mT(ops, v))
     return (_from_hermitian(ops, s),)
+
+
+def _eye_mask(ops: Any, n: int, like: Tensor) -> Tensor:
+    return ops.reshape(ops.arange(n, backend=like.backend), (n, 1)) == ops.arange(
+        n, backend=like.backend
+    )
+
+
+def _imag_diag(ops: Any, t: Tensor, eye: Tensor) -> Tensor:
+    # i imag(diag(t)) as a diagonal matrix (zero for real t)
+    if t.dtype.kind != "c":
+        return ops.zeros_like(t)
+    return ops.where(eye, t - ops.astype(ops.real(t), t.dtype), 0)
+
+
+def _qr_square_vjp(
+    ops: Any, cq: Tensor | None, cr: Tensor | None, q: Tensor, r: Tensor, x: Tensor
+) -> Tensor:
+    # x (m, n), m >= n, q (m, n), r (n, n). Forward (JAX's qr_jvp): d = dx r^-1,
+    # k = q^H d, o = tril(k, -1) - tril(k, -1)^H + i imag(diag(k)), dq = q (o - k) + d,
+    # dr = (k - o) r; transposed term by term
+    eye = _eye_mask(ops, r.shape[-1], r)
+    gk = ops.zeros_like(r)
+    go = ops.zeros_like(r)
+    gd = ops.zeros_like(x)
+    if cr is not None:
+        t = ops.matmul(cr, _mT(ops, r))
+        gk, go = gk + t, go - t
+    if cq is not None:
+        t = ops.matmul(_mT(ops, q), cq)
+        gk, go, gd = gk - t, go + t, gd + cq
+    gk = gk + ops.tril(go, -1) - ops.tril(ops.conj(_mT(ops, go)), -1) + _imag_diag(ops, go, eye)
+    gd = gd + ops.matmul(ops.conj(q), gk)
+    return ops.triangular_solve(r, gd, lower=False, left_side=False, transform_a="transpose")
+
+
+@vjp_rule("qr")
+def qr_vjp(
+    ops: Any, cotangents: tuple[Tensor | None, Tensor | None], outs: tuple[Tensor, Tensor],
+    x: Tensor, *, mode: str,
+) -> Cotangents:  # fmt: skip
+    # unique (as the backends compute it) up to the phases of r's diagonal, which the
+    # derivative keeps; a wide x = [x1 x2] is q r1 = qr(x1), r2 = q^H x2
+    cq, cr = cotangents
+    q, r = outs
+    m, n = x.shape[-2:]
+    if mode == "complete" and m > n:
+        if cq is not None:
+            raise ArgumentError(
+                f"qr: the derivative of q with mode='complete' for a tall {x.describe()} is "
+                f"not defined (its last {m - n} columns are not unique); use mode='reduced'"
+            )
+        # r's last m - n rows are zero whatever x is
+        q, r = q[..., :, :n], r[..., :n, :]
+        cr = None if cr is None else cr[..., :n, :]
+    if m >= n:
+        return (_qr_square_vjp(ops, cq, cr, q, r, x),)
+    r1, x1, x2 = r[..., :, :m], x[..., :, :m], x[..., :, m:]
+    cr1 = None if cr is None else cr[..., :, :m]
+    if cr is not None:
+        cr2 = cr[..., :, m:]
+        extra = ops.matmul(ops.conj(x2), ops.conj(_mT(ops, cr2)))
+        cq = extra if cq is None else cq + extra
+        gx2 = ops.matmul(ops.conj(q), cr2)
+    else:
+        gx2 = ops.zeros_like(x2)
+    return (ops.concatenate([_qr_square_vjp(ops, cq, cr1, q, r1, x1), gx2], axis=-1),)
+
+
+@vjp_rule("svd")
+def svd_vjp(
+    ops: Any, cotangents: tuple[Tensor | None, Tensor | None, Tensor | None],
+    outs: tuple[Tensor, Tensor, Tensor], x: Tensor, *, full_matrices: bool,
+) -> Cotangents:  # fmt: skip
+    # JAX's svd_jvp (the vectors in the gauge where v^H dv has a zero diagonal), with
+    # ds = u^H dx v, transposed term by term
+    cu, cs, cvh = cotangents
+    u, s, vh = outs
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    if full_matrices and m != n:
+        if cu is not None or cvh is not None:
+            raise ArgumentError(
+                f"svd: the derivative of the singular vectors with full_matrices=True for a "
+                f"non-square {x.describe()} is not defined (those beyond min(m, n) are not "
+                f"unique); use full_matrices=False"
+            )
+        u, vh = u[..., :, :k], vh[..., :k, :]
+    if k == 0:
+        return (ops.zeros_like(x),)
+    v = ops.conj(_mT(ops, vh))
+    cv = None if cvh is None else ops.conj(_mT(ops, cvh))
+    eye = _eye_mask(ops, k, x)
+    s_row = ops.expand_dims(s, -2)
+    s_col = ops.expand_dims(s, -1)
+    gap = s_row * s_row - s_col * s_col
+    f = ops.where(gap == 0, 0, 1 / ops.where(gap == 0, 1, gap))
+    inv_s = ops.where(s == 0, 0, 1 / ops.where(s == 0, 1, s))
+    dt = x.dtype
+    gs = ops.zeros((*x.shape[:-2], k, k), dtype=dt, backend=x.backend)
+    gx = ops.zeros_like(x)
+    if cs is not None:
+        gs = gs + ops.where(eye, ops.astype(ops.expand_dims(cs, -2), dt), 0)
+    if cu is not None:
+        mu = ops.matmul(_mT(ops, u), cu)
+        p = ops.astype(f, dt) * mu
+        gs = gs + (p + ops.conj(_mT(ops, p))) * ops.astype(s_row, dt)
+        gs = gs + _imag_diag(ops, mu, eye) * ops.astype(ops.expand_dims(inv_s, -2), dt)
+        if m > n:
+            e = cu * ops.astype(ops.expand_dims(inv_s, -2), dt)
+            e = e - ops.matmul(ops.conj(u), ops.matmul(_mT(ops, u), e))
+            gx = gx + ops.matmul(e, _mT(ops, v))
+    if cv is not None:
+        p = ops.astype(f, dt) * ops.matmul(_mT(ops, v), cv)
+        gs = gs + ops.astype(s_col, dt) * (p + ops.conj(_mT(ops, p)))
+        if n > m:
+            e = cv * ops.astype(ops.expand_dims(inv_s, -2), dt)
+            eh = ops.conj(_mT(ops, e))
+            gx = gx + ops.matmul(
+                ops.conj(u), eh - ops.matmul(ops.matmul(eh, ops.conj(v)), _mT(ops, v))
+            )
+    return (gx + ops.matmul(ops.matmul(ops.conj(u), gs), _mT(ops, v)),)

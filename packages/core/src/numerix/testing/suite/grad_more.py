@@ -334,6 +334,32 @@ def _tri(n: int, kind: str = "f", seed: int = 4) -> np.ndarray:
     return a + 4 * np.eye(n)
 
 
+def _qr_gauge(outs: list[np.ndarray], ref: list[np.ndarray]) -> list[np.ndarray]:
+    # the phases of r's diagonal turned to the reference's (q's columns in step)
+    q, r = outs
+    k = min(r.shape[-2:])
+    turn = _phases(np.diagonal(r[..., :k, :k], axis1=-2, axis2=-1)) * np.conj(
+        _phases(np.diagonal(ref[1][..., :k, :k], axis1=-2, axis2=-1))
+    )
+    q = q.astype(np.complex128)
+    q[..., :, :k] = q[..., :, :k] * turn[..., None, :]
+    r = r.astype(np.complex128)
+    r[..., :k, :] = r[..., :k, :] * np.conj(turn)[..., :, None]
+    return [q, r]
+
+
+def _svd_gauge(outs: list[np.ndarray], ref: list[np.ndarray]) -> list[np.ndarray]:
+    # each pair of singular vectors turned so that vh's row has the reference's phase
+    u, s, vh = outs
+    k = s.shape[-1]
+    p = _phases(np.sum(np.conj(ref[2][..., :k, :]) * vh[..., :k, :], axis=-1))
+    u = u.astype(np.complex128)
+    u[..., :, :k] = u[..., :, :k] * p[..., None, :]
+    vh = vh.astype(np.complex128)
+    vh[..., :k, :] = vh[..., :k, :] * np.conj(p)[..., :, None]
+    return [u, s, vh]
+
+
 LINALG: list[tuple[str, Callable[..., Any], Sequence[np.ndarray], Gauge | None]] = [
     ("cholesky", lambda x: nx.cholesky(x), [_hpd(3)], None),
     ("cholesky-upper-complex", lambda x: nx.cholesky(x, upper=True), [_hpd(3, "c")], None),
@@ -354,6 +380,13 @@ LINALG: list[tuple[str, Callable[..., Any], Sequence[np.ndarray], Gauge | None]]
     ("det-empty", lambda x: nx.det(x), [_r(0, 0)], None),
     ("eigh", lambda x: nx.eigh(x), [_hpd(3)], _eigh_gauge),
     ("eigh-complex", lambda x: nx.eigh(x), [_hpd(3, "c")], _eigh_gauge),
+    ("qr", lambda x: nx.qr(x), [_r(4, 3)], _qr_gauge),
+    ("qr-wide-complex", lambda x: nx.qr(x), [_c(2, 3)], _qr_gauge),
+    ("qr-square-complete-batch", lambda x: nx.qr(x, mode="complete"), [_r(2, 2, 2)],
+     _qr_gauge),
+    ("svd-tall", lambda x: nx.svd(x, full_matrices=False), [_r(4, 2)], _svd_gauge),
+    ("svd-wide-complex", lambda x: nx.svd(x, full_matrices=False), [_c(2, 3)], _svd_gauge),
+    ("svd-square-full", lambda x: nx.svd(x), [_r(3, 3)], _svd_gauge),
 ]  # fmt: skip
 
 
@@ -361,3 +394,29 @@ LINALG: list[tuple[str, Callable[..., Any], Sequence[np.ndarray], Gauge | None]]
 def test_grad_more_linalg(case: Any) -> None:
     name, fn, xs, gauge = case
     check_vjp(name.split("-")[0], fn, xs, gauge=gauge)
+
+
+def test_grad_more_linalg_not_unique() -> None:
+    # vectors that are not unique have no derivative (a named error); singular values
+    # and r still do
+    x = nx.tensor(_r(3, 2), dtype=_wide("f"))
+    u, s, vh = nx.svd(x)
+    cs = nx.ones_like(s)
+    rule = BLOCKS["svd"].vjp
+    with pytest.raises(
+        nx.ArgumentError, match=r"^svd: .* full_matrices=True .* full_matrices=False"
+    ):
+        rule(nx.ops, (nx.ones_like(u), cs, None), (u, s, vh), x, full_matrices=True)
+    (g,) = rule(nx.ops, (None, cs, None), (u, s, vh), x, full_matrices=True)
+    un, vn = u.to_numpy(), vh.to_numpy()
+    want = un[:, :2] @ vn  # u_k diag(1) vh
+    assert g.shape == x.shape and g.dtype is x.dtype
+    np.testing.assert_allclose(g.to_numpy(), want, rtol=1e-5, atol=1e-6)
+    q, r = nx.qr(x, mode="complete")
+    with pytest.raises(nx.ArgumentError, match=r"^qr: .* mode='complete' .* mode='reduced'"):
+        BLOCKS["qr"].vjp(nx.ops, (nx.ones_like(q), None), (q, r), x, mode="complete")
+    cr = nx.tensor(_r(3, 2, seed=6), dtype=x.dtype)
+    (g,) = BLOCKS["qr"].vjp(nx.ops, (None, cr), (q, r), x, mode="complete")
+    qn, rn = nx.qr(x)
+    (want_g,) = BLOCKS["qr"].vjp(nx.ops, (None, cr[:2]), (qn, rn), x, mode="reduced")
+    np.testing.assert_allclose(g.to_numpy(), want_g.to_numpy(), rtol=1e-5, atol=1e-6)
