@@ -408,6 +408,18 @@ def _shapes(x: nx.Tensor, y: nx.Tensor) -> nx.Tensor:
     return nx.sum(nx.sin(t)) + nx.sum(nx.pad_general(x, [(1, -1, 1), (0, 2, 0)], value=0.5) ** 2)
 
 
+def _functions(x: nx.Tensor, y: nx.Tensor) -> nx.Tensor:
+    # the rules the other composites leave out, traced: dynamic slices, casts, more
+    # element-wise functions
+    u = nx.dynamic_slice(x, _starts(x, (1, 0)), (2, 3))
+    x = nx.put_slice(x, _starts(x, (0, 2)), nx.sigmoid(u[:, :1]) * nx.cbrt(y[:2, None] + 3.0))
+    a = nx.atan2(x, y) + nx.remainder(nx.abs(x) + 1.3, 1.1) + nx.erf_inv(nx.tanh(x) * 0.5)
+    b = nx.acosh(x * x + 2.0) * nx.expm1(y * 0.3) + nx.log1p(x * x) * nx.rsqrt(y * y + 1.0)
+    c = nx.cosh(x * 0.5) - nx.sinh(y * 0.2) * nx.erfc(x) + nx.atanh(nx.sin(x) * 0.5)
+    d = nx.real(_to_complex(a * b)) + nx.acos(nx.cos(c) * 0.9)
+    return nx.sum(d) + nx.sum(nx.asin(nx.tan(x * 0.3)) * nx.atan(y) + nx.negative(x) / y)
+
+
 def _complex_abs(z: nx.Tensor) -> nx.Tensor:
     return nx.sum(nx.abs(z * z + 1.0) + nx.real(nx.exp(z) * nx.conj(z)))
 
@@ -428,6 +440,7 @@ COMPOSITES = [
     Composite("piecewise", _piecewise, ((2, 3), (3,))),
     Composite("reductions", _reductions, ((3, 4),)),
     Composite("shapes", _shapes, ((4, 3), (2,))),
+    Composite("functions", _functions, ((4, 3), (3,))),
     Composite("complex", _complex_abs, ((2, 3),), complex=True),
 ]
 
