@@ -251,3 +251,84 @@ def test_torch_compiler_inductor_falls_back_on_control_flow() -> None:
     assert [v.tolist() for v in optree.tree_leaves(got)] == [
         v.tolist() for v in optree.tree_leaves(branchy(x, n))
     ]
+
+
+# ---------------------------------------------------------------- the meeting rule, deallocation
+
+
+@pytest.fixture
+def elsewhere() -> Any:
+    """A non-host backend that is not torch (numpy kernels): what the torch compiler met
+    as an xla tensor."""
+    from numerix_binary.backend import BinaryBackend
+
+    class Elsewhere(BinaryBackend):
+        name = "elsewhere"
+        is_host = False
+
+        def from_numpy(self, out: Any, array: np.ndarray) -> Any:
+            out.data = np.array(array, copy=True)
+            return out
+
+        def from_dlpack(self, out: Any, source: Any) -> None:
+            return None
+
+    nx.register_backend("elsewhere", Elsewhere, replace=True)
+    yield nx.get_backend("elsewhere")
+    nx.unregister_backend("elsewhere")
+
+
+def test_torch_compiler_refuses_another_backend_as_eager_code_does(elsewhere: Any) -> None:
+    e = nx.tensor([1.0, 2.0], backend=elsewhere)
+    x = on_torch(nx.tensor([1.0, 2.0]))
+    with pytest.raises(nx.BackendMismatchError, match=r"^add: operands .*elsewhere\(cpu\)"):
+        e + x
+    with pytest.raises(
+        nx.BackendMismatchError,
+        match=r"^jit: arguments live on different backends or devices \(argument 0: f32\[2\] "
+        r"elsewhere\(cpu\); the program runs on torch\(cpu\)\); move them to one first, e.g. "
+        r"numerix.backend_transfer\(t, 'torch', device='cpu'",
+    ):
+        tj(lambda v: v + 1)(e)  # it was pulled onto torch
+    with pytest.raises(nx.BackendMismatchError, match=r"argument 0: f32\[2\] elsewhere\(cpu\), "):
+        tj(lambda a, b: a + b)(e, x)
+    h = nx.tensor([1.0, 2.0], backend="binary")
+    r = tj(lambda a, b: a + b)(h, x)  # host data joins torch
+    assert r.backend is x.backend and r.tolist() == [2.0, 4.0]
+
+
+def test_compiled_program_takes_host_and_its_backend_refuses_others() -> None:
+    host = nx.template((2,), nx.float32, backend="binary")
+    x = on_torch(nx.tensor([1.0, 2.0]))
+    on_binary = nx.compile(lambda v: v * 2, host, compiler="evaluator")
+    with pytest.raises(
+        nx.BackendMismatchError,
+        match=r"^compile: arguments .*\(argument 0: f32\[2\] torch\(cpu\); the program runs on "
+        r"binary\(cpu\)\)",
+    ):
+        on_binary(x)  # it was moved to binary and run there
+    c = nx.compile(lambda v: v * 2, host, compiler="torch")
+    for arg in (x, nx.tensor([1.0, 2.0], backend="binary")):
+        r = c(arg)
+        assert r.backend is x.backend and r.tolist() == [2.0, 4.0]
+
+
+def test_torch_compiler_deallocated_arguments_and_is_cached() -> None:
+    x = on_torch(t(F))
+    dead = on_torch(t(F))
+    nx.backend_deallocate(dead)
+    assert repr(dead) == "Tensor<f32[3][4] deallocated>"
+    with pytest.raises(nx.DeallocatedError, match=r"^jit: argument 1 \(f32\[3\]\[4\]\) was deal"):
+        tj(lambda a, b: a + b)(x, dead)
+    with pytest.raises(nx.DeallocatedError, match=r"^add: operand 1 \(f32\[3\]\[4\]\) was deal"):
+        x + dead  # it suggested backend_transfer(t, 'deallocated')
+    inner = nx.defn(lambda v: v * 2)
+    inner(x)  # compiled by the default compiler
+    g = tj(inner)
+    assert not g.is_cached(x) and g.trace_count == 0  # it said True: the inner's cache
+    same(g(x), x * 2)
+    assert g.is_cached(x) and g.trace_count == 1
+    h = tj(nx.defn(lambda v: v + 1))
+    assert not h.is_cached(x)
+    h(x)
+    assert h.is_cached(x) and h.trace_count == 1  # it said False after the call

@@ -263,3 +263,148 @@ def test_xla_compiler_is_listed_and_is_one_program() -> None:
     ).as_text()
     assert hlo.count("func.func public @main") == 1
     close(run([x])[0], nx.exp(x) * 2 + nx.sum(x))
+
+
+# ---------------------------------------------------------------- the meeting rule, deallocation
+
+_TWO_DEVICES = """
+import json, warnings
+import numerix as nx
+warnings.simplefilter("ignore")
+a = nx.tensor([1.0, 2.0], backend="xla:host:1")
+b = nx.tensor([10.0, 20.0], backend="xla:host:0")
+add = lambda x, y: x + y
+
+
+def err(fn):
+    try:
+        fn()
+    except nx.BackendMismatchError as e:
+        return str(e)
+
+
+r = {
+    "eager": err(lambda: a + b),
+    "evaluator": err(lambda: nx.jit(add, compiler="evaluator")(a, b)),
+    "xla": err(lambda: nx.jit(add, compiler="xla")(a, b)),
+    "option": err(lambda: nx.jit(lambda x: x + 1, compiler="xla", device_id=0)(a)),
+}
+c = nx.compile(lambda x: x + 1, nx.template((2,), nx.float32, backend="xla:host:0"),
+               compiler="xla")
+r["compiled"] = err(lambda: c(a))
+out = nx.jit(add, compiler="xla")(a, nx.tensor([1.0, 1.0]))  # host data joins device 1
+r["host_joins"] = [out.describe(), [d.id for d in out.data.devices()], out.tolist()]
+print(json.dumps(r))
+"""
+
+
+def test_xla_compiler_refuses_two_devices_as_eager_code_does() -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    out = subprocess.run(
+        [sys.executable, "-c", _TWO_DEVICES], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    both = "f32[2] xla(host:1), {0} 1: f32[2] xla(host:0)); move them to one first, e.g. " \
+        "numerix.backend_transfer(t, 'xla', client='host', device_id=1)"  # fmt: skip
+    assert r["eager"] == "add: operands live on different backends or devices (operand 0: " + (
+        both.format("operand")
+    )
+    jit = "jit: arguments live on different backends or devices (argument 0: " + both.format(
+        "argument"
+    )
+    assert r["evaluator"] == r["xla"] == jit  # the xla compiler merged them before
+    assert r["option"] == (
+        "jit: arguments live on different backends or devices (argument 0: f32[2] xla(host:1); "
+        "the program runs on xla(host:0)); move them to one first, e.g. "
+        "numerix.backend_transfer(t, 'xla', client='host', device_id=0)"
+    )
+    assert r["compiled"].startswith("compile: arguments live on different backends or devices")
+    assert "argument 0: f32[2] xla(host:1); the program runs on xla(host:0)" in r["compiled"]
+    assert r["host_joins"] == ["f32[2] xla(host:1)", [1], [2.0, 3.0]]
+
+
+def test_xla_compiler_takes_host_arguments_as_numpy_payloads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from numerix.ops import _core as core
+
+    h = t(F, (3, 4)).to("binary")
+    x = xla(t(F, (4,)))
+    fn = lambda a, b: nx.exp(a) * b + 1  # noqa: E731
+    f = nx.jit(fn, compiler="xla")
+    close(f(h, x), fn(xla(h), x))
+    moved: list[str] = []
+    orig = core.on_backend
+    monkeypatch.setattr(core, "on_backend", lambda v, b: moved.append(v.describe()) or orig(v, b))
+    for k in range(3):
+        a = t(F, (3, 4), seed=k).to("binary")
+        r = f(a, x)
+        assert r.backend is x.backend and r.data.devices() == {x.backend.jax_device}
+        close(r, fn(xla(a), x))
+    assert moved == []  # jax.jit puts the numpy payloads on the device itself
+    # donation: device buffers are donated, host ones (numpy) are not asked to be
+    y = xla(h) * 1
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # jax warns of donated buffers it cannot use
+        close(nx.jit(lambda a, b: a + b, compiler="xla", donate=True)(h, y), xla(h) * 2)
+    assert y.data.is_deleted()
+
+
+def test_compiled_program_on_xla_takes_host_and_its_device_refuses_others() -> None:
+    host = nx.template((2,), nx.float32, backend="binary")
+    c = nx.compile(lambda v: v * 2, host, compiler="xla")
+    x = nx.tensor([1.0, 2.0], backend="xla")
+    for arg in (x, nx.tensor([1.0, 2.0], backend="binary")):
+        r = c(arg)
+        assert r.backend is x.backend and r.tolist() == [2.0, 4.0]
+    on_binary = nx.compile(lambda v: v * 2, host, compiler="evaluator")
+    with pytest.raises(
+        nx.BackendMismatchError,
+        match=r"^compile: arguments .*\(argument 0: f32\[2\] xla\(host:0\); the program runs on "
+        r"binary\(cpu\)\); move them to one first, e.g. numerix.backend_transfer\(t, 'binary'",
+    ):
+        on_binary(x)  # it was moved to binary and run there
+
+
+@pytest.mark.parametrize("compiler", ["xla", "evaluator"])
+def test_deallocated_tensors_under_the_xla_compiler(compiler: str) -> None:
+    w = nx.tensor(np.arange(300, dtype=np.float32), backend="xla")  # captured, not a literal
+    f = nx.jit(lambda v: v + w, compiler=compiler)
+    x = nx.ones((300,), backend="xla")
+    assert f(x).tolist() == (np.arange(300) + 1.0).tolist()
+    nx.backend_deallocate(w)
+    with pytest.raises(
+        nx.DeallocatedError,
+        match=r"^jit: a tensor the program captured when it was compiled \(f32\[300\]\) was "
+        r"deallocated with numerix.backend_deallocate",
+    ):
+        f(x)  # jax's "Array has been deleted" before
+    dead = nx.ones((2,), backend="xla")
+    nx.backend_deallocate(dead)
+    assert repr(dead) == "Tensor<f32[2] deallocated>"
+    with pytest.raises(nx.DeallocatedError, match=r"^jit: argument 1 \(f32\[2\]\) was dealloc"):
+        nx.jit(lambda a, b: a + b, compiler=compiler)(nx.ones((2,), backend="xla"), dead)
+    with pytest.raises(nx.DeallocatedError, match=r"^add: operand 0 \(f32\[2\]\) was dealloc"):
+        dead + nx.ones((2,), backend="xla")  # it suggested backend_transfer(t, 'deallocated')
+
+
+def test_xla_compiler_is_cached_answers_for_this_jit() -> None:
+    x = xla(t(F))
+    inner = nx.defn(lambda v: v * 2)
+    inner(x)  # compiled by the default compiler (the evaluator)
+    g = nx.jit(inner, compiler="xla")
+    assert not g.is_cached(x) and g.trace_count == 0  # it said True: the inner's cache
+    close(g(x), x * 2)
+    assert g.is_cached(x) and g.trace_count == 1
+    h = nx.jit(nx.defn(lambda v: v + 1), compiler="xla")
+    assert not h.is_cached(x)
+    h(x)
+    assert h.is_cached(x) and h.trace_count == 1  # it said False after the call

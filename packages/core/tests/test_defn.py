@@ -537,3 +537,23 @@ def test_a_program_source_leaves_linecache_with_the_program() -> None:
     del f
     gc.collect()
     assert not (numbered() & made)
+
+
+# ---------------------------------------------------------------- is_cached tells the truth
+
+
+def test_is_cached_of_a_jit_of_a_defn_answers_for_its_own_cache() -> None:
+    x = nx.tensor([1.0, 2.0])
+    inner = nx.defn(lambda v: v * 2)
+    inner(x)  # the defn ran with the default compiler: its own cache holds a program
+    other = nx.jit(inner, compiler=Evaluator())  # another compiler: nothing compiled yet
+    assert not other.is_cached(x)
+    assert other.trace_count == 0
+    outer = nx.jit(nx.defn(lambda v: v + 1), compiler="evaluator")
+    assert not outer.is_cached(x)
+    assert outer(x).tolist() == [2.0, 3.0]
+    assert outer.is_cached(x)  # the call compiled and cached it
+    assert outer.trace_count == 1
+    outer(x)
+    assert outer.trace_count == 1
+    assert not outer.is_cached(nx.tensor([1, 2]))

@@ -22,6 +22,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from numerix._meeting import meeting_backend
 from numerix.backend import Backend
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.expr import COND, HOOK, WHILE, Graph
@@ -63,7 +64,7 @@ class TorchCompiler(Compiler):
         if mode == "inductor":
             fn = _inductor(graph, program)
             if fn is not program.fn:
-                return runner(fn, program.outputs, backend, args_spec)
+                return runner(fn, program.outputs, backend, args_spec, captured=program.captured)
         return run_program(program, args_spec)
 
 
@@ -72,30 +73,24 @@ class TorchCompiler(Compiler):
 
 def _target(specs: Sequence[ArgSpec], device: Any, device_id: Any) -> Backend:
     """The torch backend a program runs on: the options', else the arguments' (when they
-    live on torch), else the torch backend's default device."""
+    live on torch), else the torch backend's default device. The arguments must meet it
+    (:func:`numerix._meeting.meeting_backend`): host ones move, any other backend or
+    device is refused, as in eager code."""
     from numerix.plugins import get_backend
 
-    args = [s.backend for s in specs if s.backend.name == "torch"]
+    met = meeting_backend("jit", specs, noun="argument")
+    on_torch = met if met is not None and met.name == "torch" else None
     if device is None and device_id is None:
-        if args:
-            first = args[0]
-            for b in args[1:]:
-                if b is not first:
-                    from numerix.errors import BackendMismatchError
-
-                    listing = ", ".join(
-                        f"{s.dtype.short}{list(s.shape)} on {s.backend!r}" for s in specs
-                    )
-                    raise BackendMismatchError(
-                        f"jit: the arguments live on different torch devices ({listing}); "
-                        f"move them to one first, or pass device=/device_id= to the compiler"
-                    )
-            return first
-        return get_backend("torch")
-    if device is None:  # only an index: the device type of the arguments, else cuda
-        device = args[0].options["device"] if args else "cuda"
-    opts = {"device": device} if device_id is None else {"device": device, "device_id": device_id}
-    return get_backend("torch", **opts)
+        backend = on_torch or get_backend("torch")
+    else:
+        if device is None:  # only an index: the device type of the arguments, else cuda
+            device = on_torch.options["device"] if on_torch is not None else "cuda"
+        opts = {"device": device}
+        if device_id is not None:
+            opts["device_id"] = device_id
+        backend = get_backend("torch", **opts)
+    meeting_backend("jit", specs, backend, noun="argument")
+    return backend
 
 
 # ---------------------------------------------------------------- inductor

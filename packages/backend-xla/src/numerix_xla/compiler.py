@@ -13,6 +13,7 @@ passed to the executable as extra arguments (small constants are literals).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -21,6 +22,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import SingleDeviceSharding
 
+from numerix._meeting import check_live, meeting_backend
 from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
@@ -86,8 +88,16 @@ class XlaCompiler(Compiler):
 
         dev = backend.jax_device
         sharding = SingleDeviceSharding(dev)
-        donate = tuple(range(n)) if options["donate"] else ()
-        jitted = jax.jit(program, donate_argnums=donate, out_shardings=sharding)
+        # host arguments go in as their numpy payloads: jax.jit puts them on the device
+        # itself (one C++ step, not a numerix transfer per tensor), hence in_shardings;
+        # only device buffers can be donated
+        donate = tuple(i for i, s in enumerate(args_spec) if s.backend is backend)
+        jitted = jax.jit(
+            program,
+            in_shardings=sharding,
+            out_shardings=sharding,
+            donate_argnums=donate if options["donate"] else (),
+        )
         specs = [
             jax.ShapeDtypeStruct(s.shape, s.dtype.numpy_dtype, sharding=sharding) for s in args_spec
         ] + [jax.ShapeDtypeStruct(c.shape, c.dtype, sharding=sharding) for c in caps]
@@ -95,21 +105,25 @@ class XlaCompiler(Compiler):
         # executable, so calls go through jax's own dispatch with no recompile
         jitted.lower(*specs).compile()
         out_types = [(o.shape, o.dtype) for o in graph.outputs]
-        run = runner(jitted, out_types, backend, args_spec, trailing=tuple(caps), bare=single)
+        run = runner(
+            jitted, out_types, backend, args_spec, trailing=tuple(caps), bare=single,
+            host_payloads=True, captured=lowering.captured_tensors,
+        )  # fmt: skip
         run.lowered = jitted  # type: ignore[attr-defined]
         return run
 
 
 def target_backend(args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> XlaBackend:
     """The xla backend a program runs on: ``client``/``device_id`` from the options, else
-    from the arguments' xla backend, else the default xla backend's."""
+    from the arguments' xla backend, else the default xla backend's. The arguments must
+    meet it (:func:`numerix._meeting.meeting_backend`): host ones move, any other
+    backend or device is refused, as in eager code."""
     from numerix.plugins import get_backend
 
     opts: dict[str, Any] = {}
-    for s in args_spec:
-        if isinstance(s.backend, XlaBackend):
-            opts = {k: s.backend.options[k] for k in ("client", "device_id")}
-            break
+    met = meeting_backend("jit", args_spec, noun="argument")
+    if isinstance(met, XlaBackend):
+        opts = {k: met.options[k] for k in ("client", "device_id")}
     client, did = options.get("client"), options.get("device_id")
     if client is not None:
         if not isinstance(client, str):
@@ -123,6 +137,7 @@ def target_backend(args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> 
         opts["device_id"] = did
     backend = get_backend("xla", **opts)
     assert isinstance(backend, XlaBackend)
+    meeting_backend("jit", args_spec, backend, noun="argument")
     return backend
 
 
@@ -134,6 +149,8 @@ class _Lowering:
     def __init__(self, backend: XlaBackend) -> None:
         self.backend = backend
         self.captured: list[Any] = []
+        #: weak references to the captured tensors, as the user holds them
+        self.captured_tensors: list[weakref.ref[Tensor]] = []
         self._cap_index: dict[int, int] = {}
 
     def graph(self, g: Graph) -> Callable[[list[Any], Sequence[Any]], list[Any]]:
@@ -203,6 +220,7 @@ class _Lowering:
         shape, dtype = n.shape, n.dtype
         assert shape is not None and dtype is not None
         v: Tensor = n.value
+        check_live("jit", v, "a captured tensor")
         if n.op == CONSTANT and v.size <= FOLD_LIMIT:
             # small host data: a literal of the program
             lit = np.asarray(v.backend.to_numpy(v), dtype=dtype.numpy_dtype)
@@ -213,6 +231,7 @@ class _Lowering:
 
             k = self._cap_index[n.id] = len(self.captured)
             self.captured.append(on_backend(v, b).data)
+            self.captured_tensors.append(weakref.ref(v))
         return lambda env, caps: new_out(shape, dtype, b, caps[k])
 
     def _cond(self, n: Node, slot: dict[int, int]) -> _Step:

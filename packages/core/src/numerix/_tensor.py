@@ -219,6 +219,8 @@ class Tensor:
 
     def __repr__(self) -> str:
         head = f"Tensor<{self.describe()}>"
+        if self.data is None and self.backend.name == "deallocated":
+            return head  # Tensor<f32[2] deallocated>: freed by backend_deallocate
         if not _ops.is_concrete(self):
             return f"{head}\n  {self.data!r}"
         a = self.backend.to_numpy(self)

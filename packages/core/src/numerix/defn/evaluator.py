@@ -13,36 +13,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from numerix._meeting import meeting_backend
 from numerix.backend import Backend
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.replay import lower, run_program
-from numerix.errors import BackendMismatchError
 
 __all__ = ["Evaluator", "target_backend"]
 
 
 def target_backend(args_spec: Sequence[ArgSpec]) -> Backend:
-    """The backend a program runs on: the arguments' (host arguments join another
-    backend, as in eager code), else the default backend."""
+    """The backend a program runs on: where the arguments meet (host arguments join
+    another backend, as in eager code; see :func:`numerix._meeting.meeting_backend`),
+    else the default backend."""
     from numerix.defaults import get_default_backend
 
-    target: Backend | None = None
-    host: Backend | None = None
-    for s in args_spec:
-        b = s.backend
-        if b.is_host:
-            host = host or b
-        elif target is None:
-            target = b
-        elif b is not target:
-            listing = ", ".join(
-                f"{a.dtype.short}{list(a.shape)} on {a.backend!r}" for a in args_spec
-            )
-            raise BackendMismatchError(
-                f"jit: the arguments live on different backends or devices ({listing}); move "
-                f"them to one first, e.g. numerix.backend_transfer(t, {target.name!r})"
-            )
-    return target or host or get_default_backend()
+    return meeting_backend("jit", args_spec, noun="argument") or get_default_backend()
 
 
 class Evaluator(Compiler):

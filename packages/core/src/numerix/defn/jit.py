@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from numerix._meeting import meeting_backend
 from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.defn.compilers import ArgSpec, Compiler, Executable, default_compiler, resolve_compiler
@@ -21,21 +22,22 @@ from numerix.defn.trace import (
     leaf_spec,
     trace_flat,
 )
-from numerix.errors import ArgumentError, TracingError
+from numerix.errors import (
+    ArgumentError,
+    BackendMismatchError,
+    DeallocatedError,
+    TracingError,
+)
 
 __all__ = ["jit", "defn", "compile", "Jitted", "Compiled"]
 
 
 def _number_backend(leaves: Sequence[Any]) -> Backend:
-    """Where Python-number arguments become tensors: with the other arguments."""
-    first: Backend | None = None
-    for x in leaves:
-        if type(x) is Tensor:
-            if not x.backend.is_host:
-                return x.backend
-            first = first or x.backend
-    if first is not None:
-        return first
+    """Where Python-number arguments become tensors: where the tensor arguments meet,
+    else the default backend (of this call: its thread and context)."""
+    met = meeting_backend("jit", [x for x in leaves if type(x) is Tensor], noun="argument")
+    if met is not None:
+        return met
     from numerix.defaults import get_default_backend
 
     return get_default_backend()
@@ -52,7 +54,11 @@ def _specs(leaves: Sequence[Any], nb: Backend | None) -> list[ArgSpec]:
     return out
 
 
-def _to_tensors(leaves: list[Any], specs: Sequence[ArgSpec]) -> list[Any]:
+def _to_tensors(
+    leaves: list[Any], specs: Sequence[ArgSpec], keep: Backend | None = None
+) -> list[Any]:
+    """Numbers as 0-d tensors, tensors moved to their spec's backend (those already on
+    ``keep``, the program's, stay: the program takes them as they are)."""
     from numerix.ops._core import check_scalar_fits, on_backend, scalar
 
     out = list(leaves)
@@ -61,7 +67,7 @@ def _to_tensors(leaves: list[Any], specs: Sequence[ArgSpec]) -> list[Any]:
         if type(x) is not Tensor:
             check_scalar_fits("jit", x, s.dtype)
             out[i] = scalar(x, s.dtype, s.backend)
-        elif x.backend is not s.backend:
+        elif x.backend is not s.backend and x.backend is not keep:
             out[i] = on_backend(x, s.backend)
     return out
 
@@ -79,7 +85,9 @@ class Jitted:
         static_argnames: Sequence[str],
         options: dict[str, Any],
     ) -> None:
-        functools.update_wrapper(self, fn)
+        # updated=(): a jit of a jitted function must not take its __dict__ (its
+        # is_cached and trace_count would answer for the inner function's cache)
+        functools.update_wrapper(self, fn, updated=())
         self.fn = fn
         self.compiler = compiler
         self.options = options
@@ -168,8 +176,13 @@ class Jitted:
 
     def is_cached(self, *args: Any, **kwargs: Any) -> bool:
         """Whether a call with these arguments would reuse a compiled program
-        (``EXLA.jit_cached?``); compiles nothing."""
-        return self._key(args, kwargs)[0] in self._cache
+        (``EXLA.jit_cached?``); compiles nothing. False for arguments a call refuses
+        (on backends that do not meet, deallocated)."""
+        try:
+            key = self._key(args, kwargs)[0]
+        except (BackendMismatchError, DeallocatedError):
+            return False
+        return key in self._cache
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -202,6 +215,7 @@ class Jitted:
         self, leaves: list[Any], tree: Any, statics: Any, nb: Backend | None
     ) -> tuple[Executable, Any]:
         specs = _specs(leaves, nb)
+        meeting_backend("jit", specs, noun="argument")  # refused before tracing
         comp, options = resolve_compiler(self.compiler, self.options)
         self.trace_count += 1
         self.function.trace_count = self.trace_count  # type: ignore[attr-defined]
@@ -308,7 +322,7 @@ class Compiled:
     def __init__(
         self, fn: Callable[..., Any], run: Executable, graph: Graph, specs: Any, tree: Any
     ) -> None:
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())
         self.run = run
         self.graph = graph
         self.specs = specs
@@ -329,7 +343,17 @@ class Compiled:
                 f"compile: the program was compiled for arguments ({w}), got ({g}); compile "
                 f"again for these shapes and dtypes, or use numerix.jit"
             )
-        leaves = _to_tensors(leaves, self.specs)
+        specs = self.specs
+        # the arguments meet the program's backend (the meeting rule): host tensors move
+        # to it, tensors of another backend or device are refused, as eagerly
+        target = getattr(self.run, "backend", None) or meeting_backend("compile", specs)
+        meeting_backend(
+            "compile",
+            [x if type(x) is Tensor else specs[i] for i, x in enumerate(leaves)],
+            target,
+            noun="argument",
+        )
+        leaves = _to_tensors(leaves, specs, keep=target)
         return optree.tree_unflatten(self.graph.out_tree, self.run(leaves))
 
 
@@ -422,7 +446,7 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
             return slow(*args, **kwargs)
 
     fn = jitted.fn
-    functools.update_wrapper(call, fn)
+    functools.update_wrapper(call, fn, updated=())
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
     call.__qualname__ = f"jit({name})"
     call.fn = fn  # type: ignore[attr-defined]  # the Python function, undecorated

@@ -24,6 +24,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from numerix._meeting import DEALLOCATED, check_live, deallocated_error, meeting_backend
 from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.defn.expr import (
@@ -50,16 +51,18 @@ _Type = tuple[tuple[int, ...], Any]
 class Program:
     """A lowered graph: ``fn(*payloads) -> tuple of payloads``, and its source."""
 
-    __slots__ = ("backend", "fn", "outputs", "source")
+    __slots__ = ("backend", "captured", "fn", "outputs", "source")
 
     def __init__(
         self, fn: Callable[..., tuple[Any, ...]], source: str, backend: Backend,
-        outputs: list[_Type],
+        outputs: list[_Type], captured: Sequence[weakref.ref[Tensor]] = (),
     ) -> None:  # fmt: skip
         self.fn = fn
         self.source = source
         self.backend = backend
         self.outputs = outputs
+        #: weak references to the tensors the graph captured (see :func:`runner`)
+        self.captured = captured
 
     def __repr__(self) -> str:
         return self.source
@@ -85,7 +88,7 @@ def lower(graph: Graph, backend: Backend) -> Program:
     # ... for as long as the program lives: its lines leave linecache with it
     weakref.finalize(fn, linecache.cache.pop, filename, None)
     outputs: list[_Type] = [(o.shape, o.dtype) for o in graph.outputs]  # type: ignore[misc]
-    return Program(fn, source, backend, outputs)
+    return Program(fn, source, backend, outputs, w.captured)
 
 
 def runner(
@@ -97,6 +100,8 @@ def runner(
     trailing: Sequence[Any] = (),
     context: Callable[[], Any] | None = None,
     bare: bool = False,
+    host_payloads: bool = False,
+    captured: Sequence[weakref.ref[Tensor]] = (),
 ) -> Callable[[Sequence[Any]], list[Any]]:
     """``run(args) -> [Tensor]``, written out for this program: ``fn`` called on the
     arguments' payloads (an argument ``args_spec`` places on another backend first
@@ -104,13 +109,22 @@ def runner(
     ``trailing`` values (a compiled program's constants), inside ``context()`` when
     given; each output payload wrapped as a tensor of ``backend`` typed as ``outputs``.
     ``bare``: ``fn`` returns its one output as it is, not in a sequence.
+    ``host_payloads``: ``fn`` takes the numpy payloads of host arguments as they are
+    (``jax.jit`` moves them to its device itself, faster than a transfer per tensor).
+    ``captured``: weak references to the tensors the program captured; when a call fails
+    and one of them was deallocated since, the error says so
+    (:class:`~numerix.errors.DeallocatedError`).
 
     Compilers share it: a call costs one function call and the tensors it returns.
+    ``run.backend`` is ``backend``: the backend arguments must meet (see
+    :func:`numerix._meeting.meeting_backend`).
     """
     ns: dict[str, Any] = {"_new": _new, "_T": Tensor, "_B": backend, "fn": fn}
     ns["_move"] = _mover(backend)
     args = [
-        f"args[{i}].data" if a.backend is backend else f"_move(args[{i}])"
+        f"args[{i}].data"
+        if a.backend is backend or (host_payloads and a.backend.is_host)
+        else f"_move(args, {i})"
         for i, a in enumerate(args_spec)
     ]
     for k, value in enumerate(trailing):
@@ -124,6 +138,10 @@ def runner(
     else:
         ns["_ctx"] = context
         body = ["    with _ctx():", f"        {call}"]
+    if captured:  # free until a call fails
+        ns["_dead"] = _dead_check(captured)
+        body = ["    try:", *("    " + line for line in body), "    except Exception:",
+                "        _dead()", "        raise"]  # fmt: skip
     for i, (shape, dtype) in enumerate(outputs):
         ns[f"S{i}"], ns[f"D{i}"] = shape, dtype
         body += [
@@ -141,6 +159,7 @@ def runner(
     run: Callable[[Sequence[Any]], list[Any]] = ns["run"]
     if len(names) == 1:
         run.one = ns["run_one"]  # type: ignore[attr-defined]
+    run.backend = backend  # type: ignore[attr-defined]
     return run
 
 
@@ -149,18 +168,38 @@ def run_program(program: Program, args_spec: Sequence[Any]) -> Callable[[Sequenc
     :meth:`~numerix.Backend.program_context`."""
     b = program.backend
     ctx = None if type(b).program_context is Backend.program_context else b.program_context
-    run = runner(program.fn, program.outputs, b, args_spec, context=ctx)
+    run = runner(program.fn, program.outputs, b, args_spec, context=ctx, captured=program.captured)
     run.program = program  # type: ignore[attr-defined]  # for inspection: its source
     return run
 
 
-def _mover(backend: Backend) -> Callable[[Tensor], Any]:
+def _mover(backend: Backend) -> Callable[[Sequence[Tensor], int], Any]:
     from numerix.ops._core import on_backend
 
-    def move(t: Tensor) -> Any:
+    def move(args: Sequence[Tensor], i: int) -> Any:
+        """The payload of ``args[i]`` on ``backend``: host tensors move, others must be
+        on it already (the meeting rule)."""
+        t = args[i]
+        if not t.backend.is_host:
+            meeting_backend("jit", args, target=backend, noun="argument")
         return on_backend(t, backend).data
 
     return move
+
+
+def _dead_check(captured: Sequence[weakref.ref[Tensor]]) -> Callable[[], None]:
+    """``check()``: raise :class:`DeallocatedError` if a captured tensor was deallocated
+    (the program may still hold its buffer: xla's is deleted with it)."""
+
+    def check() -> None:
+        for ref in captured:
+            t = ref()
+            if t is not None and t.backend is DEALLOCATED:
+                raise deallocated_error(
+                    "jit", t, "a tensor the program captured when it was compiled"
+                ) from None
+
+    return check
 
 
 # ---------------------------------------------------------------- helpers the source calls
@@ -212,6 +251,7 @@ class _Writer:
         self.ns: dict[str, Any] = {}
         self.lines: list[str] = []
         self.moved: dict[int, str] = {}  # node id -> global holding its payload
+        self.captured: list[weakref.ref[Tensor]] = []  # the tensors of those nodes
         self.names = itertools.count()
         self.globals = itertools.count()
 
@@ -259,6 +299,8 @@ class _Writer:
             if name is None:
                 from numerix.ops._core import on_backend
 
+                check_live("jit", n.value, "a captured tensor")
+                self.captured.append(weakref.ref(n.value))
                 name = self.moved[n.id] = self.glob(on_backend(n.value, b).data, "c")
             env[n.id] = name
         elif op == ELEM:

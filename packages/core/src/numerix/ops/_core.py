@@ -8,18 +8,18 @@ eager one: there is one implementation of each op.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from numerix import dtypes as D
+from numerix._meeting import DEALLOCATED, deallocated_error, meeting_backend
 from numerix._shapes import broadcast_shapes, size_of
 from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.defaults import get_default_backend, resolve_backend
 from numerix.dtypes import DType
-from numerix.errors import BackendMismatchError, DTypeError, ShapeError
+from numerix.errors import DeallocatedError, DTypeError, ShapeError
 from numerix.primitives._registry import Block, Primitive
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -53,8 +53,12 @@ def is_concrete(t: Tensor) -> bool:
 
 
 def check_concrete(t: Tensor, op: str) -> None:
-    if not is_concrete(t):
-        raise t.backend.concrete_error(t, op)
+    """Raise unless ``t`` holds values: a traced tensor, or a deallocated one."""
+    b = t.backend
+    if b.is_tracing:
+        raise b.concrete_error(t, op)
+    if b is DEALLOCATED:
+        raise deallocated_error(op, t)
 
 
 def run_block(block: Block, out: Any, fallback: Any, *inputs: Any, **params: Any) -> Any:
@@ -89,49 +93,6 @@ def as_tensor(x: Any, op: str, backend: Backend | None = None) -> Tensor:
         raise type(e)(f"{op}: {e}") from None
 
 
-def common_backend(op: str, tensors: Sequence[Tensor]) -> Backend:
-    """The backend the operands meet on.
-
-    All on one backend instance: that one. Host (``binary``) tensors meeting one other
-    backend move there implicitly, as Nx does. Two non-host backends, or two devices
-    of one backend, raise :class:`BackendMismatchError`. A tracing backend (inside
-    ``numerix.jit``) wins over every other, the innermost trace first: the others'
-    tensors are captured by it (:func:`on_backend`), never copied or refused.
-    """
-    target: Backend | None = None
-    for t in tensors:
-        b = t.backend
-        if b.is_host:
-            continue
-        if target is None:
-            target = b
-        elif b is not target:
-            if b.is_tracing or target.is_tracing:
-                target = _innermost_trace(target, b)
-            else:
-                raise mismatch_error(op, tensors)
-    return tensors[0].backend if target is None else target
-
-
-def mismatch_error(op: str, tensors: Sequence[Tensor]) -> BackendMismatchError:
-    listing = ", ".join(f"operand {i}: {t.describe()}" for i, t in enumerate(tensors))
-    target = next(t.backend for t in tensors if not t.backend.is_host)
-    return BackendMismatchError(
-        f"{op}: operands live on different backends or devices ({listing}); move them to one "
-        f"first, e.g. numerix.backend_transfer(t, {target.name!r}"
-        + "".join(f", {k}={v!r}" for k, v in target.options.items())
-        + ")"
-    )
-
-
-def _innermost_trace(a: Backend, b: Backend) -> Backend:
-    if not a.is_tracing:
-        return b
-    if not b.is_tracing:
-        return a
-    return a if getattr(a, "depth", 0) >= getattr(b, "depth", 0) else b
-
-
 def on_backend(t: Tensor, backend: Backend) -> Tensor:
     if t.backend is backend:
         return t
@@ -143,9 +104,9 @@ def on_backend(t: Tensor, backend: Backend) -> Tensor:
 
 
 def unify(op: str, *xs: Any) -> tuple[Backend, list[Tensor]]:
-    """Turn operands into tensors on one backend (see :func:`common_backend`)."""
-    ts = [x for x in xs if type(x) is Tensor]
-    backend = common_backend(op, ts) if ts else get_default_backend()
+    """Turn operands into tensors on one backend: the one they meet on
+    (:func:`numerix._meeting.meeting_backend`), else the default backend."""
+    backend = meeting_backend(op, [x for x in xs if type(x) is Tensor]) or get_default_backend()
     out = []
     for x in xs:
         if type(x) is Tensor:
@@ -226,6 +187,15 @@ def _dtype_error(prim: Primitive, x1: Any, x2: Any = None, *, arity: int = 2) ->
     )
 
 
+def _dead(op: str, *xs: Any) -> DeallocatedError:
+    """The error naming ``op`` for its deallocated operand (the backend's own error names
+    the primitive it was asked for, which may be a cast or a scalar's creation)."""
+    for i, x in enumerate(xs):
+        if type(x) is Tensor and x.backend is DEALLOCATED:
+            return deallocated_error(op, x, f"operand {i}")
+    return DeallocatedError(op)
+
+
 def elementwise_unary(prim: Primitive, x: Any) -> Tensor:
     if type(x) is not Tensor:
         x = as_tensor(x, prim.name)
@@ -234,7 +204,10 @@ def elementwise_unary(prim: Primitive, x: Any) -> Tensor:
         raise _dtype_error(prim, x, arity=1)
     cdt, odt = r
     if x.dtype is not cdt:
-        x = cast(x, cdt)
+        try:
+            x = cast(x, cdt)
+        except DeallocatedError:
+            raise _dead(prim.name, x) from None
     out = _new(Tensor)
     out.shape = x.shape
     out.dtype = odt
@@ -244,29 +217,32 @@ def elementwise_unary(prim: Primitive, x: Any) -> Tensor:
 
 
 def elementwise_binary(prim: Primitive, x1: Any, x2: Any) -> Tensor:
-    if type(x1) is Tensor and type(x2) is Tensor:
-        backend = x1.backend
-        if backend is not x2.backend:
-            backend, (x1, x2) = unify(prim.name, x1, x2)
-        r = prim.extra["table"][(x1.dtype, x2.dtype)]
-        if r is None:
-            raise _dtype_error(prim, x1, x2)
-        cdt, odt = r
-        if x1.dtype is not cdt:
-            x1 = cast(x1, cdt)
-        if x2.dtype is not cdt:
-            x2 = cast(x2, cdt)
-    else:
-        x1, x2, backend, cdt, odt = _with_scalars(prim, x1, x2)
-    s1 = x1.shape
-    s2 = x2.shape
-    shape = s1 if s1 == s2 else broadcast_shapes(prim.name, s1, s2)
-    out = _new(Tensor)
-    out.shape = shape
-    out.dtype = odt
-    out.backend = backend
-    out.data = None
-    return getattr(backend, prim.name)(out, x1, x2)
+    try:
+        if type(x1) is Tensor and type(x2) is Tensor:
+            backend = x1.backend
+            if backend is not x2.backend:
+                backend, (x1, x2) = unify(prim.name, x1, x2)
+            r = prim.extra["table"][(x1.dtype, x2.dtype)]
+            if r is None:
+                raise _dtype_error(prim, x1, x2)
+            cdt, odt = r
+            if x1.dtype is not cdt:
+                x1 = cast(x1, cdt)
+            if x2.dtype is not cdt:
+                x2 = cast(x2, cdt)
+        else:
+            x1, x2, backend, cdt, odt = _with_scalars(prim, x1, x2)
+        s1 = x1.shape
+        s2 = x2.shape
+        shape = s1 if s1 == s2 else broadcast_shapes(prim.name, s1, s2)
+        out = _new(Tensor)
+        out.shape = shape
+        out.dtype = odt
+        out.backend = backend
+        out.data = None
+        return getattr(backend, prim.name)(out, x1, x2)
+    except DeallocatedError:
+        raise _dead(prim.name, x1, x2) from None
 
 
 def _with_scalars(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from numerix._meeting import DEALLOCATED
 from numerix._tensor import Tensor
 from numerix.backend import Backend
-from numerix.errors import NumerixError
 from numerix.ops._core import bind, check_concrete, new_out
 from numerix.primitives import creation as P
 
@@ -54,33 +54,10 @@ def backend_copy(t: Tensor, backend: Any = None, **options: Any) -> Tensor:
     return bind(P.from_numpy, new_out(t.shape, t.dtype, target), host)
 
 
-class _Deallocated(Backend):
-    name = "deallocated"
-
-    def device_name(self) -> str:
-        return "none"
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("_"):
-            raise AttributeError(attr)
-        raise NumerixError(
-            f"{attr}: the tensor was deallocated with backend_deallocate; it holds no data any more"
-        )
-
-    def to_numpy(self, x: Tensor) -> Any:
-        return self.__getattr__("to_numpy")
-
-
-_DEALLOCATED: Backend | None = None
-
-
 def backend_deallocate(t: Tensor) -> None:
     """Free ``t``'s memory now (``Nx.backend_deallocate``); using ``t`` afterwards raises."""
-    global _DEALLOCATED
     if type(t) is not Tensor:
         raise TypeError(f"backend_deallocate: expected a Tensor, got {type(t).__name__}")
     t.backend.deallocate(t)
-    if _DEALLOCATED is None:
-        _DEALLOCATED = _Deallocated()
     t.data = None
-    t.backend = _DEALLOCATED
+    t.backend = DEALLOCATED
