@@ -4,6 +4,7 @@ it in full) and fails a deliberately wrong one with a readable report."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -177,3 +178,103 @@ def test_caches_are_cleared_when_the_process_grows(monkeypatch: pytest.MonkeyPat
     assert calls == ["cleared", "released"]
     clearing.before("add")
     assert calls == ["cleared", "released"]
+
+
+PARTIAL_CONFTEST = textwrap.dedent('''
+    from typing import Any, ClassVar
+
+    import pytest
+
+    import numerix as nx
+    from numerix.backend import Backend
+    from numerix_binary.backend import BinaryBackend
+
+
+    class PartialBackend(Backend):
+        """A backend half written: host exchange, creation, add, casts, broadcasting."""
+
+        name = "partial"
+        default_options: ClassVar[dict[str, Any]] = {"device": "cpu"}
+        spec_fields = ("device",)
+        from_numpy = BinaryBackend.from_numpy
+        to_numpy = BinaryBackend.to_numpy
+        full = BinaryBackend.full
+        add = BinaryBackend.add
+        as_type = BinaryBackend.as_type
+        broadcast = BinaryBackend.broadcast
+        reshape = BinaryBackend.reshape
+
+        def maximum(self, out, x1, x2):
+            # claimed (the class defines it), so its NotImplementedError is a failure
+            raise NotImplementedError("backend 'partial' does not implement primitive 'maximum'")
+
+
+    nx.register_backend("partial", PartialBackend, replace=True)
+
+
+    @pytest.fixture(scope="session")
+    def numerix_backend():
+        return "partial"
+''')
+
+
+@pytest.fixture(scope="module")
+def partial_run(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    d = tmp_path_factory.mktemp("partial_backend")
+    (d / "conftest.py").write_text(PARTIAL_CONFTEST)
+    (d / "test_conformance.py").write_text("from numerix.testing.suite import *  # noqa: F403\n")
+    (d / "pytest.ini").write_text("[pytest]\n")
+    select = (
+        "(test_binary_one_dtype and (add or multiply)) "
+        "or (test_property_binary_broadcasting and (multiply or maximum))"
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+         "--hypothesis-profile=numerix-ci", "-k", select, str(d)],
+        capture_output=True, text=True, cwd=d, timeout=600,
+    )  # fmt: skip
+
+
+def test_partial_backend_unclaimed_primitives(
+    partial_run: subprocess.CompletedProcess[str],
+) -> None:
+    rows = _summary(partial_run.stdout)
+    # add is implemented and passes; multiply is not claimed (its cases that the core
+    # refuses before a backend runs pass), never failed; maximum is defined by the
+    # class, so its NotImplementedError fails
+    assert rows["add"][0] > 0 and rows["add"][1:] == (0, 0), rows
+    assert rows["multiply"][1] == 0 and rows["multiply"][2] > 0, rows
+    assert rows["maximum"][1] > 0 and rows["maximum"][2] == 0, rows
+    assert rows["total"][2] == sum(r[2] for op, r in rows.items() if op != "total")
+    assert "not claimed: backend partial(cpu) does not implement primitive 'multiply'" in (
+        partial_run.stdout
+    )
+    assert partial_run.returncode == 1  # the failing maximum
+
+
+def test_partial_backend_green_without_failures(tmp_path: Path) -> None:
+    # the same backend without its wrong claim: a green run, not claimed ops counted
+    (tmp_path / "conftest.py").write_text(PARTIAL_CONFTEST.replace("def maximum(", "def _maximum("))
+    (tmp_path / "test_conformance.py").write_text(
+        "from numerix.testing.suite import *  # noqa: F403\n"
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-k", "test_binary_one_dtype and (add or divide)", str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:]
+    rows = _summary(run.stdout)
+    assert rows["add"] == (rows["add"][0], 0, 0) and rows["add"][0] > 0, rows
+    assert rows["divide"][1] == 0 and rows["divide"][2] > 0, rows
+
+
+def test_summary_shows_op_names(partial_run: subprocess.CompletedProcess[str]) -> None:
+    # ops parametrised as ("add", nx.add, np.add) are reported by their name
+    lines = partial_run.stdout.splitlines()
+    start = next(i for i, ln in enumerate(lines) if "numerix conformance kit" in ln)
+    body = lines[
+        start + 2 : next(i for i in range(start, len(lines)) if lines[i].startswith("total"))
+    ]
+    assert body and all(re.fullmatch(r"\w+ +\d+ +\d+ +\d+", ln) for ln in body), body
