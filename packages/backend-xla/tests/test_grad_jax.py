@@ -45,6 +45,10 @@ FUNCTIONS = {
         lambda x: nx.sum(nx.fori_loop(0, 3, lambda i, s: nx.sin(s) * x, x)),
         lambda x: jnp.sum(jax.lax.fori_loop(0, 3, lambda i, s: jnp.sin(s) * x, x)),
     ),
+    "fori_loop_long": (  # differentiated by a reverse loop over a tape
+        lambda x: nx.sum(nx.fori_loop(0, 12, lambda i, s: nx.sin(s) * x + 0.1, x)),
+        lambda x: jnp.sum(jax.lax.fori_loop(0, 12, lambda i, s: jnp.sin(s) * x + 0.1, x)),
+    ),
 }
 
 

@@ -334,13 +334,24 @@ def test_cond_differentiates_the_taken_branch():
     check_fd(f, a)
 
 
-def test_fori_loop_with_static_trip_count():
+@pytest.mark.parametrize("trips", [3, 12])  # unrolled; a reverse loop over a tape
+def test_fori_loop_with_static_trip_count(trips):
     def f(x, w):
-        return nx.sum(nx.fori_loop(0, 3, lambda i, s: nx.tanh(s * w + i), x))
+        return nx.sum(nx.fori_loop(0, trips, lambda i, s: nx.tanh(s * w + 0.1 * i) + 0.5, x))
 
     x, w = np.array([0.2, -0.4]), np.array([1.5, 0.5])
     check_fd(f, x, w, argnum=0)
     check_fd(f, x, w, argnum=1)
+    # second order: the backward loop is itself a fori_loop with a static trip count
+    g = nx.grad(f)
+    check_fd(lambda x, w: nx.sum(g(x, w) * w), x, w, argnum=0, rtol=1e-5, atol=1e-7)
+    # a cond inside the body
+    h = lambda x: nx.sum(  # noqa: E731
+        nx.fori_loop(0, trips, lambda i, s: nx.cond(i % 2 == 0, nx.sin, nx.cos, s) * 1.1, x)
+    )
+    check_fd(h, x)
+    if trips > 3:  # the graph does not grow with the trip count
+        assert len(nx.trace(g, t64(x), t64(w)).nodes) < 40
 
 
 def test_while_loop_with_data_dependent_trip_count_is_refused():

@@ -12,7 +12,8 @@ Special nodes: constants and captured tensors get no cotangent; a ``block`` uses
 rule, else differentiates through its traced core version; a ``cond`` differentiates
 both branches inside a new ``cond`` on the same predicate; a ``while`` from
 :func:`~numerix.fori_loop` with Python int bounds (a static trip count) unrolls its
-body in the backward pass; any other ``while`` raises :class:`WhileLoopGradError`.
+body in the backward pass (up to :data:`UNROLL` steps) or runs a reverse loop over a
+tape of its states; any other ``while`` raises :class:`WhileLoopGradError`.
 :func:`stop_grad`, :func:`custom_grad` and :func:`custom_vjp` record ``block`` nodes
 whose core version is the identity or the function itself, so no backend or compiler
 implements anything new for them.
@@ -31,7 +32,7 @@ from typing import Any
 
 import numerix.ops as ops
 from numerix._tensor import Tensor
-from numerix.defn.control import cond
+from numerix.defn.control import cond, fori_loop
 from numerix.defn.expr import (
     BLOCK,
     COND,
@@ -164,6 +165,12 @@ def _inline(be: ExprBackend, g: Graph, env: dict[int, Any]) -> None:
             env[n.id] = out
 
 
+def _here(be: ExprBackend, t: Any) -> Any:
+    """``t`` as a tensor of ``be``: a value of an enclosing trace (a loop body reading
+    the forward pass) becomes a free value of ``be``, so a rule's ops all meet in it."""
+    return t if t.backend is be else be.capture(t)
+
+
 def _accumulate(ct: dict[int, Any], node: Node, c: Any, who: str) -> None:
     if c is None or not _inexact(node):
         return
@@ -230,8 +237,9 @@ def _backprop(be: ExprBackend, g: Graph, env: dict[int, Any], out_cts: Sequence[
                     f"numerix.custom_vjp, or declare it beside the primitive with "
                     f"numerix.primitives.vjp_rule({op!r})"
                 )
-            ins = [env[i.id] if isinstance(i, Node) else i for i in n.inputs]
-            res = _rule_results(rule(ops, c, env[n.id], *ins, **n.params), len(ins), op)
+            ins = [_here(be, env[i.id]) if isinstance(i, Node) else i for i in n.inputs]
+            out = _here(be, env[n.id])
+            res = _rule_results(rule(ops, _here(be, c), out, *ins, **n.params), len(ins), op)
             for i, r in zip(n.inputs, res):
                 if isinstance(i, Node):
                     _accumulate(ct, i, r, op)
@@ -244,11 +252,12 @@ def _block_vjp(be: ExprBackend, n: Node, env: dict[int, Any], ct: dict[int, Any]
     if rule is NONDIFFERENTIABLE:
         return
     multi = n.types is not None
-    ins = [env[i.id] for i in n.inputs]
+    ins = [_here(be, env[i.id]) for i in n.inputs]
     who = f"block {block.name}"
     if rule is not None:
-        out = tuple(env[n.id]) if multi else env[n.id]
-        res = rule(ops, tuple(c) if multi else c, out, *ins, **n.params)
+        out = tuple(_here(be, x) for x in env[n.id]) if multi else env[n.id]
+        cts = tuple(None if x is None else _here(be, x) for x in c) if multi else _here(be, c)
+        res = rule(ops, cts, _here(be, out) if not multi else out, *ins, **n.params)
     else:  # through the core's version
         fb = n.fallback
         fenv = {p.id: t for p, t in zip(fb.parameters, ins)}
@@ -309,6 +318,9 @@ def _while_vjp(be: ExprBackend, n: Node, env: dict[int, Any], ct: dict[int, Any]
             "upper, body_fn, init) with Python int bounds, whose trip count is known when "
             "tracing, or numerix.stop_grad the loop's inputs"
         )
+    if trips > UNROLL:
+        _loop_vjp(be, n, env, ct, c, trips)
+        return
     cg, bg = n.subgraphs
     k = cg.n_args
     state = [env[i.id] for i in n.inputs[:k]]
@@ -332,6 +344,74 @@ def _while_vjp(be: ExprBackend, n: Node, env: dict[int, Any], ct: dict[int, Any]
         _accumulate(ct, i, r, "fori_loop")
     for i, r in zip(free_nodes, free_ct):
         _accumulate(ct, i, r, "fori_loop")
+
+
+#: loops of at most this many steps are differentiated unrolled; longer ones by a
+#: reverse loop over a tape of the states
+UNROLL = 8
+
+
+def _loop_vjp(
+    be: ExprBackend, n: Node, env: dict[int, Any], ct: dict[int, Any], c: Any, trips: int
+) -> None:
+    """A loop of static trip count, differentiated by two loops: a forward one writing
+    the state entering each step into a tape (one ``(trips, *shape)`` tensor per state
+    value), then a reverse one differentiating the body at each taped state, from the
+    last step to the first."""
+    cg, bg = n.subgraphs
+    k = cg.n_args
+    init = [env[i.id] for i in n.inputs[:k]]
+    free_nodes = n.inputs[k + len(cg.free) :]
+    free = [env[i.id] for i in free_nodes]
+    diff = [j for j in range(k) if _inexact(init[j])]
+    free_diff = [m for m in range(len(free)) if _inexact(free[m])]
+
+    def step_values(state: Sequence[Any]) -> dict[int, Any]:
+        benv = {p.id: v for p, v in zip(bg.parameters, [*state, *free])}
+        _inline(_active("fori_loop"), bg, benv)
+        return benv
+
+    def record(i: Any, carry: tuple[Any, ...]) -> tuple[Any, ...]:
+        state, tapes = carry[:k], carry[k:]
+        tapes = tuple(
+            ops.put_slice(t, [i] + [0] * x.ndim, ops.reshape(x, (1, *x.shape)))
+            for t, x in zip(tapes, state)
+        )
+        benv = step_values(state)
+        return (*[benv[o.id] for o in bg.outputs], *tapes)
+
+    empty = [ops.broadcast_to(ops.zeros_like(x), (trips, *x.shape)) for x in init]
+    tapes = fori_loop(0, trips, record, (*init, *empty))[k:]
+
+    def reverse(r: Any, carry: tuple[Any, ...]) -> tuple[Any, ...]:
+        cts, fcts = carry[: len(diff)], carry[len(diff) :]
+        i = trips - 1 - r
+        here = _active("fori_loop")
+        state = [
+            ops.reshape(
+                ops.dynamic_slice(here.capture(t), [i] + [0] * (t.ndim - 1), [1, *t.shape[1:]]),
+                t.shape[1:],
+            )
+            for t in tapes
+        ]
+        benv = step_values(state)
+        full: list[Any] = [None] * k
+        for j, cj in zip(diff, cts):
+            full[j] = cj
+        pc = _backprop(_active("fori_loop"), bg, benv, full)
+        new = [ops.zeros_like(state[j]) if pc[j] is None else pc[j] for j in diff]
+        for f, m in zip(fcts, free_diff):
+            r_m = pc[k + m]
+            new.append(f if r_m is None else ops.add(f, r_m))
+        return tuple(new)
+
+    start = [ops.zeros_like(init[j]) if c[j] is None else c[j] for j in diff]
+    start += [ops.zeros_like(free[m]) for m in free_diff]
+    res = fori_loop(0, trips, reverse, tuple(start))
+    for j, r in zip(diff, res[: len(diff)]):
+        _accumulate(ct, n.inputs[j], r, "fori_loop")
+    for m, r in zip(free_diff, res[len(diff) :]):
+        _accumulate(ct, free_nodes[m], r, "fori_loop")
 
 
 def _traced(be: ExprBackend, x: Any) -> Tensor:

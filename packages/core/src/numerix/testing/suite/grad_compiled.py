@@ -41,24 +41,30 @@ def _check(got: Any, want: np.ndarray, where: str) -> None:
 X = np.array([0.5, -1.25, 2.0], dtype=np.float32)
 
 
-def _control(x: nx.Tensor) -> nx.Tensor:
-    # both branches of a cond (chosen by the sign of the sum), then a fori_loop of 3 steps
-    y = nx.cond(nx.sum(x) > 0, lambda a: a * a, lambda a: nx.sin(a), x)
-    return nx.sum(nx.fori_loop(0, 3, lambda i, s: s * x, y))
+def _control(steps: int) -> Callable[[nx.Tensor], nx.Tensor]:
+    # both branches of a cond (chosen by the sign of the sum), then a fori_loop: a short
+    # one is differentiated unrolled, a long one by a reverse loop over a tape
+    def f(x: nx.Tensor) -> nx.Tensor:
+        y = nx.cond(nx.sum(x) > 0, lambda a: a * a, lambda a: nx.sin(a), x)
+        return nx.sum(nx.fori_loop(0, steps, lambda i, s: s * x, y))
+
+    return f
 
 
-def _control_grad(x: np.ndarray) -> np.ndarray:
+def _control_grad(x: np.ndarray, steps: int) -> np.ndarray:
     x = x.astype(np.float64)
     if x.sum() > 0:
-        return 5 * x**4  # x^2 * x^3
-    return np.cos(x) * x**3 + 3 * np.sin(x) * x**2
+        return (steps + 2) * x ** (steps + 1)  # x^2 * x^steps
+    return np.cos(x) * x**steps + steps * np.sin(x) * x ** (steps - 1)
 
 
 def test_grad_transform_control_flow() -> None:
-    for sign in (1.0, -1.0):
-        x = (sign * X).astype(np.float32)
-        for name, g in _runs(nx.grad(_control)):
-            _check(g(nx.tensor(x)), _control_grad(x), f"grad of cond+fori_loop, {name}")
+    for steps in (3, 10):
+        for sign in (1.0, -1.0):
+            x = (sign * X).astype(np.float32)
+            for name, g in _runs(nx.grad(_control(steps))):
+                where = f"grad of cond+fori_loop({steps} steps), {name}"
+                _check(g(nx.tensor(x)), _control_grad(x, steps), where)
 
 
 @nx.custom_vjp
