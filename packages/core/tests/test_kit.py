@@ -278,3 +278,47 @@ def test_summary_shows_op_names(partial_run: subprocess.CompletedProcess[str]) -
         start + 2 : next(i for i in range(start, len(lines)) if lines[i].startswith("total"))
     ]
     assert body and all(re.fullmatch(r"\w+ +\d+ +\d+ +\d+", ln) for ln in body), body
+
+
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+
+
+def _page_blocks(page: str) -> dict[str, str]:
+    """The page's Python code blocks that start with a ``# path`` comment, by path."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+    return {b.split("\n", 1)[0][2:].strip(): b for b in blocks if b.startswith("# ")}
+
+
+def test_write_a_backend_page_passes_the_kit(tmp_path: Path) -> None:
+    # the page's backend, built from its code blocks, passes the kit for what it claims
+    blocks = _page_blocks("write-a-backend.md")
+    pkg = tmp_path / "src" / "numerix_mybackend"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "backend.py").write_text(blocks["src/numerix_mybackend/backend.py"])
+    # the plugin's entry point is not installed here: register the page's class
+    (tmp_path / "conftest.py").write_text(
+        blocks["tests/conftest.py"]
+        + "\n\nimport numerix\nfrom numerix_mybackend.backend import MyBackend\n\n"
+        + 'numerix.register_backend("mybackend", MyBackend, replace=True)\n'
+    )
+    (tmp_path / "test_conformance.py").write_text(blocks["tests/test_conformance.py"])
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-k", "astype or (test_binary_one_dtype and add) or test_full", str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600, env=env,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:]
+    rows = _summary(run.stdout)
+    assert (
+        rows["astype_float_to_int_saturates"][:2]
+        == (
+            rows["astype_float_to_int_saturates"][0],
+            0,
+        )
+        and rows["astype_float_to_int_saturates"][0] > 0
+    ), rows
+    assert rows["add"][0] > 0 and rows["total"][1] == 0, rows

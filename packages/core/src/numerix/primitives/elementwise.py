@@ -271,7 +271,8 @@ def as_type_dtype_rule(x: DType, *, dtype: DType) -> DType:
 as_type = REGISTRY.declare(
     "as_type", "elementwise", inputs=("x",), shape_rule=as_type_shape_rule,
     dtype_rule=as_type_dtype_rule,
-    doc="convert to out.dtype with numpy casting (floats to ints truncate toward zero)",
+    doc="convert to out.dtype with numpy casting, except float to int: truncate toward "
+    "zero, saturate at the int's min/max, NaN to 0 (decision 7)",
 )  # fmt: skip
 
 
