@@ -652,3 +652,36 @@ def test_config_warning_points_at_the_users_line(
         (__file__, test_config_warning_points_at_the_users_line.__code__.co_firstlineno + 6),
         (__file__, test_config_warning_points_at_the_users_line.__code__.co_firstlineno + 7),
     }, [(w.filename, w.lineno) for w in got]
+
+
+def test_doctor_installs_a_targets_package_the_way_numerix_was_installed(
+    core_only: None,
+    project: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a backend's check_target writes the index form; numerix came from a checkout here
+    from numerix import plugins
+
+    root = _checkout(tmp_path)
+    record = {"url": f"file://{root}/packages/core", "dir_info": {"editable": True}}
+    monkeypatch.setattr(plugins, "_direct_url", lambda d: record if d == "numerix" else None)
+
+    class NoGPU(_binary_class()):  # type: ignore[misc]
+        name = "xla"
+
+        @classmethod
+        def check_target(cls, target: str) -> tuple[str, str] | None:
+            return (
+                f"XLA_TARGET={target}: no device",
+                'pip install --force-reinstall "numerix-xla[cuda12]"   # and check the driver',
+            )
+
+    register_backend("xla", NoGPU, replace=True)
+    monkeypatch.setenv("XLA_TARGET", "cuda12")
+    code, problems = _doctor(capsys)
+    assert code == 1
+    assert [p["fix"] for p in problems] == [
+        f'pip install -e "{root}/packages/backend-xla[cuda12]"   # and check the driver'
+    ]

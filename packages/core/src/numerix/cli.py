@@ -580,7 +580,7 @@ def collect_doctor() -> dict[str, Any]:
                 reachable = False
             mismatch = cls.check_target(value) if reachable else None
             if mismatch is not None:
-                problem(*mismatch)
+                problem(mismatch[0], _installable(mismatch[1]))
             elif reachable:
                 ok.append(f"{var}={value}: {dist} installed")
             else:
@@ -640,6 +640,23 @@ def _config_fix(message: str) -> str:
         else:
             parts.append(f"unset {' '.join(names)}   # or correct its value")
     return "; then ".join(parts) if parts else "correct the configuration as the message says"
+
+
+_PIP_PROJECT = re.compile(
+    r'^pip install (?P<force>--force-reinstall )?"?(?P<dist>numerix(?:-[a-z]+)?)'
+    r'(?:\[(?P<extra>[\w,]+)\])?"?(?P<rest>(?:\s.*)?)$'
+)
+
+
+def _installable(fix: str) -> str:
+    """A plugin's fix (``Backend.check_target``) with the project's own packages installed
+    the way numerix was (a plugin writes the index form, ``pip install "numerix-xla[cuda12]"``)."""
+    from numerix.plugins import CHECKOUT_FOLDERS, install_command
+
+    m = _PIP_PROJECT.match(fix)
+    if m is None or m["dist"] not in CHECKOUT_FOLDERS:
+        return fix
+    return install_command(m["dist"], m["extra"], reinstall=bool(m["force"])) + m["rest"]
 
 
 def _default_backend_fix(eff: Any, entries: Any) -> str:
