@@ -269,6 +269,13 @@ def test_vjp_and_jvp():
     np.testing.assert_allclose(tan[0].to_numpy(), fd, rtol=1e-7)
 
 
+def test_vjp_and_jvp_take_python_floats_for_0d_values():
+    out, tangent = nx.jvp(lambda x: x * x, (3.0,), (1.0,))
+    assert (out.item(), tangent.item()) == (9.0, 6.0) and tangent.dtype is nx.float32
+    _, f_vjp = nx.vjp(lambda x: x * x, 3.0)
+    assert f_vjp(2.0)[0].item() == 12.0
+
+
 def test_vjp_and_jvp_inside_jit():
     @nx.jit
     def both(x, c, v):

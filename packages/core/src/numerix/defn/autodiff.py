@@ -739,6 +739,8 @@ def _check_like(got: Any, want: Sequence[Any], tree: Any, op: str, what: str) ->
         )
     out = []
     for x, w in zip(leaves, want):
+        if type(x) in (float, complex) and w.shape == () and w.dtype.kind in "fc":
+            x = scalar(x, w.dtype, _host())  # a Python number for a 0-d leaf, as in JAX
         if type(x) is not Tensor or x.shape != w.shape or x.dtype is not w.dtype:
             got_t = x.describe() if type(x) is Tensor else f"{type(x).__name__} {x!r:.40}"
             raise CotangentError(
