@@ -21,8 +21,10 @@ def test_matmul_notebook_flow():
     assert (x_train.shape, x_valid.shape) == ((500, 784), (100, 784))
     assert float(nx.max(x)) <= 1.0 and float(nx.min(x)) >= 0.0
 
-    w_np = rng.standard_normal((784, 10)).astype(np.float32)
-    weights = nx.tensor(w_np)
+    weights = nx.random.normal(nx.random.key(1), (784, 10))
+    assert weights.dtype is nx.float32 and weights.shape == (784, 10)
+    w_np = weights.to_numpy()
+    assert abs(float(w_np.mean())) < 0.05 and abs(float(w_np.std()) - 1.0) < 0.05
     result = nx.dot(x_valid, weights)
 
     oracle_x = np.frombuffer(raw, np.uint8).reshape(n_images, 784).astype(np.float32) / np.float32(

@@ -6,7 +6,7 @@
 [[7.0, 10.0], [15.0, 22.0]]
 """
 
-from numerix import dtypes, nn, ops
+from numerix import dtypes, nn, ops, random
 from numerix._tensor import Tensor
 from numerix._version import __version__
 from numerix.backend import Backend
@@ -93,7 +93,7 @@ from numerix.plugins import clear_caches, devices, get_backend, register_backend
 bool = bool_
 
 __all__ = [
-    "__version__", "Tensor", "Backend", "DType", "dtypes", "nn",
+    "__version__", "Tensor", "Backend", "DType", "dtypes", "nn", "random",
     "bool", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     "finfo", "iinfo", "isdtype", "result_type",

@@ -1,0 +1,838 @@
+"""Random numbers from explicit keys: counter-based, the same bits on every backend.
+
+Follows ``jax.random`` (argument order, defaults, algorithms) and ``Nx.Random``: a key
+is a ``uint32[2]`` tensor, every sampler is a pure function of its key, and fresh
+randomness comes from :func:`split` or :func:`fold_in`, never from hidden state. The
+generator is Threefry-2x32 (20 rounds), written once here from numerix ops (uint32
+add, xor, shifts), so it runs eagerly and inside ``jit``/``defn`` on every backend and
+compiler, and a new backend gets it for free.
+
+The bits equal ``jax.random``'s default implementation (``threefry2x32`` with
+``jax_threefry_partitionable=True``, JAX's default since 0.5): element ``i`` of an
+array of shape ``s`` hashes the 64-bit counter ``i`` (its high and low words) with
+the key, and a 32-bit draw is the xor of the two output words. ``bits``, ``uniform``,
+``randint``, ``permutation``, ``choice``, ``split`` and ``fold_in`` match JAX bit for
+bit; samplers that go through ``erf_inv``, ``log`` or ``erf`` (``normal``,
+``truncated_normal``, ``gumbel``, ``exponential``, ``categorical``) match it to the
+backend's rounding of those functions (a few ulp).
+
+# Note: a Python float ``p`` or bound takes float32 (numerix's default float), where JAX
+# with 64-bit types enabled would take float64.
+
+>>> import numerix as nx
+>>> k = nx.random.key(0)
+>>> k.tolist()
+[0, 0]
+>>> nx.random.bits(k, (3,)).tolist()
+[4070199207, 4202968722, 1427181096]
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from numerix import dtypes as D
+from numerix._shapes import broadcast_shapes, check_shape, normalize_axis, size_of
+from numerix._tensor import Tensor
+from numerix.dtypes import DType
+from numerix.errors import ArgumentError, DTypeError, ShapeError
+from numerix.ops._core import is_concrete, resolve, unify
+from numerix.ops.creation import arange, full, iota, tensor
+from numerix.ops.elementwise import (
+    add,
+    astype,
+    bitcast,
+    bitwise_and,
+    bitwise_left_shift,
+    bitwise_or,
+    bitwise_right_shift,
+    bitwise_xor,
+    clip,
+    equal,
+    erf,
+    erf_inv,
+    greater,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logical_and,
+    maximum,
+    multiply,
+    negative,
+    remainder,
+    subtract,
+    where,
+)
+from numerix.ops.indexing import take, take_along_axis
+from numerix.ops.reduction import argmax, sum
+from numerix.ops.shape import expand_dims, moveaxis, reshape, stack, transpose
+from numerix.ops.sort import argsort, cumsum, top_k
+from numerix.ops.transfer import backend_transfer
+
+__all__ = [
+    "key", "split", "fold_in", "bits", "uniform", "normal", "truncated_normal", "randint",
+    "bernoulli", "categorical", "choice", "permutation", "gumbel", "exponential",
+    "threefry2x32",
+]  # fmt: skip
+
+_UINT = {8: D.uint8, 16: D.uint16, 32: D.uint32, 64: D.uint64}
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = 0x1BD11BDA  # Threefry's key-schedule constant
+
+
+# ---------------------------------------------------------------- checks
+
+
+def _check_key(op: str, k: Any, backend: Any = None) -> Tensor:
+    """``k`` as a ``uint32[2]`` tensor, on ``backend`` when one is given."""
+    if type(k) is not Tensor:
+        try:
+            k = tensor(k, backend=backend)
+        except DTypeError as e:
+            raise DTypeError(f"{op}: the key must be a uint32[2] tensor: {e}") from None
+    elif backend is not None and is_concrete(k):
+        target = resolve(backend, op)
+        if k.backend is not target:
+            k = backend_transfer(k, target)
+    if k.dtype is not D.uint32:
+        raise DTypeError(
+            f"{op}: the key must be a uint32[2] tensor, got {k.describe()}: make one with "
+            f"numerix.random.key(seed) (or split/fold_in an existing key)"
+        )
+    if k.shape != (2,):
+        hint = (
+            "; it holds several keys: pass one of them, e.g. keys[0]"
+            if k.ndim > 1 and k.shape[-1] == 2
+            else ""
+        )
+        raise ShapeError(
+            f"{op}: the key must have shape (2,), got {k.describe()}{hint}: make one with "
+            f"numerix.random.key(seed)"
+        )
+    return k
+
+
+def _together(op: str, k: Tensor, *xs: Tensor) -> list[Tensor]:
+    """The key and tensor parameters on one backend (a trace captures the others; host
+    tensors move to the key's backend), as every op's operands meet."""
+    return unify(op, k, *xs)[1]
+
+
+def _float_dtype(op: str, dtype: Any, *, complex_ok: bool = False) -> DType:
+    d = D.as_dtype(dtype, op)
+    if d.kind == "f" or (complex_ok and d.kind == "c"):
+        return d
+    kinds = "a floating or complex" if complex_ok else "a floating"
+    raise DTypeError(
+        f"{op}: dtype must be {kinds} dtype, got {d}: sample floats and convert, or use "
+        f"numerix.random.randint for integers"
+    )
+
+
+def _shape(op: str, shape: Any) -> tuple[int, ...]:
+    return check_shape(op, shape)
+
+
+def _check_param_shape(op: str, shape: tuple[int, ...], *params: Tensor) -> None:
+    shapes = [p.shape for p in params]
+    got = broadcast_shapes(op, shape, *shapes)
+    if got != shape:
+        listing = ", ".join(p.describe() for p in params)
+        raise ShapeError(
+            f"{op}: parameters ({listing}) must broadcast to the shape argument {shape}, "
+            f"but broadcasting gives {got}: give a shape that holds them"
+        )
+
+
+def _param(op: str, name: str, x: Any, dtype: DType, backend: Any) -> Tensor:
+    """A float parameter (bound, mean) as a tensor of ``dtype`` on the key's backend."""
+    if type(x) is Tensor:
+        if x.dtype.kind == "c":
+            raise DTypeError(f"{op}: {name} must be real, got {x.describe()}")
+        return astype(x, dtype) if x.dtype is not dtype else x
+    if isinstance(x, (bool, complex)) or not isinstance(x, (int, float, np.ndarray, np.generic)):
+        if not isinstance(x, (list, tuple)):
+            raise DTypeError(f"{op}: {name} must be a real number or tensor, got {x!r}")
+    return tensor(x, dtype=dtype, backend=backend)
+
+
+# ---------------------------------------------------------------- threefry2x32
+
+
+def _rotl(x: Tensor, r: int) -> Tensor:
+    return bitwise_or(bitwise_left_shift(x, r), bitwise_right_shift(x, 32 - r))
+
+
+def threefry2x32(k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
+    """The Threefry-2x32 block cipher (20 rounds, Salmon et al. 2011) of the counter
+    words ``(x1, x2)`` under the key words ``(k1, k2)``, element-wise with broadcasting.
+
+    All four are uint32 tensors (or Python ints); the result is two uint32 tensors of the
+    broadcast shape. It is ``jax.random``'s ``threefry2x32_p``, bit for bit.
+
+    >>> import numerix as nx
+    >>> y1, y2 = nx.random.threefry2x32(0, 0, nx.tensor(0, dtype=nx.uint32), 0)
+    >>> y1.item(), y2.item()
+    (1797259609, 2579123966)
+    """
+    if type(k1) is not Tensor and type(k2) is not Tensor:
+        k1 = tensor(k1, dtype=D.uint32)
+    backend = next(t.backend for t in (k1, k2, x1, x2) if type(t) is Tensor)
+    k1, k2, x1, x2 = (
+        t if type(t) is Tensor else tensor(t, dtype=D.uint32, backend=backend)
+        for t in (k1, k2, x1, x2)
+    )
+    for t in (k1, k2, x1, x2):
+        if t.dtype is not D.uint32:
+            raise DTypeError(f"threefry2x32: operands must be uint32, got {t.describe()}")
+    ks = (k1, k2, bitwise_xor(bitwise_xor(k1, k2), _PARITY))
+    x1 = add(x1, ks[0])
+    x2 = add(x2, ks[1])
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x1 = add(x1, x2)
+            x2 = bitwise_xor(x1, _rotl(x2, r))
+        # the key schedule works on the 0-d key words: one full-size add per word
+        x1 = add(x1, ks[(i + 1) % 3])
+        x2 = add(x2, add(ks[(i + 2) % 3], i + 1))
+    return x1, x2
+
+
+def _counters(shape: tuple[int, ...], backend: Any, wide: bool = False) -> tuple[Tensor, Tensor]:
+    """The high and low words of the 64-bit counters 0, 1, ... over ``shape`` (JAX's
+    ``iota_2x32_shape``); below 2**32 elements (unless ``wide``) the high words are one
+    0-d zero."""
+    if not wide and size_of(shape) <= 2**32:
+        return full((), 0, D.uint32, backend), iota(shape, dtype=D.uint32, backend=backend)
+    count = iota(shape, dtype=D.uint64, backend=backend)
+    low = astype(bitwise_and(count, 0xFFFFFFFF), D.uint32)
+    return astype(bitwise_right_shift(count, 32), D.uint32), low
+
+
+def _hash(k: Tensor, shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
+    hi, lo = _counters(shape, k.backend)
+    y1, y2 = threefry2x32(k[0], k[1], hi, lo)
+    if y1.shape != shape:  # shape () with a 0-d counter: already right
+        y1 = reshape(y1, shape)
+    return y1, y2
+
+
+def _bits(k: Tensor, width: int, shape: tuple[int, ...]) -> Tensor:
+    y1, y2 = _hash(k, shape)
+    if width == 64:
+        hi = bitwise_left_shift(astype(y1, D.uint64), 32)
+        return bitwise_or(hi, astype(y2, D.uint64))
+    b = bitwise_xor(y1, y2)
+    if width == 32:
+        return b
+    return astype(bitwise_and(b, (1 << width) - 1), _UINT[width])
+
+
+def _split(k: Tensor, shape: tuple[int, ...]) -> Tensor:
+    y1, y2 = _hash(k, shape)
+    return stack([y1, y2], axis=-1)
+
+
+# ---------------------------------------------------------------- keys
+
+
+def key(seed: Any, *, backend: Any = None) -> Tensor:
+    """A key from an integer seed: a ``uint32[2]`` tensor holding the seed's high and low
+    32-bit words (``jax.random.PRNGKey``, ``Nx.Random.key``).
+
+    :param seed: a Python int in the int64 or uint64 range, or a 0-d integer tensor
+        (inside ``jit``, a traced one).
+    :param backend: where the key lives (default: the default backend, or the seed
+        tensor's).
+    :raises DTypeError: for a float, bool or non-scalar seed.
+
+    >>> import numerix as nx
+    >>> nx.random.key(42).tolist()
+    [0, 42]
+    >>> nx.random.key(-1).tolist()
+    [4294967295, 4294967295]
+    >>> nx.random.key(1.5)
+    Traceback (most recent call last):
+    ...
+    numerix.errors.DTypeError: random.key: the seed must be an integer, got float 1.5: pass int(seed)
+    """
+    if type(seed) is Tensor:
+        if seed.dtype.kind not in "iu" or seed.shape != ():
+            raise DTypeError(
+                f"random.key: the seed must be a 0-d integer tensor, got {seed.describe()}"
+            )
+        if backend is not None and is_concrete(seed):
+            seed = backend_transfer(seed, resolve(backend, "random.key"))
+        s = astype(seed, D.int64) if seed.dtype is not D.uint64 else seed
+        s = bitcast(s, D.uint64)
+        halves = [bitwise_right_shift(s, 32), bitwise_and(s, 0xFFFFFFFF)]
+        return stack([astype(w, D.uint32) for w in halves])
+    if isinstance(seed, (np.integer,)):
+        seed = int(seed)
+    if type(seed) is not int:
+        raise DTypeError(
+            f"random.key: the seed must be an integer, got {type(seed).__name__} {seed!r}: "
+            f"pass int(seed)"
+        )
+    if not -(2**63) <= seed < 2**64:
+        raise ArgumentError(
+            f"random.key: the seed {seed} is outside the int64 and uint64 ranges: reduce it, "
+            f"e.g. seed % 2**64"
+        )
+    seed %= 2**64
+    words = np.array([seed >> 32, seed & 0xFFFFFFFF], dtype=np.uint32)
+    return tensor(words, backend=resolve(backend, "random.key"))
+
+
+def split(key: Any, num: int | Sequence[int] = 2) -> Tensor:
+    """``num`` new keys from ``key``, stacked on a new leading axis: shape ``(num, 2)``,
+    or ``(*num, 2)`` for a tuple (``jax.random.split``).
+
+    Use one of them and split the other again; never reuse a key once split.
+
+    >>> import numerix as nx
+    >>> k, sub = nx.random.split(nx.random.key(0))
+    >>> sub.tolist()
+    [928981903, 3453687069]
+    """
+    k = _check_key("random.split", key)
+    shape = _shape("random.split", num)
+    return _split(k, shape)
+
+
+def fold_in(key: Any, data: Any) -> Tensor:
+    """A new key from ``key`` and an integer ``data`` (a step, a device index), taken
+    modulo 2**32 (``jax.random.fold_in``).
+
+    :param data: a Python int or a 0-d integer tensor (traced inside ``jit``).
+    :raises DTypeError: for a float or non-scalar ``data``.
+
+    >>> import numerix as nx
+    >>> nx.random.fold_in(nx.random.key(0), 1).tolist()
+    [928981903, 3453687069]
+    """
+    k = _check_key("random.fold_in", key)
+    if type(data) is Tensor:
+        if data.dtype.kind not in "iu" or data.shape != ():
+            raise DTypeError(
+                f"random.fold_in: data must be a 0-d integer tensor, got {data.describe()}"
+            )
+        d = data if data.dtype is D.uint32 else astype(bitwise_and(data, 0xFFFFFFFF), D.uint32)
+    elif isinstance(data, (int, np.integer)) and not isinstance(data, bool):
+        d = tensor(int(data) % 2**32, dtype=D.uint32, backend=k.backend)
+    else:
+        raise DTypeError(
+            f"random.fold_in: data must be an integer, got {type(data).__name__} {data!r}"
+        )
+    y1, y2 = threefry2x32(k[0], k[1], full((), 0, D.uint32, k.backend), d)
+    return stack([y1, y2])
+
+
+# ---------------------------------------------------------------- samplers
+
+
+def bits(key: Any, shape: Any = (), dtype: Any = D.uint32, *, backend: Any = None) -> Tensor:
+    """Uniform random bits as unsigned integers of 8, 16, 32 or 64 bits
+    (``jax.random.bits``).
+
+    :raises DTypeError: for a dtype that is not unsigned.
+
+    >>> import numerix as nx
+    >>> nx.random.bits(nx.random.key(0), (2,), nx.uint8).tolist()
+    [167, 146]
+    """
+    k = _check_key("random.bits", key, backend)
+    d = D.as_dtype(dtype, "random.bits")
+    if d.kind != "u":
+        raise DTypeError(
+            f"random.bits: dtype must be unsigned (uint8, uint16, uint32, uint64), got {d}"
+        )
+    return _bits(k, d.itemsize * 8, _shape("random.bits", shape))
+
+
+def uniform(
+    key: Any,
+    shape: Any = (),
+    dtype: Any = D.float32,
+    minval: Any = 0.0,
+    maxval: Any = 1.0,
+    *,
+    backend: Any = None,
+) -> Tensor:
+    """Uniform floats in ``[minval, maxval)`` (``jax.random.uniform``).
+
+    The random bits fill the mantissa of a float in [1, 2), from which 1 is
+    subtracted; then the result is scaled to the range.
+
+    :param minval: a number or a tensor broadcasting to ``shape``.
+    :param maxval: a number or a tensor broadcasting to ``shape``.
+    :raises DTypeError: for a dtype that is not floating.
+
+    >>> import numerix as nx
+    >>> nx.random.uniform(nx.random.key(0), (3,)).tolist()
+    [0.9476670026779175, 0.9785798788070679, 0.33229148387908936]
+    >>> nx.random.uniform(nx.random.key(0), (3,), nx.int32)
+    Traceback (most recent call last):
+    ...
+    numerix.errors.DTypeError: random.uniform: dtype must be a floating dtype, got int32: sample floats and convert, or use numerix.random.randint for integers
+    """
+    k = _check_key("random.uniform", key, backend)
+    d = _float_dtype("random.uniform", dtype)
+    s = _shape("random.uniform", shape)
+    return _uniform(k, s, d, minval, maxval, "random.uniform")
+
+
+def _uniform(k: Tensor, shape: tuple[int, ...], d: DType, lo: Any, hi: Any, op: str) -> Tensor:
+    nbits = d.itemsize * 8
+    nmant = round(-math.log2(D.finfo(d).eps))  # mantissa bits: 10, 7, 23, 52
+    width = 8 if nmant < 8 else nbits
+    b = _bits(k, width, shape)
+    if width != nbits:
+        b = astype(b, _UINT[nbits])
+    one = int(np.array(1.0, d.numpy_dtype).view(_UINT[nbits].numpy_dtype))
+    f = subtract(bitcast(bitwise_or(bitwise_right_shift(b, width - nmant), one), d), 1.0)
+    if type(lo) is not Tensor and type(hi) is not Tensor and lo == 0.0 and hi == 1.0:
+        return f  # x * 1 + 0 and max(0, x) are x: skip three full-size ops
+    lo_t = _param(op, "minval", lo, d, k.backend)
+    hi_t = _param(op, "maxval", hi, d, k.backend)
+    _check_param_shape(op, shape, lo_t, hi_t)
+    f, lo_t, hi_t = _together(op, f, lo_t, hi_t)
+    return maximum(lo_t, add(multiply(f, subtract(hi_t, lo_t)), lo_t))
+
+
+def normal(key: Any, shape: Any = (), dtype: Any = D.float32, *, backend: Any = None) -> Tensor:
+    """Standard normal samples (``jax.random.normal``): ``sqrt(2) * erf_inv(u)`` for
+    ``u`` uniform in (-1, 1); complex dtypes draw real and imaginary parts of variance
+    1/2 from two split keys.
+
+    :raises DTypeError: for an integer or bool dtype.
+
+    >>> import numerix as nx
+    >>> nx.random.normal(nx.random.key(0), (2, 3)).shape
+    (2, 3)
+    """
+    k = _check_key("random.normal", key, backend)
+    d = _float_dtype("random.normal", dtype, complex_ok=True)
+    s = _shape("random.normal", shape)
+    if d.kind == "c":
+        real = D.float32 if d is D.complex64 else D.float64
+        k_re, k_im = _split(k, (2,))
+        re = astype(_normal_real(k_re, s, real), d)
+        im = astype(_normal_real(k_im, s, real), d)
+        return (re + im * 1j) / np.sqrt(2.0).item()
+    return _normal_real(k, s, d)
+
+
+def _normal_real(k: Tensor, shape: tuple[int, ...], d: DType) -> Tensor:
+    npd = d.numpy_dtype
+    lo = float(np.nextafter(np.array(-1.0, npd), np.array(0.0, npd)))
+    u = _uniform(k, shape, d, lo, 1.0, "random.normal")
+    return multiply(erf_inv(u), float(np.array(np.sqrt(2), npd)))
+
+
+def _nextafter(x: Tensor, up: bool) -> Tensor:
+    """The next float after ``x`` towards +inf (``up``) or -inf, by its bits."""
+    u = _UINT[x.dtype.itemsize * 8]
+    b = bitcast(x, u)
+    sign = 1 << (x.dtype.itemsize * 8 - 1)
+    positive = less(b, sign)  # +0 and positive numbers
+    step = where(positive if up else ~positive, add(b, 1), subtract(b, 1))
+    zero = equal(x, 0.0)
+    tiny = sign + 1 if not up else 1  # smallest subnormal of the right sign
+    step = where(zero, full((), tiny, u, x.backend), step)
+    inf = float("inf") if up else float("-inf")
+    return where(equal(x, inf) | (x != x), x, bitcast(step, x.dtype))
+
+
+def truncated_normal(
+    key: Any,
+    lower: Any,
+    upper: Any,
+    shape: Any = None,
+    dtype: Any = D.float32,
+    *,
+    backend: Any = None,
+) -> Tensor:
+    """Normal samples truncated to the open interval ``(lower, upper)``
+    (``jax.random.truncated_normal``): inverse-CDF sampling, clipped into the interval.
+
+    :param shape: the result shape (default: ``lower`` and ``upper`` broadcast).
+
+    >>> import numerix as nx
+    >>> x = nx.random.truncated_normal(nx.random.key(0), -1.0, 1.0, (100,))
+    >>> bool(nx.all((x > -1) & (x < 1)))
+    True
+    """
+    op = "random.truncated_normal"
+    k = _check_key(op, key, backend)
+    d = _float_dtype(op, dtype)
+    lo = _param(op, "lower", lower, d, k.backend)
+    hi = _param(op, "upper", upper, d, k.backend)
+    k, lo, hi = _together(op, k, lo, hi)
+    if shape is None:
+        s = broadcast_shapes(op, lo.shape, hi.shape)
+    else:
+        s = _shape(op, shape)
+        _check_param_shape(op, s, lo, hi)
+    sqrt2 = float(np.array(np.sqrt(2), d.numpy_dtype))
+    a = erf(lo / sqrt2)
+    b = erf(hi / sqrt2)
+    u = _uniform(k, s, d, a, b, op)
+    out = multiply(erf_inv(u), sqrt2)
+    return clip(out, _nextafter(lo, True), _nextafter(hi, False))
+
+
+def _probability(op: str, p: Any, backend: Any) -> Tensor:
+    if type(p) is Tensor:
+        if p.dtype.kind != "f":
+            raise DTypeError(f"{op}: p must be a floating tensor, got {p.describe()}")
+        return p
+    if isinstance(p, (int, float, np.number)) and not isinstance(p, bool):
+        if not 0.0 <= float(p) <= 1.0:
+            raise ArgumentError(f"{op}: p must be a probability in [0, 1], got {p!r}")
+        return tensor(float(p), dtype=D.float32, backend=backend)
+    raise DTypeError(f"{op}: p must be a float or a floating tensor, got {p!r}")
+
+
+def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, *, backend: Any = None) -> Tensor:
+    """Booleans that are True with probability ``p`` (``jax.random.bernoulli``): a
+    uniform sample of ``p``'s dtype below ``p``.
+
+    :param p: a float in [0, 1] (float32) or a floating tensor broadcasting to ``shape``.
+    :param shape: the result shape (default: ``p``'s).
+    :raises ArgumentError: for a Python ``p`` outside [0, 1].
+
+    >>> import numerix as nx
+    >>> nx.random.bernoulli(nx.random.key(0), 0.5, (4,)).tolist()
+    [False, False, True, True]
+    >>> nx.random.bernoulli(nx.random.key(0), 1.5)
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ArgumentError: random.bernoulli: p must be a probability in [0, 1], got 1.5
+    """
+    op = "random.bernoulli"
+    k = _check_key(op, key, backend)
+    k, pt = _together(op, k, _probability(op, p, k.backend))
+    if shape is None:
+        s = pt.shape
+    else:
+        s = _shape(op, shape)
+        _check_param_shape(op, s, pt)
+    return less(_uniform(k, s, pt.dtype, 0.0, 1.0, op), pt)
+
+
+def gumbel(key: Any, shape: Any = (), dtype: Any = D.float32, *, backend: Any = None) -> Tensor:
+    """Standard Gumbel samples, ``-log(-log(u))`` for ``u`` uniform in [tiny, 1)
+    (``jax.random.gumbel``, mode ``"low"``).
+
+    >>> import numerix as nx
+    >>> nx.random.gumbel(nx.random.key(0), (2,)).dtype
+    numerix.float32
+    """
+    k = _check_key("random.gumbel", key, backend)
+    d = _float_dtype("random.gumbel", dtype)
+    return _gumbel(k, _shape("random.gumbel", shape), d)
+
+
+def _gumbel(k: Tensor, shape: tuple[int, ...], d: DType) -> Tensor:
+    tiny = float(D.finfo(d).smallest_normal)
+    u = _uniform(k, shape, d, tiny, 1.0, "random.gumbel")
+    return negative(log(negative(log(u))))
+
+
+def exponential(
+    key: Any, shape: Any = (), dtype: Any = D.float32, *, backend: Any = None
+) -> Tensor:
+    """Standard exponential samples, ``-log1p(-u)`` (``jax.random.exponential``).
+
+    >>> import numerix as nx
+    >>> bool(nx.all(nx.random.exponential(nx.random.key(0), (5,)) >= 0))
+    True
+    """
+    k = _check_key("random.exponential", key, backend)
+    d = _float_dtype("random.exponential", dtype)
+    u = _uniform(k, _shape("random.exponential", shape), d, 0.0, 1.0, "random.exponential")
+    return negative(log1p(negative(u)))
+
+
+# ---------------------------------------------------------------- integers
+
+
+def _clip_convert(v: Tensor, d: DType) -> Tensor:
+    """``v`` converted to the integer dtype ``d``, saturating (JAX's
+    ``_convert_and_clip_integer``)."""
+    vi, di = D.iinfo(v.dtype), D.iinfo(d)
+    lo, hi = max(int(di.min), int(vi.min)), min(int(di.max), int(vi.max))
+    if lo > int(vi.min) or hi < int(vi.max):
+        v = clip(v, lo, hi)
+    return astype(v, d)
+
+
+def _int_bound(op: str, name: str, v: Any, backend: Any) -> Tensor:
+    if type(v) is Tensor:
+        t = v
+    elif isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        t = tensor(int(v), dtype=D.int64 if int(v) < 2**63 else D.uint64, backend=backend)
+    elif isinstance(v, (list, tuple, np.ndarray)):
+        t = tensor(v, backend=backend)
+    else:
+        raise DTypeError(
+            f"{op}: {name} must be an integer, got {type(v).__name__} {v!r}: pass int({name}) "
+            f"(randint draws integers in [minval, maxval))"
+        )
+    if t.dtype.kind not in "iu":
+        raise DTypeError(
+            f"{op}: {name} must be an integer or integer tensor, got {t.describe()}: convert "
+            f"it with astype (randint draws integers in [minval, maxval))"
+        )
+    return t
+
+
+def randint(
+    key: Any, shape: Any, minval: Any, maxval: Any, dtype: Any = D.int64, *, backend: Any = None
+) -> Tensor:
+    """Uniform integers in ``[minval, maxval)`` (``jax.random.randint``, same bits).
+
+    Each value takes two draws of the dtype's width and reduces them modulo the span,
+    which keeps the bias small; 8- and 16-bit dtypes sample in 32 bits. A ``maxval``
+    beyond the dtype's range counts as one past its maximum; ``maxval <= minval`` gives
+    ``minval``.
+
+    :raises DTypeError: for a non-integer dtype or a float bound.
+
+    >>> import numerix as nx
+    >>> nx.random.randint(nx.random.key(0), (5,), 0, 10).tolist()
+    [5, 1, 5, 7, 3]
+    >>> nx.random.randint(nx.random.key(0), (5,), 0.0, 10)
+    Traceback (most recent call last):
+    ...
+    numerix.errors.DTypeError: random.randint: minval must be an integer, got float 0.0: pass int(minval) (randint draws integers in [minval, maxval))
+    """
+    op = "random.randint"
+    k = _check_key(op, key, backend)
+    d = D.as_dtype(dtype, op)
+    if d.kind not in "iu":
+        raise DTypeError(
+            f"{op}: dtype must be an integer dtype, got {d}: use numerix.random.uniform for floats"
+        )
+    s = _shape(op, shape)
+    lo = _int_bound(op, "minval", minval, k.backend)
+    hi = _int_bound(op, "maxval", maxval, k.backend)
+    _check_param_shape(op, s, lo, hi)
+    k, lo, hi = _together(op, k, lo, hi)
+    info = D.iinfo(d)
+    if info.bits < 32:
+        lo = clip(astype(lo, D.int32), int(info.min), int(info.max))
+        hi = clip(astype(hi, D.int32), int(info.min), int(info.max) + 1)
+        return astype(_randint(k, s, lo, hi, D.int32), d)
+    return _randint(k, s, lo, hi, d)
+
+
+def _randint(k: Tensor, shape: tuple[int, ...], lo: Tensor, hi: Tensor, d: DType) -> Tensor:
+    top = min(int(D.iinfo(d).max), int(D.iinfo(hi.dtype).max))
+    hi_out_of_range = greater(hi, full((), top, hi.dtype, k.backend))
+    lo = _clip_convert(lo, d)
+    hi = _clip_convert(hi, d)
+    nbits = D.iinfo(d).bits
+    keys = _split(k, (2,))
+    high_bits = _bits(keys[0], nbits, shape)
+    low_bits = _bits(keys[1], nbits, shape)
+    u = _UINT[nbits]
+    span = bitcast(subtract(hi, lo), u) if d.kind == "i" else subtract(hi, lo)
+    empty = less_equal(hi, lo)
+    span = where(empty, full((), 1, u, k.backend), span)
+    span = where(logical_and(hi_out_of_range, ~empty), add(span, 1), span)
+    # span 0 is the whole range (2**nbits): the offset is the low word, as XLA's x % 0 = x
+    whole = equal(span, 0)
+    safe = where(whole, full((), 1, u, k.backend), span)
+    mult = remainder(full((), 2 ** (nbits // 2), u, k.backend), safe)
+    mult = remainder(multiply(mult, mult), safe)
+    offset = add(multiply(remainder(high_bits, safe), mult), remainder(low_bits, safe))
+    offset = where(whole, low_bits, remainder(offset, safe))
+    return add(lo, bitcast(offset, d) if d.kind == "i" else offset)
+
+
+# ---------------------------------------------------------------- permutations and choices
+
+
+def _shuffle(k: Tensor, x: Tensor, axis: int) -> Tensor:
+    # JAX's _shuffle: sort by fresh 32-bit keys, rounds enough to make collisions rare
+    rounds = math.ceil(3 * math.log(max(1, size_of(x.shape))) / math.log(2**32 - 1))
+    for _ in range(rounds):
+        pair = _split(k, (2,))
+        k, sub = pair[0], pair[1]
+        order = argsort(_bits(sub, 32, x.shape), axis=axis)
+        x = take_along_axis(x, order, axis=axis)
+    return x
+
+
+def permutation(
+    key: Any, x: Any, axis: int = 0, independent: bool = False, *, backend: Any = None
+) -> Tensor:
+    """A random permutation of ``range(x)`` (int64) for an int ``x``, or of a tensor's
+    slices along ``axis`` (``jax.random.permutation``, same bits). ``independent=True``
+    shuffles each line along ``axis`` on its own.
+
+    :raises ShapeError: for a 0-d tensor.
+
+    >>> import numerix as nx
+    >>> nx.random.permutation(nx.random.key(0), 5).tolist()
+    [0, 1, 4, 3, 2]
+    """
+    op = "random.permutation"
+    k = _check_key(op, key, backend)
+    if type(x) is not Tensor and isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        n = operator.index(x)
+        if n < 0:
+            raise ShapeError(f"{op}: x must be a non-negative int or a tensor, got {n}")
+        return _shuffle(k, arange(n, backend=k.backend), 0)
+    k, t = _together(op, k, x if type(x) is Tensor else tensor(x, backend=k.backend))
+    if t.ndim == 0:
+        raise ShapeError(
+            f"{op}: x must be an int or a tensor of at least one dimension, got {t.describe()}"
+        )
+    ax = normalize_axis(op, axis, t.ndim, t.shape)
+    if independent or t.ndim == 1:
+        return _shuffle(k, t, ax)
+    order = _shuffle(k, arange(t.shape[ax], backend=k.backend), 0)
+    return take(t, order, axis=ax)
+
+
+def choice(
+    key: Any,
+    a: Any,
+    shape: Any = (),
+    replace: bool = True,
+    p: Any = None,
+    axis: int = 0,
+    *,
+    backend: Any = None,
+) -> Tensor:
+    """A random sample of ``a``'s slices along ``axis`` (of ``range(a)`` for an int)
+    (``jax.random.choice``, same bits).
+
+    :param p: the probability of each entry (a 1-d tensor of ``a.shape[axis]``), or
+        None for uniform.
+    :raises ArgumentError: for ``replace=False`` with more draws than entries.
+
+    >>> import numerix as nx
+    >>> nx.random.choice(nx.random.key(0), 10, (3,), replace=False).tolist()
+    [0, 1, 8]
+    >>> nx.random.choice(nx.random.key(0), 3, (4,), replace=False)
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ArgumentError: random.choice: cannot take 4 samples from a population of 3 without replacement: draw at most 3, or pass replace=True
+    """
+    op = "random.choice"
+    k = _check_key(op, key, backend)
+    s = _shape(op, shape)
+    if type(a) is not Tensor and isinstance(a, (int, np.integer)) and not isinstance(a, bool):
+        arr = None
+        n = operator.index(a)
+        ax = 0
+    else:
+        k, arr = _together(op, k, a if type(a) is Tensor else tensor(a, backend=k.backend))
+        if arr.ndim == 0:
+            raise ShapeError(f"{op}: a must be an int or a tensor of at least one dimension")
+        ax = normalize_axis(op, axis, arr.ndim, arr.shape)
+        n = arr.shape[ax]
+    draws = size_of(s)
+    out_shape = s if arr is None else arr.shape[:ax] + s + arr.shape[ax + 1 :]
+    if draws == 0:
+        return full(out_shape, 0, D.int64 if arr is None else arr.dtype, k.backend)
+    if n <= 0:
+        raise ArgumentError(f"{op}: a must hold at least one entry unless no samples are taken")
+    if not replace and draws > n:
+        raise ArgumentError(
+            f"{op}: cannot take {draws} samples from a population of {n} without "
+            f"replacement: draw at most {n}, or pass replace=True"
+        )
+    if p is None:
+        if replace:
+            ind = randint(k, s, 0, n)
+        else:
+            perm = permutation(k, n if arr is None else arr, ax)
+            if arr is not None:
+                return reshape(take(perm, arange(draws, backend=k.backend), axis=ax), out_shape)
+            ind = perm[:draws]
+    else:
+        k, pt = _together(op, k, p if type(p) is Tensor else tensor(p, backend=k.backend))
+        if pt.dtype.kind in "iub":
+            pt = astype(pt, D.float32)
+        if pt.shape != (n,):
+            raise ShapeError(
+                f"{op}: p must be None or a 1-d tensor of a.shape[axis] = {n} entries, got "
+                f"{pt.describe()}"
+            )
+        if replace:
+            cum = cumsum(pt)
+            r = multiply(cum[-1], subtract(1.0, _uniform(k, s, pt.dtype, 0.0, 1.0, op)))
+            # searchsorted(cum, r, side="left"): how many cumulative sums lie below r
+            ind = sum(less(cum, expand_dims(r, -1)), axis=-1, dtype=D.int64)
+        else:
+            g = add(_gumbel(k, (n,), pt.dtype), log(pt))
+            ind = top_k(g, draws)[1]
+    if arr is None:
+        return reshape(ind, s)
+    return reshape(take(arr, reshape(ind, (draws,)), axis=ax), out_shape)
+
+
+def categorical(
+    key: Any, logits: Any, axis: int = -1, shape: Any = None, replace: bool = True,
+    *, backend: Any = None,
+) -> Tensor:  # fmt: skip
+    """Indices (int64) drawn from the categorical distributions ``softmax(logits, axis)``
+    by the Gumbel-max trick (``jax.random.categorical``); ``replace=False`` takes the
+    Gumbel top-k.
+
+    :param shape: the result shape; its trailing dimensions must match ``logits``'s
+        without ``axis`` (default: exactly those).
+
+    >>> import numerix as nx
+    >>> logits = nx.log(nx.tensor([0.0, 1.0, 0.0]))
+    >>> nx.random.categorical(nx.random.key(0), logits, shape=(4,)).tolist()
+    [1, 1, 1, 1]
+    """
+    op = "random.categorical"
+    k = _check_key(op, key, backend)
+    lg = logits if type(logits) is Tensor else tensor(logits, backend=k.backend)
+    k, lg = _together(op, k, lg)
+    if lg.dtype.kind != "f":
+        raise DTypeError(f"{op}: logits must be floating, got {lg.describe()}")
+    if lg.ndim == 0:
+        raise ShapeError(f"{op}: logits must have at least one dimension, got {lg.describe()}")
+    ax = normalize_axis(op, axis, lg.ndim, lg.shape)
+    batch = lg.shape[:ax] + lg.shape[ax + 1 :]
+    if shape is None:
+        s = batch
+    else:
+        s = _shape(op, shape)
+        tail = s[len(s) - len(batch) :] if batch else ()
+        if len(s) < len(batch) or any(b not in (1, d) for b, d in zip(batch, tail)):
+            raise ShapeError(
+                f"{op}: shape {s} must end with the batch shape {batch} of {lg.describe()} "
+                f"(its shape without axis {ax})"
+            )
+    prefix = s[: len(s) - len(batch)]
+    if replace:
+        lines = list(s[len(s) - len(batch) :])
+        lines.insert(ax, lg.shape[ax])
+        g = _gumbel(k, (*prefix, *lines), lg.dtype)
+        lead = tuple(range(len(prefix)))
+        return argmax(add(g, expand_dims(lg, lead) if lead else lg), axis=len(prefix) + ax)
+    draws = size_of(prefix)
+    if draws > lg.shape[ax]:
+        raise ArgumentError(
+            f"{op}: cannot take {draws} samples without replacement from {lg.shape[ax]} "
+            f"categories: draw at most {lg.shape[ax]}, or pass replace=True"
+        )
+    g = add(lg, _gumbel(k, lg.shape, lg.dtype))
+    idx = top_k(moveaxis(g, ax, -1), draws)[1]  # batch + (draws,)
+    idx = transpose(idx, (idx.ndim - 1, *range(idx.ndim - 1)))
+    return reshape(idx, s)
