@@ -129,6 +129,7 @@ class _Page:
         self.namespace: dict[str, Any] = {"__name__": f"docs_{page.stem.replace('-', '_')}"}
         self.tmp = tmp
         self.not_run: list[str] = []
+        self.done: set[int] = set()  # lines of the blocks run (or not run, with a reason)
 
 
 _PAGES: dict[Path, _Page] = {}
@@ -230,23 +231,35 @@ def test_docs_code_block(block: Block, tmp_path_factory: pytest.TempPathFactory)
     page = _PAGES.get(block.page)
     if page is None:
         page = _PAGES[block.page] = _Page(block.page, tmp_path_factory.mktemp(block.page.stem))
-    last = block is [b for b in BLOCKS if b.page == block.page][-1]
+    blocks = [b for b in BLOCKS if b.page == block.page]
     try:
-        if "no-run" in block.info:
-            pytest.skip("no-run by design (the page marks this block as not to be run)")
-        missing = [d for d in block.needs if not _installed(d)]
-        if missing:
-            page.not_run.append(block.id)
-            pytest.skip(f"not run: needs {', '.join(missing)} (not installed here)")
-        if page.not_run:
-            pytest.skip(
-                f"not run: it follows {page.not_run[0]}, which needs a package not installed"
-            )
-        with _fresh_reader(page.tmp):
-            check(block, page.namespace)
+        # the blocks before it that did not run in this session (a -k selection): first
+        for b in blocks[: blocks.index(block)]:
+            if b.line not in page.done:
+                _run_or_say_why_not(b, page)
+        why = _run_or_say_why_not(block, page)
+        if why is not None:
+            pytest.skip(why)
     finally:
-        if last:
+        if block is blocks[-1]:
             _PAGES.pop(block.page, None)
+
+
+def _run_or_say_why_not(block: Block, page: _Page) -> str | None:
+    """Run and check ``block``; or return why it is not run (the page says no-run, it
+    needs a package not installed here, or it follows such a block)."""
+    page.done.add(block.line)
+    if "no-run" in block.info:
+        return "no-run by design (the page marks this block as not to be run)"
+    missing = [d for d in block.needs if not _installed(d)]
+    if missing:
+        page.not_run.append(block.id)
+        return f"not run: needs {', '.join(missing)} (not installed here)"
+    if page.not_run:
+        return f"not run: it follows {page.not_run[0]}, which needs a package not installed"
+    with _fresh_reader(page.tmp):
+        check(block, page.namespace)
+    return None
 
 
 # ---------------------------------------------------------------- the collector itself
