@@ -4,6 +4,11 @@ and the cost of tracing and differentiating long op chains.
     python benchmarks/grad.py            # every installed backend
     python benchmarks/grad.py --quick    # a smoke test
 
+On a shared machine pin one thread per library, or thread pools stalling on a busy
+core swamp the figures (torch's medians moved 20x between runs here):
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/grad.py --threads 1
+
 a. value_and_grad of a 784 -> 128 -> 10 MLP (relu, softmax cross-entropy) on a batch of
    64, float32, cached calls:
    - xla compiler (``nx.jit(nx.value_and_grad(loss), compiler="xla")``) beside raw
@@ -263,7 +268,12 @@ def bench_chain(sizes: tuple[int, ...]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--threads", type=int, default=0, help="torch's intra-op threads")
     args = parser.parse_args()
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     repeat = 3 if args.quick else 15
     from numerix import plugins
 
