@@ -240,6 +240,19 @@ def test_composition_grad_of_grad_jit_of_grad_grad_of_jit():
     np.testing.assert_allclose(step(x).to_numpy(), x.to_numpy() - 0.3 * x.to_numpy() ** 2)
 
 
+def test_grad_inside_a_branch_closing_over_values_of_the_enclosing_trace():
+    @nx.jit
+    def f(x, w):
+        def branch(y):
+            return nx.grad(lambda z: nx.sum(z * w * z))(y), nx.grad(lambda z: nx.sum(w))(y)
+
+        return nx.cond(nx.sum(x) > 0, branch, lambda y: (y, y), x)
+
+    g, zero = f(t64([1.0, 1.0]), t64([2.0, 3.0]))
+    np.testing.assert_array_equal(g.to_numpy(), [4.0, 6.0])
+    np.testing.assert_array_equal(zero.to_numpy(), [0.0, 0.0])
+
+
 def test_backward_pass_is_recorded_in_the_graph():
     g = nx.trace(nx.grad(lambda x: nx.sum(nx.exp(x))), nx.template((3,), F64))
     listing = str(g)

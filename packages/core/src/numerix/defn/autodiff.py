@@ -209,7 +209,7 @@ def _backprop(be: ExprBackend, g: Graph, env: dict[int, Any], out_cts: Sequence[
         if c is None:
             continue
         op = n.op
-        if op in (CONSTANT, TENSOR):
+        if op in (CONSTANT, TENSOR, PARAMETER):  # a parameter: a value of an outer trace
             continue
         if op == ELEM:
             src = n.inputs[0]
