@@ -1,6 +1,6 @@
 """Every Python code block of the docs runs, so a page cannot go stale.
 
-The pages are ``docs/*.md`` and the README. Each ```` ```python ```` block of a page is
+The pages are ``docs/*.md``, the README and each package's README. Each ```` ```python ```` block of a page is
 one test, ``docs/PAGE.md:LINE``; the blocks of one page share a namespace and run in
 order, in an empty working directory with no numerix variable and the default
 settings (as a reader starting fresh), on one pytest-xdist worker.
@@ -37,7 +37,11 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-PAGES = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md"]
+PAGES = [
+    *sorted((REPO / "docs").glob("*.md")),
+    REPO / "README.md",
+    *sorted((REPO / "packages").glob("*/README.md")),
+]
 
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<info>[^\n`]*)$")
 #: a backend or compiler named in a string ("xla", 'torch:cuda'), or its library imported
