@@ -52,12 +52,13 @@ FUNCTIONS = {
 }
 
 
-@pytest.mark.parametrize("compiler", [None, *COMPILERS])
+# eagerly, grad runs with the default compiler (the evaluator): that is the first case
+@pytest.mark.parametrize("compiler", COMPILERS)
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_grad_equals_jax_grad(name, compiler):
     ours, theirs = FUNCTIONS[name]
     a = RNG.standard_normal((3, 4)).astype(np.float32)
-    g = nx.grad(ours) if compiler is None else nx.jit(nx.grad(ours), compiler=compiler)
+    g = nx.grad(ours) if compiler == "evaluator" else nx.jit(nx.grad(ours), compiler=compiler)
     got = g(xt(a))
     want = jax.grad(theirs)(jnp.asarray(a))
     assert got.backend.name == "xla" and got.dtype is nx.float32 and got.shape == a.shape
