@@ -224,7 +224,7 @@ WINDOW: list[Case] = [
      [_r(6)]),
     ("window_max-size1", lambda x: nx.window_max(x, (1, 1)), [_r(1, 1)]),
     ("window_scatter_max", lambda x, s, i: nx.window_scatter_max(
-        x, s, i, (2, 3), strides=2, padding="same"), [_r(4, 5), _r(2, 3, seed=2), _r()]),
+        x, s, i, (2, 2), strides=2, padding="same"), [_r(4, 5), _r(2, 3, seed=2), _r()]),
     ("window_scatter_min", lambda x, s, i: nx.window_scatter_min(
         x, s, i, (3,), strides=1, padding=[(1, 1)]), [_r(4), _r(4, seed=2), _r()]),
 ]  # fmt: skip
@@ -275,13 +275,11 @@ SORT: list[Case] = [
      [_r(2, 3)]),
     ("cumulative_sum-complex", lambda x: nx.cumulative_sum(x), [_c(4)]),
     ("cumulative_prod-zero", lambda x: nx.cumulative_prod(x), [_Z]),
-    ("cumulative_prod-reverse", lambda x: nx.cumulative_prod(x, axis=0, reverse=True),
-     [_r(5, 2)]),
-    ("cumulative_prod-complex", lambda x: nx.cumulative_prod(x), [_c(3)]),
-    ("cumulative_max", lambda x: nx.cumulative_max(x), [_r(6)]),
-    ("cumulative_max-reverse", lambda x: nx.cumulative_max(x, axis=0, reverse=True),
+    ("cumulative_prod-reverse-complex", lambda x: nx.cumulative_prod(x, axis=0, reverse=True),
+     [_c(5, 2)]),
+    ("cumulative_min-reverse", lambda x: nx.cumulative_min(x, axis=0, reverse=True),
      [_r(4, 2)]),
-    ("cumulative_min", lambda x: nx.cumulative_min(x, axis=1), [_r(2, 5)]),
+    ("cumulative_max", lambda x: nx.cumulative_max(x), [_r(6)]),
     ("cumulative_min-reverse-empty", lambda x: nx.cumulative_min(x, axis=0, reverse=True),
      [_r(0, 2)]),
 ]  # fmt: skip
@@ -370,12 +368,9 @@ LINALG: list[tuple[str, Callable[..., Any], Sequence[np.ndarray], Gauge | None]]
         a, b, lower=False, left_side=False, transform_a="transpose"), [_tri(3), _r(2, 3)], None),
     ("triangular_solve-adjoint-complex", lambda a, b: nx.triangular_solve(
         a, b, transform_a="adjoint"), [_tri(2, "c"), _c(2, 2)], None),
-    ("solve", lambda a, b: nx.solve(a, b), [_tri(3), _r(3, 2)], None),
     ("solve-complex-batch", lambda a, b: nx.solve(a, b), [_c(2, 2, 2) + 3 * np.eye(2),
      _c(2, 2, 1)], None),
-    ("inv", lambda x: nx.inv(x), [_tri(3)], None),
     ("inv-complex", lambda x: nx.inv(x), [_tri(2, "c")], None),
-    ("det", lambda x: nx.det(x), [_r(3, 3)], None),
     ("det-complex-batch", lambda x: nx.det(x), [_c(2, 2, 2)], None),
     ("det-empty", lambda x: nx.det(x), [_r(0, 0)], None),
     ("eigh", lambda x: nx.eigh(x), [_hpd(3)], _eigh_gauge),
