@@ -205,6 +205,17 @@ def test_unused_input_gets_zeros_and_keywords_pass_through():
     np.testing.assert_array_equal(g[1].to_numpy(), [3.0])
 
 
+def test_other_arguments_may_be_any_python_value():
+    def loss(w, mode, scale=1.0):
+        return nx.sum(w * w) * (2.0 if mode == "train" else 1.0) * scale
+
+    w = t64([1.0, -2.0])
+    np.testing.assert_array_equal(nx.grad(loss)(w, "train").to_numpy(), [4.0, -8.0])
+    np.testing.assert_array_equal(nx.grad(loss)(w, "eval", scale=3.0).to_numpy(), [6.0, -12.0])
+    value, _ = nx.value_and_grad(loss)(w, None)
+    assert value.item() == 5.0
+
+
 def test_closed_over_same_value_is_not_differentiated():
     # d/dy (y * x) at y = x is x: the closure's x is a constant to grad
     x = t64([3.0, -2.0])

@@ -30,6 +30,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 import numerix.ops as ops
 from numerix._tensor import Tensor
 from numerix.defn.control import cond, fori_loop
@@ -541,15 +543,31 @@ def _argnums(argnums: Any, op: str) -> tuple[int, ...]:
     return nums
 
 
+def _is_data(tree: Any) -> bool:
+    """Whether every leaf of ``tree`` is a tensor, a Python number or a numpy array."""
+    import optree
+
+    return all(
+        type(x) is Tensor or type(x) in NUMBER_DTYPES or isinstance(x, (np.ndarray, np.generic))
+        for x in optree.tree_leaves(tree)
+    )
+
+
 def _eager(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     """``fn(*args, **kwargs)`` traced and run with the default compiler on the arguments'
-    backend; keyword arguments are closed over."""
+    backend. Keyword arguments, and positional ones holding other values than tensors
+    and numbers (a mode string, a config object), are closed over: they stay Python
+    values inside, as they would be in an eager call."""
+    dynamic = [i for i, a in enumerate(args) if _is_data(a)]
 
     def run(*xs: Any) -> Any:
-        return fn(*xs, **kwargs)
+        full = list(args)
+        for i, x in zip(dynamic, xs):
+            full[i] = x
+        return fn(*full, **kwargs)
 
     run.__name__ = getattr(fn, "__name__", "fn")
-    return jit(run)(*args)
+    return jit(run)(*[args[i] for i in dynamic])
 
 
 def _split_aux(g: Graph, has_aux: bool, op: str) -> tuple[Any, Any]:
