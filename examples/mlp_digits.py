@@ -35,15 +35,14 @@ def load(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def init_params(sizes: tuple[int, int, int], seed: int = 0) -> list[Any]:
-    """He-initialised weights and zero biases of the two dense layers."""
-    rng = np.random.default_rng(seed)
+    """He-initialised weights (``numerix.random``: the same numbers on every backend)
+    and zero biases of the two dense layers."""
+    k1, k2 = nx.random.split(nx.random.key(seed))
     n_in, hidden, n_out = sizes
-    w1 = rng.standard_normal((n_in, hidden)) * np.sqrt(2.0 / n_in)
-    w2 = rng.standard_normal((hidden, n_out)) * np.sqrt(2.0 / hidden)
     return [
-        nx.tensor(w1.astype(np.float32)),
+        nx.random.normal(k1, (n_in, hidden)) * float(np.sqrt(2.0 / n_in)),
         nx.zeros((hidden,)),
-        nx.tensor(w2.astype(np.float32)),
+        nx.random.normal(k2, (hidden, n_out)) * float(np.sqrt(2.0 / hidden)),
         nx.zeros((n_out,)),
     ]
 
