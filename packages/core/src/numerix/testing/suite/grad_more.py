@@ -271,6 +271,7 @@ SORT: list[Case] = [
     ("sort-empty", lambda x: nx.sort(x, axis=0), [_r(0, 2)]),
     ("top_k", lambda x: nx.top_k(x, 2), [_r(3, 5)]),
     ("top_k-axis0", lambda x: nx.top_k(x, 1, axis=0), [_r(3, 2)]),
+    ("top_k-k0", lambda x: nx.top_k(x, 0), [_r(3)]),
     ("cumulative_sum-reverse", lambda x: nx.cumulative_sum(x, axis=1, reverse=True),
      [_r(2, 3)]),
     ("cumulative_sum-complex", lambda x: nx.cumulative_sum(x), [_c(4)]),
@@ -375,6 +376,8 @@ LINALG: list[tuple[str, Callable[..., Any], Sequence[np.ndarray], Gauge | None]]
     ("det-empty", lambda x: nx.det(x), [_r(0, 0)], None),
     ("eigh", lambda x: nx.eigh(x), [_hpd(3)], _eigh_gauge),
     ("eigh-complex", lambda x: nx.eigh(x), [_hpd(3, "c")], _eigh_gauge),
+    ("eigh-size1", lambda x: nx.eigh(x), [_hpd(1)], _eigh_gauge),
+    ("cholesky-empty-batch", lambda x: nx.cholesky(x), [np.zeros((2, 0, 0))], None),
     ("qr", lambda x: nx.qr(x), [_r(4, 3)], _qr_gauge),
     ("qr-wide-complex", lambda x: nx.qr(x), [_c(2, 3)], _qr_gauge),
     ("qr-square-complete-batch", lambda x: nx.qr(x, mode="complete"), [_r(2, 2, 2)],
@@ -382,6 +385,7 @@ LINALG: list[tuple[str, Callable[..., Any], Sequence[np.ndarray], Gauge | None]]
     ("svd-tall", lambda x: nx.svd(x, full_matrices=False), [_r(4, 2)], _svd_gauge),
     ("svd-wide-complex", lambda x: nx.svd(x, full_matrices=False), [_c(2, 3)], _svd_gauge),
     ("svd-square-full", lambda x: nx.svd(x), [_r(3, 3)], _svd_gauge),
+    ("svd-empty", lambda x: nx.svd(x, full_matrices=False), [_r(0, 3)], _svd_gauge),
 ]  # fmt: skip
 
 
