@@ -78,6 +78,7 @@ from numerix.errors import (
 from numerix.ops.composites import *  # noqa: F403
 from numerix.ops.conv import *  # noqa: F403
 from numerix.ops.creation import *  # noqa: F403
+from numerix.ops.einsum import *  # noqa: F403
 from numerix.ops.elementwise import *  # noqa: F403
 from numerix.ops.fft import *  # noqa: F403
 from numerix.ops.indexing import *  # noqa: F403

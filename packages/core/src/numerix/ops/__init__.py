@@ -8,6 +8,7 @@ from numerix.errors import ShapeError
 from numerix.ops import composites as _composites
 from numerix.ops import conv as _conv
 from numerix.ops import creation as _creation
+from numerix.ops import einsum as _einsum
 from numerix.ops import elementwise as _elementwise
 from numerix.ops import fft as _fft
 from numerix.ops import indexing as _indexing
@@ -22,6 +23,7 @@ from numerix.ops._core import check_concrete, is_concrete
 from numerix.ops.composites import *  # noqa: F403
 from numerix.ops.conv import *  # noqa: F403
 from numerix.ops.creation import *  # noqa: F403
+from numerix.ops.einsum import *  # noqa: F403
 from numerix.ops.elementwise import *  # noqa: F403
 from numerix.ops.fft import *  # noqa: F403
 from numerix.ops.indexing import *  # noqa: F403
@@ -48,5 +50,6 @@ __all__ += _sort.__all__
 __all__ += _composites.__all__
 __all__ += _transfer.__all__
 __all__ += _fft.__all__
+__all__ += _einsum.__all__
 
 _internal = (ShapeError, check_concrete, is_concrete, matrix_transpose_T)

@@ -103,6 +103,8 @@ OPS = [
     _c("matmul", lambda a, b: (a @ b.T, nx.dot(a, b.T), nx.tensordot(a, b, axes=2),
                                nx.vecdot(a, b), nx.outer(a[0], b[1])), t(F), t(F, seed=1)),
     _c("dot_general", lambda a, b: nx.dot_general(a, b, ((1,), (1,))), t(F), t(F, seed=1)),
+    _c("einsum", lambda a, b: (nx.einsum("ij,kj->ik", a, b), nx.einsum("ii->i", a[:, :3]),
+                               nx.einsum("...j,...j", a, b)), t(F), t(F, seed=1)),
     _c("cholesky", lambda a: nx.cholesky(a), spd()),
     _c("solve_inv_det", lambda a, b: (nx.solve(a, b), nx.inv(a), nx.det(a)), spd(), t(F, (3, 2))),
     _c("triangular_solve", lambda a, b: nx.triangular_solve(a, b), spd(), t(F, (3, 2))),

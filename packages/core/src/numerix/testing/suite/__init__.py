@@ -37,6 +37,7 @@ FAMILIES = (
     "grad_more",
     "grad_compiled",
     "fp_warnings",
+    "einsum",
     "random",
 )
 
