@@ -41,7 +41,7 @@ def einsum(subscripts: str, /, *operands: Any) -> Tensor:
     5
     >>> nx.einsum("ij,jk", a)
     Traceback (most recent call last):
-    numerix.errors.ArgumentError: einsum: 'ij,jk' names 2 operands, got 1 ...
+    numerix.errors.ArgumentError: einsum: 'ij,jk' names 2 operands, got 1; ...
     """
     if not isinstance(subscripts, str):
         raise ArgumentError(
