@@ -1,12 +1,14 @@
 """Automatic differentiation as a transform of the traced graph (``Nx.Defn.Grad``).
 
-A transform traces the function into a subgraph of the active trace
-(:func:`~numerix.defn.trace.trace_flat`), records that subgraph's nodes again into the
-active trace (the forward pass, :func:`_inline`), then walks the nodes in reverse,
-calling each primitive's derivative rule (``Primitive.vjp``, declared beside the
-primitive in ``numerix/primitives/``) with the public ops on the forward values
-(:func:`_backprop`). The rules' ops are recorded in the same trace: the backward pass
-is graph too, so every compiler runs it and grad of grad differentiates it again.
+A transform runs the function on tensors of the active trace, each differentiated
+leaf behind a new ``grad_input`` identity node (so a closed-over use of the same value
+is told apart), and takes the nodes it recorded as a graph (:func:`_forward`). It then
+walks them in reverse, calling each primitive's derivative rule (``Primitive.vjp``,
+declared beside the primitive in ``numerix/primitives/``) with the public ops on the
+forward values (:func:`_backprop`). The rules' ops are recorded in the same trace: the
+backward pass is graph too, so every compiler runs it and grad of grad differentiates
+it again. Subgraphs (a branch, a loop body, a block's core version) are recorded again
+into the trace where their intermediate values are needed (:func:`_inline`).
 
 Special nodes: constants and captured tensors get no cotangent; a ``block`` uses its
 rule, else differentiates through its traced core version; a ``cond`` differentiates
