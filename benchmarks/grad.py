@@ -31,7 +31,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import timeit
 from collections.abc import Callable
@@ -223,16 +222,19 @@ def bench_first_calls(runs: int) -> None:
     for name, src in FIRST_CALL.items():
         src = f"BENCH = {bench!r}\n" + src
         times = []
-        with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-            f.write(src)  # a file, not -c: the xla plugin's loading needs a __main__ file
+        # a file, not -c: the xla plugin's loading needs a __main__ file
+        script = os.path.join(bench, f".first_call_{os.getpid()}.py")
+        with open(script, "w") as f:
+            f.write(src)
         for _ in range(runs):
             out = subprocess.run(
-                [sys.executable, "-W", "ignore", f.name], capture_output=True, text=True
+                [sys.executable, "-W", "ignore", script], capture_output=True, text=True
             )
             if out.returncode != 0:
                 print(f"first call, {name}: failed: {out.stderr.strip().splitlines()[-1]}")
                 break
             times.append(float(out.stdout.strip().splitlines()[-1]))
+        os.remove(script)
         if times:
             ms = [t * 1e3 for t in times]
             print(
