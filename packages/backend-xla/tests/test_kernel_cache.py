@@ -122,3 +122,37 @@ def test_the_kernel_cache_is_a_bounded_lru_that_releases_what_it_drops(monkeypat
     assert [r() for r in dropped] == [None] * 6
     nx.clear_caches()
     assert len(xk._KERNELS) == 0
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param(lambda x: nx.exp(x), id="unary"),
+        pytest.param(lambda x: x * x, id="binary"),
+        pytest.param(lambda x: nx.where(x > 1.0, x, 0.0), id="select"),
+    ],
+)
+def test_element_wise_kernels_per_shape_stay_within_the_bound(monkeypatch, op):
+    # a module-level jitted function kept one executable per shape it ever met
+    monkeypatch.setattr(xk, "CACHE_SIZE", 3)
+    monkeypatch.setattr(xk, "_KERNELS", OrderedDict())
+    dropped = []
+    for n in range(1, 9):
+        host = np.linspace(0.0, 2.0, n, dtype=np.float32)
+        x = nx.tensor(host, backend="xla")
+        r = op(x)
+        np.testing.assert_allclose(r.to_numpy(), op(nx.tensor(host, backend="binary")).to_numpy(),
+                                   rtol=1e-6)  # fmt: skip
+        assert r.dtype is nx.float32 and r.shape == (n,)
+        assert len(xk._KERNELS) <= 3
+        dropped.append(weakref.ref(xk._KERNELS[next(reversed(xk._KERNELS))]))
+    gc.collect()
+    assert [r() is None for r in dropped[:4]] == [True] * 4
+
+
+def test_the_bound_is_a_setting():
+    with pytest.raises(nx.ConfigError, match="kernel_cache_size"):
+        with nx.config(backends={"xla": {"kernel_cache_size": 0}}):
+            pass
+    with nx.config(backends={"xla": {"kernel_cache_size": 64}}) as s:
+        assert s.backends.xla.kernel_cache_size == 64

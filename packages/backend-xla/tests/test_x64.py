@@ -39,6 +39,7 @@ _SCRIPT = textwrap.dedent(
         for w in caught if issubclass(w.category, ConfigWarning)
     ]
     r["mode"] = bool(jax.config.jax_enable_x64)
+    r["cache_size"] = sys.modules["numerix_xla._kernels"].CACHE_SIZE
     r["user_dtype"] = str(jax.numpy.array(1.0).dtype)
 
     f64 = nx.tensor(np.array([1.0, 2.0]), backend="binary")
@@ -77,10 +78,11 @@ _SCRIPT = textwrap.dedent(
 )
 
 
-def _run(case: str, x64: str | None, paths: bool = False) -> dict:
+def _run(case: str, x64: str | None, paths: bool = False, **env_vars: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
     env.pop("NUMERIX_BACKENDS__XLA__X64", None)
     env["NUMERIX_DEFAULT_BACKEND"] = "xla"
+    env.update(env_vars)
     if x64 is not None:
         env["NUMERIX_BACKENDS__XLA__X64"] = x64
     out = subprocess.run([sys.executable, "-c", _SCRIPT, case, "paths" if paths else "-"], env=env, capture_output=True,
@@ -96,6 +98,7 @@ def _common(r: dict) -> None:
 def test_unset_numerix_turns_the_mode_on_with_one_warning_naming_the_setting():
     r = _run("fresh", None, paths=True)
     _common(r)
+    assert r["cache_size"] == 512
     assert r["mode"] is True and r["user_dtype"] == "float64"
     assert len(r["warnings"]) == 1, r["warnings"]
     name, is_config_warning, message, at_user_line = r["warnings"][0]
@@ -109,9 +112,11 @@ def test_unset_numerix_turns_the_mode_on_with_one_warning_naming_the_setting():
 
 
 def test_set_true_turns_the_mode_on_without_a_warning():
-    r = _run("fresh", "1")
+    # (and the kernel cache's bound, read from the settings when the backend loads)
+    r = _run("fresh", "1", NUMERIX_BACKENDS__XLA__KERNEL_CACHE_SIZE="7")
     _common(r)
     assert r["mode"] is True and r["warnings"] == []
+    assert r["cache_size"] == 7
 
 
 def test_jax_mode_already_on_is_left_alone_without_a_warning():

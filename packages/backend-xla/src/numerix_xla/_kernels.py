@@ -26,8 +26,10 @@ from numerix.errors import UnsupportedDTypeError
 
 __all__ = ["CACHE_SIZE", "WIDE", "check_64bit", "clear", "jitted", "x64_on"]
 
-#: The most kernels kept at once. Each holds one XLA executable per input signature it
-#: met (about 1.5 MB each on CPU): the bound is on kernels, the memory follows.
+#: The most kernels kept at once (``[backends.xla] kernel_cache_size``, set when the
+#: backend loads). Element-wise kernels are cached per operand types, so each of those
+#: holds one XLA executable (about 1.5 MB on CPU); a kernel with static parameters holds
+#: one per input signature it met.
 CACHE_SIZE = 512
 
 _KERNELS: OrderedDict[Any, Callable[..., Any]] = OrderedDict()

@@ -39,12 +39,14 @@ from numerix._tensor import Tensor
 from numerix.backend import Backend, lowers
 from numerix.configuration import ConfigWarning
 from numerix.errors import BackendOptionError
+from numerix_xla import _kernels
 from numerix_xla._extra import ExtraKernels
 from numerix_xla._kernels import WIDE, check_64bit, clear, jitted, x64_on
 from numerix_xla.clients import (
     CLIENTS,
     default_client,
     get_client,
+    kernel_cache_size,
     target_problem,
     x64_setting,
 )
@@ -98,6 +100,7 @@ def apply_x64_setting() -> None:
 
 
 apply_x64_setting()
+_kernels.CACHE_SIZE = kernel_cache_size()
 
 
 # ====================================================================== traced helpers
@@ -500,44 +503,56 @@ def _iota(shape: tuple[int, ...], axis: int | None, dtype: np.dtype) -> Any:
 
 
 # ====================================================================== jitted kernels
-# Kernels without static parameters (jit retraces per shape / dtype by itself). Each
-# method carries its jitted kernel as its lowering (numerix.backend.lowers): the
-# evaluator's programs call it on the jax arrays directly.
+# Element-wise kernels are cached per operand shapes and dtypes, one jitted function
+# each, so that the LRU bound holds executables, not only functions (a module-level
+# jitted function would keep one executable per shape it ever met). Each method carries
+# the same kernel as its lowering (numerix.backend.lowers): the evaluator's programs
+# call it on the jax arrays directly.
 #
 # An element-wise method whose output is empty calls no kernel: XLA would compile a
 # program per shape and dtype to produce no element (``ExtraKernels._zeros`` puts an
 # empty host array on the device instead).
 
-_J = jax.jit
-_SELECT = _J(_select)
+
+def _fresh(fn: Callable[..., Any]) -> Callable[[], Callable[..., Any]]:
+    """A builder of a new function calling ``fn``: JAX keys its traces on the function
+    object, so a fresh one per kernel is released with the kernel."""
+
+    def build() -> Callable[..., Any]:
+        return lambda *a: fn(*a)
+
+    return build
 
 
 def _unary(fn: Callable[[Any], Any]) -> Callable[[Any, Tensor, Tensor], Tensor]:
-    """The method running ``fn`` jitted (jit retraces per shape and dtype by itself)."""
-    kernel = _J(fn)
+    """The method running ``fn`` jitted, one kernel per operand type."""
+    build = _fresh(fn)
 
-    @lowers(lambda params, ins, out: kernel)
+    @lowers(lambda params, ins, out: jitted((fn, *ins[0]), build))
     def method(self: Any, out: Tensor, x: Tensor) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        out.data = kernel(x.data)
+        out.data = jitted((fn, x.shape, x.dtype), build)(x.data)
         return out
 
     return method
 
 
 def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Tensor, Tensor, Tensor], Tensor]:
-    """The method running ``fn`` jitted."""
-    kernel = _J(fn)
+    """The method running ``fn`` jitted, one kernel per pair of operand types."""
+    build = _fresh(fn)
 
-    @lowers(lambda params, ins, out: kernel)
+    @lowers(lambda params, ins, out: jitted((fn, *ins[0], *ins[1]), build))
     def method(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        out.data = kernel(x1.data, x2.data)
+        out.data = jitted((fn, x1.shape, x1.dtype, x2.shape, x2.dtype), build)(x1.data, x2.data)
         return out
 
     return method
+
+
+_SELECT = _fresh(_select)
 
 
 class XlaBackend(ExtraKernels, Backend):
@@ -784,7 +799,8 @@ class XlaBackend(ExtraKernels, Backend):
     def select(self, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        out.data = _SELECT(pred.data, on_true.data, on_false.data)
+        key = (_select, pred.shape, on_true.shape, on_false.shape, on_true.dtype)
+        out.data = jitted(key, _SELECT)(pred.data, on_true.data, on_false.data)
         return out
 
     # ------------------------------------------------------------ reductions

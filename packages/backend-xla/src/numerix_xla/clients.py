@@ -95,6 +95,12 @@ def default_client() -> str:
     return "host" if xla is None else str(xla.client)
 
 
+def kernel_cache_size() -> int:
+    """``[backends.xla] kernel_cache_size``: the bound of the kernel cache."""
+    xla = _xla_settings()
+    return 512 if xla is None else int(xla.kernel_cache_size)
+
+
 def x64_setting() -> bool | None:
     """``[backends.xla] x64`` when the settings set it (file, environment, ``numerix.config``),
     else None: numerix then turns JAX's 64-bit mode on with a warning."""

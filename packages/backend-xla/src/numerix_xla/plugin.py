@@ -83,6 +83,12 @@ def xla_settings() -> type[Any]:
         clients: dict[Literal["host", "cuda", "rocm", "tpu"], XlaClientSettings] = Field(
             default_factory=dict, description="Options per client."
         )
+        kernel_cache_size: int = Field(
+            default=512,
+            ge=1,
+            description="The most jitted kernels the xla backend keeps (an LRU; each holds "
+            "one compiled program, about 1.5 MB on CPU); read when the backend loads.",
+        )
         x64: bool = Field(
             default=True,
             description="Turn on JAX's process-wide 64-bit mode (jax_enable_x64) when the xla "
