@@ -110,6 +110,8 @@ def test_eager_jit_and_compile_refuse_two_devices_alike(dev: tuple[Any, Any]) ->
     with pytest.raises(nx.BackendMismatchError, match="^jit: arguments " + want):
         f(a, b)
     assert f.trace_count == 0  # refused before tracing
+    with pytest.raises(nx.BackendMismatchError, match="^compile: arguments " + want):
+        nx.compile(lambda x, y: x + y, a, b)
     with pytest.raises(nx.BackendMismatchError, match="^jit: arguments " + want):
         nx.jit(lambda x, y, s: x + y * s)(a, b, 2.0)  # with a number: the same error
 
@@ -193,6 +195,8 @@ def test_deallocated_tensors_under_jit_and_compile() -> None:
     c = nx.compile(lambda x: x * 2, nx.template((2,), nx.float32))
     with pytest.raises(nx.DeallocatedError, match=f"^compile: argument 0 {_GONE}"):
         c(_dead())
+    with pytest.raises(nx.DeallocatedError, match=f"^compile: argument 1 {_GONE}"):
+        nx.compile(lambda x, y: x * y, live, _dead())  # a deallocated tensor as template
     w = _dead()
     with pytest.raises(nx.DeallocatedError, match=f"^add: operand 1 {_GONE}"):
         nx.jit(lambda x: x + w)(live)  # captured while tracing

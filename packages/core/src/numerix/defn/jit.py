@@ -390,6 +390,7 @@ def compile(
         shape, dtype = leaf_spec(x, "compile")
         b = getattr(x, "backend", None) or get_default_backend()
         specs.append(ArgSpec(shape, dtype, b))
+    meeting_backend("compile", specs, noun="argument")  # refused before tracing
     comp, options = resolve_compiler(compiler, compiler_options)
     graph = trace_flat(fn, [(s.shape, s.dtype) for s in specs], tree, op="compile")
     return Compiled(fn, comp.compile(graph, specs, options), graph, specs, tree)
