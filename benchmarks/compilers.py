@@ -10,6 +10,9 @@
   softmax on a f32[2][18] input) vs the same written by hand in numpy (<= 1.3x).
 - the torch compiler (default mode), when numerix-torch registers one, vs numerix's
   eager torch on softmax f32[256][256] (target: faster).
+- the xla compiler called with host (``binary``) arguments vs raw ``jax.jit`` called
+  with the same numpy arrays (issue 13 item 4: target <= 1.2x), softmax f32[4] and
+  f32[256][256], with the spread (min-max over the rounds) of each side.
 
 Every result is checked against the other side before it is timed. Cached calls are
 timeit medians with the two sides' loops alternating; results are synchronised before
@@ -22,6 +25,7 @@ import argparse
 import statistics
 import sys
 import time
+import timeit
 from collections.abc import Callable
 from typing import Any
 
@@ -30,13 +34,29 @@ import numpy as np
 import numerix as nx
 from numerix import plugins
 
-# the timing helper of benchmarks/run.py (this folder is on sys.path when run as a script)
+# the timing helpers of benchmarks/run.py (this folder is on sys.path when run as a script)
+from run import _calibrate
 from run import compare as _compare
 
 
 def compare(a: Callable[[], Any], b: Callable[[], Any], repeat: int) -> tuple[float, float]:
     """Median seconds per call of ``a`` and of ``b`` (run.py's alternating loops, 50 ms each)."""
     return _compare(a, b, repeat, min_time=0.05)
+
+
+def compare_spread(
+    a: Callable[[], Any], b: Callable[[], Any], repeat: int, min_time: float = 0.02
+) -> tuple[list[float], list[float]]:
+    """Seconds per call of ``a`` and of ``b`` in each of ``repeat`` rounds, the two sides'
+    timeit loops alternating (a, b, a, b ...), for the median and the spread."""
+    ta, tb = timeit.Timer(a), timeit.Timer(b)
+    na, nb = _calibrate(ta, min_time), _calibrate(tb, min_time)
+    ra: list[float] = []
+    rb: list[float] = []
+    for _ in range(repeat):
+        ra.append(ta.timeit(na) / na)
+        rb.append(tb.timeit(nb) / nb)
+    return ra, rb
 
 
 def first_calls(a: Callable[[], Any], b: Callable[[], Any], repeat: int) -> tuple[float, float]:
@@ -106,6 +126,36 @@ def bench_xla(repeat: int) -> list[dict[str, Any]]:
     return rows
 
 
+def bench_xla_host_arguments(repeat: int) -> list[dict[str, Any]]:
+    """The xla compiler called with binary tensors: their numpy payloads go to the
+    ``jax.jit`` program as they are, as raw JAX code passes numpy arrays."""
+    import jax
+    from jax import lax
+
+    def jax_softmax(x: Any) -> Any:
+        e = lax.exp(x - lax.reduce_max(x, tuple(range(x.ndim))))
+        return e / lax.reduce_sum(e, tuple(range(x.ndim)))
+
+    rows = []
+    for shape in ((4,), (256, 256)):
+        a_np = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        h = nx.tensor(a_np, backend="binary")
+        f = nx.jit(nx_softmax, compiler="xla")
+        g = jax.jit(jax_softmax)
+        np.testing.assert_allclose(f(h).to_numpy(), np.asarray(g(a_np)), rtol=1e-6, atol=1e-9)
+        ra, rb = compare_spread(
+            lambda f=f, h=h: f(h).data.block_until_ready(),
+            lambda g=g, a=a_np: g(a).block_until_ready(),
+            max(repeat, 21),
+        )
+        label = "x".join(map(str, shape))
+        row = _row(f"xla compiler, softmax f32[{label}], binary argument", "raw jax.jit(numpy)",
+                   statistics.median(ra), statistics.median(rb), "<= 1.2x")  # fmt: skip
+        row["spread"] = (min(ra), max(ra), min(rb), max(rb))
+        rows.append(row)
+    return rows
+
+
 def bench_evaluator(repeat: int) -> list[dict[str, Any]]:
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal((2, 18)).astype(np.float32)
@@ -156,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     rows += bench_evaluator(repeat)
     rows += bench_xla(repeat)
+    rows += bench_xla_host_arguments(repeat)
     if "torch" in names:
         rows += bench_torch(repeat)
     else:
@@ -166,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['name']:<{w}}  {r['numerix_s'] * 1e6:10.1f} us  vs {r['other']}: "
             f"{r['other_s'] * 1e6:10.1f} us  ratio {r['ratio']:.3f}  (target {r['target']})"
         )
+        if "spread" in r:
+            a0, a1, b0, b1 = (v * 1e6 for v in r["spread"])
+            print(f"{'':<{w}}  min-max {a0:.1f}-{a1:.1f} us  vs {b0:.1f}-{b1:.1f} us")
     return 0
 
 
