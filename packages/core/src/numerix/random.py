@@ -41,7 +41,7 @@ from numerix._shapes import broadcast_shapes, check_shape, normalize_axis, size_
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
 from numerix.errors import ArgumentError, DTypeError, ShapeError
-from numerix.ops._core import is_concrete, resolve, unify
+from numerix.ops._core import is_concrete, new_out, resolve, run_block, unify
 from numerix.ops.creation import arange, full, iota, tensor
 from numerix.ops.elementwise import (
     add,
@@ -74,6 +74,7 @@ from numerix.ops.reduction import argmax, sum
 from numerix.ops.shape import expand_dims, moveaxis, reshape, stack, transpose
 from numerix.ops.sort import argsort, cumsum, top_k
 from numerix.ops.transfer import backend_transfer
+from numerix.primitives import random as PR
 
 __all__ = [
     "key", "split", "fold_in", "bits", "uniform", "normal", "truncated_normal", "randint",
@@ -169,28 +170,40 @@ def _rotl(x: Tensor, r: int) -> Tensor:
     return bitwise_or(bitwise_left_shift(x, r), bitwise_right_shift(x, 32 - r))
 
 
-def threefry2x32(k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
+def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Tensor, Tensor]:
     """The Threefry-2x32 block cipher (20 rounds, Salmon et al. 2011) of the counter
     words ``(x1, x2)`` under the key words ``(k1, k2)``, element-wise with broadcasting.
 
     All four are uint32 tensors (or Python ints); the result is two uint32 tensors of the
-    broadcast shape. It is ``jax.random``'s ``threefry2x32_p``, bit for bit.
+    broadcast shape. It is ``jax.random``'s ``threefry2x32_p``, bit for bit. A backend may
+    run it as one kernel (block ``threefry2x32``); the core's version is the fallback.
 
     >>> import numerix as nx
     >>> y1, y2 = nx.random.threefry2x32(0, 0, nx.tensor(0, dtype=nx.uint32), 0)
     >>> y1.item(), y2.item()
     (1797259609, 2579123966)
     """
-    if type(k1) is not Tensor and type(k2) is not Tensor:
+    op = "random.threefry2x32"
+    if all(type(t) is not Tensor for t in (k1, k2, x1, x2)):
         k1 = tensor(k1, dtype=D.uint32)
-    backend = next(t.backend for t in (k1, k2, x1, x2) if type(t) is Tensor)
-    k1, k2, x1, x2 = (
-        t if type(t) is Tensor else tensor(t, dtype=D.uint32, backend=backend)
-        for t in (k1, k2, x1, x2)
-    )
-    for t in (k1, k2, x1, x2):
+    words = [t if type(t) is Tensor else _word(op, t) for t in (k1, k2, x1, x2)]
+    for t in words:
         if t.dtype is not D.uint32:
-            raise DTypeError(f"threefry2x32: operands must be uint32, got {t.describe()}")
+            raise DTypeError(f"{op}: operands must be uint32, got {t.describe()}")
+    backend, words = unify(op, *words)
+    shape = broadcast_shapes(op, *(t.shape for t in words))
+    out = (new_out(shape, D.uint32, backend), new_out(shape, D.uint32, backend))
+    return run_block(PR.threefry2x32, out, _threefry2x32_core, *words)
+
+
+def _word(op: str, v: Any) -> Any:
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 0 <= v < 2**32:
+        return tensor(int(v), dtype=D.uint32, backend="binary")
+    raise DTypeError(f"{op}: operands must be uint32 tensors or ints in [0, 2**32), got {v!r}")
+
+
+def _threefry2x32_core(k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
+    """Threefry-2x32 from uint32 add, xor and shifts: the block's fallback."""
     ks = (k1, k2, bitwise_xor(bitwise_xor(k1, k2), _PARITY))
     x1 = add(x1, ks[0])
     x2 = add(x2, ks[1])
@@ -217,10 +230,7 @@ def _counters(shape: tuple[int, ...], backend: Any, wide: bool = False) -> tuple
 
 def _hash(k: Tensor, shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
     hi, lo = _counters(shape, k.backend)
-    y1, y2 = threefry2x32(k[0], k[1], hi, lo)
-    if y1.shape != shape:  # shape () with a 0-d counter: already right
-        y1 = reshape(y1, shape)
-    return y1, y2
+    return threefry2x32(k[0], k[1], hi, lo)
 
 
 def _bits(k: Tensor, width: int, shape: tuple[int, ...]) -> Tensor:

@@ -7,6 +7,7 @@ from numerix.primitives import (
     fft,
     indexing,
     linalg,
+    random,
     reduction,
     shape,
     sort,
@@ -36,6 +37,7 @@ __all__ = [
     "fft",
     "indexing",
     "linalg",
+    "random",
     "reduction",
     "shape",
 ]

@@ -9,8 +9,9 @@ contract ``u * span + minval`` into one fused multiply-add, so they are held to 
 kit's float tolerance there, as the samplers that go through ``erf_inv``, ``log`` or
 ``erf`` are everywhere (each backend rounds those functions its own way).
 
-A backend may run Threefry its own way (a block, a native kernel): these tests are
-what it must reproduce.
+A backend may run Threefry as one kernel (block ``threefry2x32``):
+``test_random_threefry_block_matches_core`` holds it to the core's composite of
+primitives, bit for bit, and every other test runs through it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numerix as nx
 from numerix import dtypes as D
 from numerix import random as R
 from numerix.defn.compilers import compilers_serving
+from numerix.random import _threefry2x32_core
 from numerix.testing.tolerances import tolerance
 
 # Random123 kat_vectors, threefry2x32_20: (key words, counter words) -> output words
@@ -187,6 +189,29 @@ def test_random_threefry_known_answers() -> None:
         fn = R.threefry2x32 if name == "eager" else nx.jit(R.threefry2x32, compiler=name)
         got = fn(*keys, *ctrs)
         assert [g.to_numpy().tolist() for g in got] == want, name
+
+
+THREEFRY_SHAPES = [
+    ((), (), (), ()),
+    ((), (), (), (0,)),
+    ((), (), (1, 4), (3, 1)),
+    ((3,), (3,), (3,), (3,)),
+    ((), (2, 3), (), (2, 3)),
+]
+
+
+def test_random_threefry_block_matches_core() -> None:
+    # the backend's block_threefry2x32, when it has one, against the core's composite of
+    # primitives, over broadcast shapes, eagerly and under every serving compiler
+    rng = np.random.default_rng(5)
+    names = compilers_serving(nx.get_default_backend())
+    for shapes in THREEFRY_SHAPES:
+        words = [nx.tensor(rng.integers(0, 2**32, s, dtype=np.uint32)) for s in shapes]
+        want = list(_threefry2x32_core(*words))
+        _compare(list(R.threefry2x32(*words)), want, exact=True, op=None, where=f"{shapes}")
+        for name in names:
+            got = nx.jit(R.threefry2x32, compiler=name)(*words)
+            _compare(list(got), want, exact=True, op=None, where=f"{shapes} {name}")
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
