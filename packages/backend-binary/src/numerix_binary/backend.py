@@ -25,6 +25,7 @@ from numerix_binary._bits import BitsKernels
 from numerix_binary._conv import ConvKernels
 from numerix_binary._fft import FftKernels
 from numerix_binary._linalg import LinalgKernels
+from numerix_binary._random import RandomKernels
 from numerix_binary._sort import SortKernels
 from numerix_binary._window import WindowKernels
 
@@ -166,7 +167,14 @@ def _dot_lowering(p: Mapping[str, Any], ins: tuple[Any, ...]) -> Any:
 
 
 class BinaryBackend(
-    WindowKernels, ConvKernels, SortKernels, BitsKernels, LinalgKernels, FftKernels, Backend
+    WindowKernels,
+    ConvKernels,
+    SortKernels,
+    BitsKernels,
+    LinalgKernels,
+    FftKernels,
+    RandomKernels,
+    Backend,
 ):
     """Host memory, numpy kernels. ``numerix.tensor(x, backend="binary")``."""
 
