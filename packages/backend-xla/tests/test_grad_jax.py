@@ -52,9 +52,15 @@ FUNCTIONS = {
 }
 
 
-# eagerly, grad runs with the default compiler (the evaluator): that is the first case
-@pytest.mark.parametrize("compiler", COMPILERS)
-@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+# every function under the xla compiler; eagerly (grad runs with the default compiler,
+# the evaluator, whose per-op kernels each compile once) a few: the core's tests check
+# the evaluator against finite differences
+CASES = [(name, "xla") for name in sorted(FUNCTIONS)] + [
+    (name, "evaluator") for name in ("cond", "fori_loop_long", "softmax")
+]
+
+
+@pytest.mark.parametrize(("name", "compiler"), CASES)
 def test_grad_equals_jax_grad(name, compiler):
     ours, theirs = FUNCTIONS[name]
     a = RNG.standard_normal((3, 4)).astype(np.float32)
