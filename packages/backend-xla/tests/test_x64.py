@@ -61,6 +61,10 @@ _SCRIPT = textwrap.dedent(
         "argmax": lambda: nx.argmax(a),
         "argsort": lambda: nx.argsort(a),
         "sum int32": lambda: nx.sum(b),
+        "jit[xla] float64 argument": lambda: nx.jit(lambda t: t * 2, compiler="xla")(f64),
+        "jit[xla] float64 constant": lambda: nx.jit(
+            lambda t: nx.sum(t + nx.tensor(np.array([0.5, 1.5]), backend="binary")),
+            compiler="xla")(a),
         "jit[xla] astype inside": lambda: nx.jit(lambda t: t.astype(nx.float64),
                                                  compiler="xla")(a),
         "jit[evaluator] astype inside": lambda: nx.jit(lambda t: t.astype(nx.float64))(a),

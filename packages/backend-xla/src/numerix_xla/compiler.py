@@ -42,6 +42,7 @@ from numerix.defn.expr import (
 from numerix.defn.replay import runner
 from numerix.errors import ArgumentError
 from numerix.ops._core import new_out
+from numerix_xla._kernels import check_64bit, x64_on
 from numerix_xla.backend import XlaBackend
 
 __all__ = ["XlaCompiler"]
@@ -73,6 +74,8 @@ class XlaCompiler(Compiler):
         self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]
     ) -> Executable:
         backend = target_backend(args_spec, options)
+        if not x64_on():  # JAX would narrow a 64-bit value anywhere in the program
+            check_64bit("jit (compiler xla)", backend, _dtypes(graph))
         lowering = _Lowering(backend)
         body = lowering.graph(graph)
         caps = lowering.captured
@@ -299,6 +302,19 @@ class _Lowering:
             return state(outs)
 
         return loop
+
+
+def _dtypes(g: Graph) -> set[Any]:
+    """The dtypes of every value of ``g`` and of its subgraphs (arguments included)."""
+    out: set[Any] = set()
+    for n in g.nodes:
+        if n.types is not None:
+            out.update(d for _, d in n.types)
+        else:
+            out.add(n.dtype)
+        for sub in n.subgraphs:
+            out |= _dtypes(sub)
+    return out
 
 
 def _getter(inputs: Sequence[Any], slot: dict[int, int]) -> Callable[[list[Any]], list[Any]]:
