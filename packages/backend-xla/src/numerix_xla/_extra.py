@@ -263,6 +263,26 @@ def _build_top_k(k: int, axis: int) -> Callable[..., Any]:
     return f
 
 
+def _build_threefry2x32(shape: tuple[int, ...]) -> Callable[..., Any]:
+    # the twenty rounds unrolled, as the core writes them: XLA fuses them into one loop
+    # over the elements (JAX's threefry2x32_p lowers to a rolled loop on CPU, which ran
+    # several times slower here)
+    def f(k1: Any, k2: Any, x1: Any, x2: Any) -> Any:
+        u = np.uint32
+        ks = (k1, k2, k1 ^ k2 ^ u(0x1BD11BDA))
+        x1 = jnp.broadcast_to(x1 + ks[0], shape)
+        x2 = jnp.broadcast_to(x2 + ks[1], shape)
+        for i in range(5):
+            for r in ((13, 15, 26, 6), (17, 29, 16, 24))[i % 2]:
+                x1 = x1 + x2
+                x2 = x1 ^ (lax.shift_left(x2, u(r)) | lax.shift_right_logical(x2, u(32 - r)))
+            x1 = x1 + ks[(i + 1) % 3]
+            x2 = x2 + (ks[(i + 2) % 3] + u(i + 1))
+        return x1, x2
+
+    return f
+
+
 def _lu_by_modulus(a: Any) -> tuple[Any, Any]:
     """(packed LU, row permutation) by elimination with partial pivoting on the first
     largest ``|entry|``. LAPACK's complex getrf pivots on ``|re| + |im|`` instead, which
@@ -427,6 +447,14 @@ class ExtraKernels(WindowByKind):
             return out
         f = jitted(("top_k", k, axis), lambda: _build_top_k(k, axis))
         values.data, indices.data = f(x.data)
+        return out
+
+    def block_threefry2x32(
+        self, out: tuple[Tensor, Tensor], k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor
+    ) -> tuple[Tensor, Tensor]:
+        shape = out[0].shape
+        f = jitted(("threefry2x32", shape), lambda: _build_threefry2x32(shape))
+        out[0].data, out[1].data = f(k1.data, k2.data, x1.data, x2.data)
         return out
 
     def _cumulative(self, out: Tensor, x: Tensor, how: str, axis: int, reverse: bool) -> Tensor:
