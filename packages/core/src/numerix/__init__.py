@@ -6,7 +6,13 @@
 [[7.0, 10.0], [15.0, 22.0]]
 """
 
-from numerix import dtypes, nn, ops, random
+from numerix import (
+    _numpy_protocol,  # noqa: F401  (Tensor's numpy protocols)
+    dtypes,
+    nn,
+    ops,
+    random,
+)
 from numerix._tensor import Tensor
 from numerix._version import __version__
 from numerix.backend import Backend
@@ -69,6 +75,7 @@ from numerix.errors import (
     DTypeError,
     IndexingError,
     NumerixError,
+    NumpyFunctionError,
     OutOfMemoryError,
     PluginError,
     ShapeError,
@@ -103,7 +110,7 @@ __all__ = [
     "clear_caches", "devices",
     "NumerixError", "ShapeError", "DTypeError", "BackendMismatchError", "UnsupportedDTypeError",
     "BackendNotFoundError", "BackendOptionError", "PluginError", "ConfigError", "IndexingError",
-    "ArgumentError", "TracingError", "DeallocatedError", "OutOfMemoryError",
+    "ArgumentError", "TracingError", "DeallocatedError", "OutOfMemoryError", "NumpyFunctionError",
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
     "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
     "custom_grad",

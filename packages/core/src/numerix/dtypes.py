@@ -85,6 +85,12 @@ class DType:
         return d
 
     @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype, for numpy: ``np.dtype(numerix.float32)`` and
+        ``np.zeros(3, dtype=numerix.bfloat16)`` read it."""
+        return self.numpy_dtype
+
+    @property
     def is_floating(self) -> bool:
         return self.kind == "f"
 

@@ -22,6 +22,7 @@ __all__ = [
     "IndexingError",
     "ArgumentError",
     "TracingError",
+    "NumpyFunctionError",
 ]
 
 
@@ -81,3 +82,9 @@ class ArgumentError(NumerixError, ValueError):
 class TracingError(NumerixError, TypeError):
     """A traced tensor used where a value is needed (``bool()``, ``if``, ``.item()``) inside
     ``numerix.jit``/``defn``, or a traced function that breaks the rules of tracing."""
+
+
+class NumpyFunctionError(NumerixError, TypeError):
+    """A numpy function or ufunc called on a tensor that numerix does not carry out, or
+    with a keyword it does not take (``out=``): the message names the numerix function
+    to call, or ``np.asarray(t)`` for an explicit copy to numpy."""

@@ -38,6 +38,7 @@ FAMILIES = (
     "grad_compiled",
     "fp_warnings",
     "einsum",
+    "numpy_protocol",
     "random",
 )
 
