@@ -40,6 +40,8 @@ _SCRIPT = textwrap.dedent(
     ]
     r["mode"] = bool(jax.config.jax_enable_x64)
     r["cache_size"] = sys.modules["numerix_xla._kernels"].CACHE_SIZE
+    claimed = type(a.backend).supported_dtypes  # what the kit reads
+    r["claimed"] = None if claimed is None else sorted(d.name for d in claimed)
     r["user_dtype"] = str(jax.numpy.array(1.0).dtype)
 
     f64 = nx.tensor(np.array([1.0, 2.0]), backend="binary")
@@ -102,7 +104,7 @@ def _common(r: dict) -> None:
 def test_unset_numerix_turns_the_mode_on_with_one_warning_naming_the_setting():
     r = _run("fresh", None, paths=True)
     _common(r)
-    assert r["cache_size"] == 512
+    assert r["cache_size"] == 512 and r["claimed"] is None
     assert r["mode"] is True and r["user_dtype"] == "float64"
     assert len(r["warnings"]) == 1, r["warnings"]
     name, is_config_warning, message, at_user_line = r["warnings"][0]
@@ -133,6 +135,9 @@ def test_set_false_leaves_jax_alone_and_refuses_every_64_bit_path():
     r = _run("fresh", "false", paths=True)
     _common(r)
     assert r["mode"] is False and r["user_dtype"] == "float32" and r["warnings"] == []
+    # the kit reports the 64-bit dtypes as not claimed
+    wide = {"float64", "int64", "uint64", "complex128"}
+    assert r["claimed"] == sorted(d.name for d in nx.dtypes.ALL_DTYPES if d.name not in wide)
     for path, res in r["paths"].items():
         # never a silent narrowing (a float64 tensor holding float32 data): a named error
         assert res[0] == "raised", (path, res)

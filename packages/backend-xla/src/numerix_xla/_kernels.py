@@ -24,7 +24,7 @@ from numerix import dtypes
 from numerix.dtypes import DType
 from numerix.errors import UnsupportedDTypeError
 
-__all__ = ["CACHE_SIZE", "WIDE", "check_64bit", "clear", "jitted", "x64_on"]
+__all__ = ["CACHE_SIZE", "WIDE", "check_64bit", "clear", "jitted", "x64_error", "x64_on"]
 
 #: The most kernels kept at once (``[backends.xla] kernel_cache_size``, set when the
 #: backend loads). Element-wise kernels are cached per operand types, so each of those
@@ -88,8 +88,13 @@ def check_64bit(op: str, backend: Any, dts: Iterable[DType]) -> None:
     mode is off (JAX would narrow it to 32 bits without a word)."""
     for d in dts:
         if d in WIDE and not x64_on():
-            raise UnsupportedDTypeError(
-                f"{op}: backend {backend!r} cannot hold {d} tensors: JAX's 64-bit mode "
-                f"(jax_enable_x64) is off ([backends.xla] x64 = false, or JAX's mode turned "
-                f"off since); {_X64_FIX}"
-            )
+            raise x64_error(op, backend, d)
+
+
+def x64_error(op: str, backend: Any, dtype: DType) -> UnsupportedDTypeError:
+    """The error of a 64-bit ``dtype`` on xla while JAX's 64-bit mode is off."""
+    return UnsupportedDTypeError(
+        f"{op}: backend {backend!r} cannot hold {dtype} tensors: JAX's 64-bit mode "
+        f"(jax_enable_x64) is off ([backends.xla] x64 = false, or JAX's mode turned "
+        f"off since); {_X64_FIX}"
+    )

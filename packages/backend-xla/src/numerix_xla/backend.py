@@ -35,13 +35,14 @@ from jax import lax
 from jax.sharding import SingleDeviceSharding
 
 import numerix
+from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend, lowers
 from numerix.configuration import ConfigWarning
 from numerix.errors import BackendOptionError
 from numerix_xla import _kernels
 from numerix_xla._extra import ExtraKernels
-from numerix_xla._kernels import WIDE, check_64bit, clear, jitted, x64_on
+from numerix_xla._kernels import WIDE, check_64bit, clear, jitted, x64_error, x64_on
 from numerix_xla.clients import (
     CLIENTS,
     default_client,
@@ -572,6 +573,11 @@ class XlaBackend(ExtraKernels, Backend):
         did = self.options["device_id"]
         self.jax_device = self.client.device(self.client.default_device_id if did is None else did)
 
+    def unsupported(self, op: str, dtype: Any) -> Any:
+        if dtype in WIDE and not x64_on():
+            return x64_error(op, self, dtype)
+        return super().unsupported(op, dtype)
+
     @classmethod
     def clear_caches(cls) -> None:
         # also JAX's own caches, where the executables are: see numerix_xla._kernels.clear
@@ -916,6 +922,11 @@ class XlaBackend(ExtraKernels, Backend):
         return run
 
     bench_raw_name = "jax (raw)"
+
+
+if not x64_on():
+    # what the kit and backend_transfer read; the kernels check the live mode themselves
+    XlaBackend.supported_dtypes = frozenset(d for d in dtypes.ALL_DTYPES if d not in WIDE)
 
 
 @functools.cache
