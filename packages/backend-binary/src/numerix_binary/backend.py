@@ -60,38 +60,47 @@ def _rsqrt(a: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- floating-point warnings
 # numerix emits no floating-point warnings (docs/decisions.md 16): inf - inf is nan,
 # 1 / 0 is inf, silently, as on XLA and LibTorch. numpy's error state lives in a
-# context variable; each thread runs the kernels in a context of the backend's own
-# where that state is "ignore", set once. Entering it (the wrapper and one Context.run)
-# costs about 0.3 us where an np.errstate per call costs 0.8 us, and the user's own
-# numpy keeps its settings.
-_IN_KERNELS: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "numerix_binary_kernels", default=False
-)
+# context variable; the kernels run in a context of the backend's own where that state
+# is "ignore", set once, and the user's own numpy keeps its settings. Entering it is one
+# Context.run and the wrapper's frame (about 0.3 us an op, where an np.errstate per call
+# costs 0.8 us).
 
 
-def _silence() -> None:
-    np.seterr(all="ignore")
-    _IN_KERNELS.set(True)
+def _kernel_context() -> Any:
+    ctx = contextvars.Context()
+    ctx.run(np.seterr, all="ignore")
+    return ctx.run
 
 
-class _KernelContext(threading.local):
-    def __init__(self) -> None:
-        ctx = contextvars.Context()
-        ctx.run(_silence)
-        self.run = ctx.run
+_run_in_kernel_context = _kernel_context()
+_per_thread = threading.local()
 
 
-_KERNEL_CONTEXT = _KernelContext()
+def _entered(e: RuntimeError) -> bool:
+    return str(e).startswith("cannot enter context")
 
 
 def _quiet(method: Any) -> Any:
-    """``method`` run in the kernel context (directly when a kernel calls another)."""
+    """``method`` run in the kernel context."""
 
     @functools.wraps(method)  # keeps the lowering declared by @lowers
     def kernel(self: Any, *args: Any, **params: Any) -> Any:
-        if _IN_KERNELS.get():
-            return method(self, *args, **params)
-        return _KERNEL_CONTEXT.run(method, self, *args, **params)
+        try:
+            return _run_in_kernel_context(method, self, *args, **params)
+        except RuntimeError as e:
+            if not _entered(e):
+                raise
+        # NOTE: a context is entered by one thread at a time: another thread (or a kernel
+        # calling a kernel) takes a context of its thread's own
+        run = getattr(_per_thread, "run", None)
+        if run is None:
+            run = _per_thread.run = _kernel_context()
+        try:
+            return run(method, self, *args, **params)
+        except RuntimeError as e:
+            if not _entered(e):
+                raise
+        return method(self, *args, **params)  # inside this thread's context already
 
     return kernel
 

@@ -3,6 +3,7 @@ eagerly and compiled (docs/decisions.md: "IEEE results, no floating-point warnin
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -52,3 +53,30 @@ def test_no_floating_point_warnings(dtype: D.DType, case: str, compiled: bool) -
         host = got.to_numpy()
     assert got.dtype is dtype and host.shape == want.shape
     np.testing.assert_array_equal(host.astype(np.float64), want.astype(np.float64))
+
+
+@pytest.mark.numerix_op("floating_point_warnings")
+def test_no_floating_point_warnings_in_threads() -> None:
+    # kernels running at once in several threads, and a user's numpy error state left alone
+    x = nx.tensor(np.array([np.inf, 0.0, 1.0], dtype=np.float32))
+    want = np.array([np.nan, np.nan, 0.0], dtype=np.float32)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(200):
+                r = (x - x) * (x / x)
+                np.testing.assert_array_equal(r.to_numpy(), want)
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        work()
+        for t in threads:
+            t.join()
+        assert np.geterr()["invalid"] == "raise"  # the user's setting, untouched
+    assert not errors, errors[0]
