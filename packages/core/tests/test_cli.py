@@ -87,6 +87,30 @@ def test_info_reports_a_backend_that_fails_without_failing(
         unregister_backend("unloadable")
 
 
+class _Flushing(numerix.Backend):
+    name = "flushing"
+    numeric_notes = ("subnormal floats are flushed to zero",)
+
+    @classmethod
+    def devices(cls) -> list[str]:
+        return ["cpu"]
+
+
+def test_info_lists_a_backends_known_differences(capsys: pytest.CaptureFixture[str]) -> None:
+    register_backend("flushing", _Flushing)
+    try:
+        code, out, _ = run_cli(capsys, "info", "--json")
+        backends = {b["name"]: b for b in json.loads(out)["backends"]}
+        assert backends["flushing"]["numeric_notes"] == ["subnormal floats are flushed to zero"]
+        assert backends["binary"]["numeric_notes"] == []
+        code, out, _ = run_cli(capsys, "info")
+        assert code == 0
+        assert "Known differences from numpy (docs/known-differences.md):" in out
+        assert "flushing: subnormal floats are flushed to zero" in " ".join(out.split())
+    finally:
+        unregister_backend("flushing")
+
+
 def test_python_dash_m_numerix_info() -> None:
     r = subprocess.run(
         [sys.executable, "-m", "numerix", "info"], capture_output=True, text=True, timeout=120

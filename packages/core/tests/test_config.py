@@ -711,3 +711,31 @@ def test_doctor_asks_the_installed_build_about_the_target(
         ]  # fmt: skip
     finally:
         nx.unregister_backend("torch")
+
+
+def test_very_long_environment_values_are_cut_in_errors(
+    clean_config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long = "x" * 3000
+    # a name longer than the file system allows is a config error, not an OSError
+    monkeypatch.setenv("NUMERIX_CONFIG", long)
+    with pytest.raises(nx.ConfigError, match=r"cannot be used as a file name") as e:
+        nx.reload_config()
+    assert len(str(e.value)) < 300 and "…(3016 characters)" in str(e.value)
+    monkeypatch.delenv("NUMERIX_CONFIG")
+    monkeypatch.setenv("NUMERIX_DEFAULT_BACKEND", long)
+    with pytest.raises(nx.ConfigError, match=r"NUMERIX_DEFAULT_BACKEND") as e:
+        nx.reload_config()
+        nx.zeros(2)
+    assert len(str(e.value)) < 400 and re.search(r"x…\(300\d characters\)", str(e.value))
+    code, out, _ = cli(capsys, "config")
+    assert code == 0 and "NUMERIX_DEFAULT_BACKEND" in out
+    assert "x" * 200 not in "".join(out.split())  # the table cell is cut too
+
+
+def test_clip_long_words_keeps_ordinary_messages() -> None:
+    msg = "add: shapes (2, 3) and (4,) cannot be broadcast; see /usr/lib/python3/numerix.toml"
+    assert nx.errors.clip_long_words(msg) == msg
+    assert str(nx.NumerixError(msg)) == msg
+    cut = nx.errors.clip_long_words("a " + "y" * 121 + " b")
+    assert cut == "a " + "y" * 60 + "…(121 characters) b"

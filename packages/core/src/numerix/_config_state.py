@@ -117,12 +117,19 @@ def config_files() -> list[ConfigFile]:
     explicit = os.environ.get(CONFIG_ENV)
     if explicit:
         p = Path(explicit).expanduser()
-        if p.is_dir():
+        try:
+            is_dir, is_file = p.is_dir(), p.is_file()
+        except OSError as e:  # a name too long for the file system, a loop of links
+            raise ConfigError(
+                f"{CONFIG_ENV}={explicit}: cannot be used as a file name ({e.strerror}); point "
+                f"{CONFIG_ENV} at a TOML file or unset it"
+            ) from None
+        if is_dir:
             raise ConfigError(
                 f"{CONFIG_ENV}={explicit}: is a directory; point {CONFIG_ENV} at a TOML file "
                 f"(such as {p / PROJECT_FILE}) or unset it"
             )
-        if not p.is_file():
+        if not is_file:
             raise ConfigError(
                 f"{CONFIG_ENV}={explicit}: no such file; point {CONFIG_ENV} at a TOML file "
                 f"or unset it"

@@ -76,6 +76,9 @@ class Backend:
     #: True for a backend whose data is host memory that any other backend may adopt
     #: implicitly (as Nx moves BinaryBackend tensors). Only ``binary`` sets it.
     is_host: ClassVar[bool] = False
+    #: Where this backend's numbers knowingly differ from numpy's, one sentence each
+    #: (``docs/known-differences.md``); ``numerix info`` lists them.
+    numeric_notes: ClassVar[tuple[str, ...]] = ()
 
     __slots__ = ("_key", "device", "options")
 

@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from numerix.errors import clip_long_words
+
 __all__ = ["main"]
 
 #: The seeds' benchmark: MNIST-sized images {10000,784} dot weights {784,10} (float32).
@@ -223,9 +225,11 @@ def collect_info() -> dict[str, Any]:
             "error": None,
             "available": None,
             "devices": [],
+            "numeric_notes": [],
         }
         try:
             cls = backend_class(name, "numerix info")
+            b["numeric_notes"] = [str(n) for n in cls.numeric_notes]
             b["devices"] = [str(d) for d in cls.devices()]
             b["available"] = bool(cls.is_available())
         except ConfigError:
@@ -375,6 +379,12 @@ def _cmd_info(args: argparse.Namespace) -> int:
     else:
         con.print("Broken plugins: none")
 
+    notes = [(b["name"], n) for b in info["backends"] for n in b["numeric_notes"]]
+    if notes:
+        con.print("Known differences from numpy (docs/known-differences.md):")
+        for name, note in notes:
+            con.print(Text.assemble("  ", (name, "bold"), f": {note}"))
+
     if info["config_error"]:
         con.print(
             Text("Configuration error (numerix doctor says how to fix it):", style="bold red")
@@ -447,11 +457,14 @@ def _cmd_config(args: argparse.Namespace) -> int:
         src = r["source"]
         style = "dim" if src["kind"] == "default" else ("cyan" if src["kind"] == "env" else "green")
         t.add_row(
-            r["key"], json.dumps(r["value"], default=str), Text(src["text"], style=style), r["env"]
+            r["key"],
+            clip_long_words(json.dumps(r["value"], default=str)),
+            Text(clip_long_words(src["text"]), style=style),
+            r["env"],
         )
     con.print(t)
     for n in data["notes"]:
-        con.print(Text(f"note: {n}", style="yellow"))
+        con.print(Text(f"note: {clip_long_words(n)}", style="yellow"))
     return 0
 
 

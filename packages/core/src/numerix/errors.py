@@ -7,6 +7,8 @@ the fix.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "NumerixError",
     "ShapeError",
@@ -23,11 +25,35 @@ __all__ = [
     "ArgumentError",
     "TracingError",
     "NumpyFunctionError",
+    "clip_long_words",
 ]
+
+#: A run of non-space characters longer than this is cut in messages that echo values.
+LONG_WORD = 120
+_LONG = re.compile(rf"\S{{{LONG_WORD + 1},}}")
+
+
+def clip_long_words(text: str) -> str:
+    """``text`` with every run of more than :data:`LONG_WORD` non-space characters cut
+    to its first 60 and a count, so that a value echoed from the environment or a file
+    cannot flood a message or a table."""
+
+    def cut(m: re.Match[str]) -> str:
+        w = m.group(0)
+        return f"{w[:60]}…({len(w)} characters)"
+
+    return _LONG.sub(cut, text)
 
 
 class NumerixError(Exception):
-    """Base class of every error numerix raises on bad input."""
+    """Base class of every error numerix raises on bad input.
+
+    A value the message echoes (from the environment, a file, an argument) is cut when
+    it is very long (:func:`clip_long_words`).
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*_clipped(args))
 
 
 class ShapeError(NumerixError, ValueError):
@@ -69,6 +95,10 @@ class PluginError(NumerixError, RuntimeError):
 
 class ConfigError(NumerixError, ValueError):
     """Malformed or invalid configuration."""
+
+
+def _clipped(args: tuple[object, ...]) -> tuple[object, ...]:
+    return tuple(clip_long_words(a) if isinstance(a, str) else a for a in args)
 
 
 class IndexingError(NumerixError, IndexError):
