@@ -23,7 +23,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from numerix.backend import Backend
 from numerix.errors import BackendMismatchError, DeallocatedError
-from numerix.primitives import REGISTRY
+
+# the module, not its REGISTRY: read when a kernel is asked for, so the registry may
+# import this module (Primitive.bind meets its operands here) without a cycle
+from numerix.primitives import _registry
 
 if TYPE_CHECKING:
     from numerix.dtypes import DType
@@ -60,7 +63,7 @@ class _Deallocated(Backend):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("_"):
             raise AttributeError(attr)
-        if attr not in REGISTRY:
+        if attr not in _registry.REGISTRY:
             raise DeallocatedError(
                 f"{attr}: the tensor was deallocated with numerix.backend_deallocate; it holds "
                 f"no data any more (deallocate a tensor only after its last use)"
