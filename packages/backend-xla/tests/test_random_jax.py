@@ -30,9 +30,17 @@ FLOATS = ["float16", "bfloat16", "float32", "float64"]
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
 
+_JITTED = {}
+
+
 def run(fn, mode, *args):
-    """``fn(*args)`` eagerly (mode None) or jitted with the compiler ``mode``."""
-    return fn(*args) if mode is None else nx.jit(fn, compiler=mode)(*args)
+    """``fn(*args)`` eagerly (mode None) or jitted with the compiler ``mode`` (one jit per
+    function and compiler: a function called again with new keys reuses its program)."""
+    if mode is None:
+        return fn(*args)
+    if (fn, mode) not in _JITTED:
+        _JITTED[fn, mode] = nx.jit(fn, compiler=mode)
+    return _JITTED[fn, mode](*args)
 
 
 def same(got, want, *, ulp=0):
@@ -164,9 +172,10 @@ def test_choice():
         (lambda k: R.choice(k, 4, (6,), True, nx.tensor(p, backend="xla")),
          lambda: jax.random.choice(jk, 4, (6,), True, p)),
     ]  # fmt: skip
-    for mode in MODES:
-        for ours, theirs in cases:
-            same(run(ours, mode, k), theirs())
+    wants = [theirs() for _, theirs in cases]
+    for mode in MODES:  # one program for all the cases
+        for got, want in zip(run(lambda k: [ours(k) for ours, _ in cases], mode, k), wants):
+            same(got, want)
     # without replacement, JAX's top_k gives int32 indices, numerix's int64: same values
     got = R.choice(k, 4, (3,), False, nx.tensor(p, backend="xla"))
     same(got, np.asarray(jax.random.choice(jk, 4, (3,), False, p)).astype(np.int64))
@@ -209,9 +218,9 @@ def test_samplers_on_erf_and_log_match_jax():
         (lambda k: R.categorical(k, nx.tensor(lg, backend="xla"), 0, (5, 3)),
          lambda: jax.random.categorical(jk, lg, 0, (5, 3))),
     ]  # fmt: skip
-    for mode in MODES:
-        for ours, theirs in cases:
-            got, want = run(ours, mode, k), np.asarray(theirs())
+    wants = [np.asarray(theirs()) for _, theirs in cases]
+    for mode in MODES:  # one program for all the cases
+        for got, want in zip(run(lambda k: [ours(k) for ours, _ in cases], mode, k), wants):
             assert got.backend.name == "xla" and got.shape == want.shape
             a = got.to_numpy()
             assert a.dtype == want.dtype, (a.dtype, want.dtype)
