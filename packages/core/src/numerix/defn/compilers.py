@@ -11,13 +11,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+# the rule a compiler's arguments follow, as eager operands do (see docs/defn.md)
+from numerix._meeting import meeting_backend
 from numerix.backend import Backend
 from numerix.dtypes import DType
 from numerix.errors import ArgumentError
 
 __all__ = [
     "Compiler", "ArgSpec", "Executable", "default_compiler", "resolve_compiler",
-    "compilers_serving",
+    "compilers_serving", "meeting_backend",
 ]  # fmt: skip
 
 #: What ``Compiler.compile`` returns: flat argument tensors in, flat output tensors out.
