@@ -141,10 +141,15 @@ def test_reduction_identity_unknown_op():
         D.reduction_identity("mean", D.float32)
 
 
-def test_broadcasting_past_the_largest_tensor_is_refused() -> None:
+def test_broadcasting_past_the_largest_tensor_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(nx.ShapeError, match=r"^add: shape \(1073741824, 1073741824\) has"):
         broadcast_shapes("add", (2**30, 1), (1, 2**30))
-    # up to the limit, and broadcasting that does not grow past an operand, are fine
+    # at the limit, no machine has the memory
+    with pytest.raises(nx.OutOfMemoryError, match=r"^add: a tensor of shape \(536870912, "):
+        broadcast_shapes("add", (2**29, 1), (1, 2**30))
+    # up to the limit, and broadcasting that does not grow past an operand, are fine as
+    # shapes (on a machine with the memory)
+    monkeypatch.setattr(_shapes, "memory_capacity", lambda: 2**63)
     assert (
         broadcast_shapes("add", (2**29, 1), (1, 2**30))
         == (2**29, 2**30)
