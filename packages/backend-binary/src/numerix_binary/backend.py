@@ -61,9 +61,9 @@ def _rsqrt(a: np.ndarray) -> np.ndarray:
 # numerix emits no floating-point warnings (docs/decisions.md 16): inf - inf is nan,
 # 1 / 0 is inf, silently, as on XLA and LibTorch. numpy's error state lives in a
 # context variable; the kernels run in a context of the backend's own where that state
-# is "ignore", set once, and the user's own numpy keeps its settings. Entering it is one
-# Context.run and the wrapper's frame (about 0.3 us an op, where an np.errstate per call
-# costs 0.8 us).
+# is "ignore", set once, and the user's own numpy keeps its settings. The element-wise
+# kernels call their ufunc through Context.run (tens of ns; an np.errstate per call
+# costs 0.8 us); the others are wrapped (a frame more, about 0.3 us).
 
 
 def _kernel_context() -> Any:
@@ -80,6 +80,23 @@ def _entered(e: RuntimeError) -> bool:
     return str(e).startswith("cannot enter context")
 
 
+def _again(e: RuntimeError, fn: Any, *args: Any, **params: Any) -> Any:
+    """``fn(*args, **params)`` after the kernel context refused to be entered (``e``)
+    because it is in use: another thread, or a kernel calling a kernel, takes its
+    thread's own. Any other error is re-raised."""
+    if not _entered(e):
+        raise e
+    run = getattr(_per_thread, "run", None)
+    if run is None:
+        run = _per_thread.run = _kernel_context()
+    try:
+        return run(fn, *args, **params)
+    except RuntimeError as again:
+        if not _entered(again):
+            raise
+    return fn(*args, **params)  # inside this thread's context already
+
+
 def _quiet(method: Any) -> Any:
     """``method`` run in the kernel context."""
 
@@ -88,19 +105,7 @@ def _quiet(method: Any) -> Any:
         try:
             return _run_in_kernel_context(method, self, *args, **params)
         except RuntimeError as e:
-            if not _entered(e):
-                raise
-        # NOTE: a context is entered by one thread at a time: another thread (or a kernel
-        # calling a kernel) takes a context of its thread's own
-        run = getattr(_per_thread, "run", None)
-        if run is None:
-            run = _per_thread.run = _kernel_context()
-        try:
-            return run(method, self, *args, **params)
-        except RuntimeError as e:
-            if not _entered(e):
-                raise
-        return method(self, *args, **params)  # inside this thread's context already
+            return _again(e, method, self, *args, **params)
 
     return kernel
 
@@ -115,8 +120,13 @@ def _unary(fn: Any) -> Any:
 
     @lowers(lambda params, ins, out: fn)
     def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, fn(x.data))
+        # the ufunc itself runs in the kernel context: no wrapper on the hot path
+        try:
+            return _fill(out, _run_in_kernel_context(fn, x.data))
+        except RuntimeError as e:
+            return _fill(out, _again(e, fn, x.data))
 
+    kernel.quiet = True
     return kernel
 
 
@@ -125,8 +135,12 @@ def _binary(fn: Any) -> Any:
 
     @lowers(lambda params, ins, out: fn)
     def plain(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        return _fill(out, fn(x1.data, x2.data))
+        try:
+            return _fill(out, _run_in_kernel_context(fn, x1.data, x2.data))
+        except RuntimeError as e:
+            return _fill(out, _again(e, fn, x1.data, x2.data))
 
+    plain.quiet = True
     return plain
 
 
@@ -143,9 +157,14 @@ def _math(fn: Any) -> Any:
     def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
         a = x.data
         if a.dtype == _BF16:
-            return _fill(out, fn(a.astype(np.float32)).astype(_BF16))
-        return _fill(out, fn(a))
+            a = a.astype(np.float32)
+        try:
+            r = _run_in_kernel_context(fn, a)
+        except RuntimeError as e:
+            r = _again(e, fn, a)
+        return _fill(out, r.astype(_BF16) if x.data.dtype == _BF16 else r)
 
+    kernel.quiet = True
     return kernel
 
 
@@ -646,10 +665,12 @@ class BinaryBackend(
         return out
 
 
-# every primitive and block runs in the kernel context; a subclass's own override does not
+# every primitive and block runs in the kernel context (the element-wise kernels enter it
+# themselves); a subclass's own override does not
 for _name in [*REGISTRY.names(), *(n for n in dir(BinaryBackend) if n.startswith("block_"))]:
-    if callable(getattr(BinaryBackend, _name, None)):
-        setattr(BinaryBackend, _name, _quiet(getattr(BinaryBackend, _name)))
+    _method = getattr(BinaryBackend, _name, None)
+    if callable(_method) and not getattr(_method, "quiet", False):
+        setattr(BinaryBackend, _name, _quiet(_method))
 
 
 def _clamped(
