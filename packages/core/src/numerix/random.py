@@ -136,10 +136,6 @@ def _float_dtype(op: str, dtype: Any, *, complex_ok: bool = False) -> DType:
     )
 
 
-def _shape(op: str, shape: Any) -> tuple[int, ...]:
-    return check_shape(op, shape)
-
-
 def _check_param_shape(op: str, shape: tuple[int, ...], *params: Tensor) -> None:
     shapes = [p.shape for p in params]
     got = broadcast_shapes(op, shape, *shapes)
@@ -157,9 +153,9 @@ def _param(op: str, name: str, x: Any, dtype: DType, backend: Any) -> Tensor:
         if x.dtype.kind == "c":
             raise DTypeError(f"{op}: {name} must be real, got {x.describe()}")
         return astype(x, dtype) if x.dtype is not dtype else x
-    if isinstance(x, (bool, complex)) or not isinstance(x, (int, float, np.ndarray, np.generic)):
-        if not isinstance(x, (list, tuple)):
-            raise DTypeError(f"{op}: {name} must be a real number or tensor, got {x!r}")
+    real = (int, float, np.integer, np.floating, np.ndarray, list, tuple)
+    if isinstance(x, bool) or not isinstance(x, real):
+        raise DTypeError(f"{op}: {name} must be a real number or tensor, got {x!r}")
     return tensor(x, dtype=dtype, backend=backend)
 
 
@@ -312,7 +308,7 @@ def split(key: Any, num: int | Sequence[int] = 2) -> Tensor:
     [928981903, 3453687069]
     """
     k = _check_key("random.split", key)
-    shape = _shape("random.split", num)
+    shape = check_shape("random.split", num)
     return _split(k, shape)
 
 
@@ -363,7 +359,7 @@ def bits(key: Any, shape: Any = (), dtype: Any = D.uint32, *, backend: Any = Non
         raise DTypeError(
             f"random.bits: dtype must be unsigned (uint8, uint16, uint32, uint64), got {d}"
         )
-    return _bits(k, d.itemsize * 8, _shape("random.bits", shape))
+    return _bits(k, d.itemsize * 8, check_shape("random.bits", shape))
 
 
 def uniform(
@@ -394,7 +390,7 @@ def uniform(
     """
     k = _check_key("random.uniform", key, backend)
     d = _float_dtype("random.uniform", dtype)
-    s = _shape("random.uniform", shape)
+    s = check_shape("random.uniform", shape)
     return _uniform(k, s, d, minval, maxval, "random.uniform")
 
 
@@ -429,7 +425,7 @@ def normal(key: Any, shape: Any = (), dtype: Any = D.float32, *, backend: Any = 
     """
     k = _check_key("random.normal", key, backend)
     d = _float_dtype("random.normal", dtype, complex_ok=True)
-    s = _shape("random.normal", shape)
+    s = check_shape("random.normal", shape)
     if d.kind == "c":
         real = D.float32 if d is D.complex64 else D.float64
         k_re, k_im = _split(k, (2,))
@@ -488,7 +484,7 @@ def truncated_normal(
     if shape is None:
         s = broadcast_shapes(op, lo.shape, hi.shape)
     else:
-        s = _shape(op, shape)
+        s = check_shape(op, shape)
         _check_param_shape(op, s, lo, hi)
     sqrt2 = float(np.array(np.sqrt(2), d.numpy_dtype))
     a = erf(lo / sqrt2)
@@ -532,7 +528,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, *, backend: Any = None)
     if shape is None:
         s = pt.shape
     else:
-        s = _shape(op, shape)
+        s = check_shape(op, shape)
         _check_param_shape(op, s, pt)
     return less(_uniform(k, s, pt.dtype, 0.0, 1.0, op), pt)
 
@@ -547,7 +543,7 @@ def gumbel(key: Any, shape: Any = (), dtype: Any = D.float32, *, backend: Any = 
     """
     k = _check_key("random.gumbel", key, backend)
     d = _float_dtype("random.gumbel", dtype)
-    return _gumbel(k, _shape("random.gumbel", shape), d)
+    return _gumbel(k, check_shape("random.gumbel", shape), d)
 
 
 def _gumbel(k: Tensor, shape: tuple[int, ...], d: DType) -> Tensor:
@@ -567,7 +563,7 @@ def exponential(
     """
     k = _check_key("random.exponential", key, backend)
     d = _float_dtype("random.exponential", dtype)
-    u = _uniform(k, _shape("random.exponential", shape), d, 0.0, 1.0, "random.exponential")
+    u = _uniform(k, check_shape("random.exponential", shape), d, 0.0, 1.0, "random.exponential")
     return negative(log1p(negative(u)))
 
 
@@ -631,7 +627,7 @@ def randint(
         raise DTypeError(
             f"{op}: dtype must be an integer dtype, got {d}: use numerix.random.uniform for floats"
         )
-    s = _shape(op, shape)
+    s = check_shape(op, shape)
     lo = _int_bound(op, "minval", minval, k.backend)
     hi = _int_bound(op, "maxval", maxval, k.backend)
     _check_param_shape(op, s, lo, hi)
@@ -741,7 +737,7 @@ def choice(
     """
     op = "random.choice"
     k = _check_key(op, key, backend)
-    s = _shape(op, shape)
+    s = check_shape(op, shape)
     if type(a) is not Tensor and isinstance(a, (int, np.integer)) and not isinstance(a, bool):
         arr = None
         n = operator.index(a)
@@ -822,7 +818,7 @@ def categorical(
     if shape is None:
         s = batch
     else:
-        s = _shape(op, shape)
+        s = check_shape(op, shape)
         tail = s[len(s) - len(batch) :] if batch else ()
         if len(s) < len(batch) or any(b not in (1, d) for b, d in zip(batch, tail)):
             raise ShapeError(
