@@ -1,7 +1,7 @@
 """numerix.random beside what it replaces (issue 16's targets), in one run.
 
-    python benchmarks/random.py            # everything installed
-    python benchmarks/random.py --quick    # a smoke test
+    python benchmarks/random_draws.py            # everything installed
+    python benchmarks/random_draws.py --quick    # a smoke test
 
 - ``uniform`` of 10**6 float32 under the xla compiler vs jitted ``jax.random.uniform``
   of the same key (target <= 1.15x); eager ``jax.random.uniform`` and numerix's eager
@@ -20,29 +20,21 @@ each row reports the median and the spread (min-max over the rounds).
 
 from __future__ import annotations
 
-import os
+import argparse
+import statistics
+import subprocess
 import sys
+import timeit
+from collections.abc import Callable
+from typing import Any
 
-# NOTE: this file shares its name with the standard library's random, which tempfile (and
-# so importlib.metadata, and numerix's plugin discovery) imports: keep this folder behind
-# the standard library on the module path, where `import run` still finds run.py
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE] + [_HERE]
+import numpy as np
 
-import argparse  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import timeit  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-import numerix as nx  # noqa: E402
-from numerix import plugins  # noqa: E402
+import numerix as nx
+from numerix import plugins
 
 # the timing helper of benchmarks/run.py
-from run import _calibrate  # noqa: E402
+from run import _calibrate
 
 N = 10**6
 
@@ -158,9 +150,8 @@ def bench_first_calls(repeat: int) -> dict[str, Any]:
     rounds: list[list[float]] = [[], []]
     for _ in range(repeat):
         for side, r in zip(("numerix", "jax"), rounds):
-            # run from the repository's root: in this folder, `random` would be this file
             out = subprocess.run([sys.executable, "-c", _FIRST, side], capture_output=True,
-                                 text=True, check=True, cwd=os.path.dirname(_HERE))  # fmt: skip
+                                 text=True, check=True)  # fmt: skip
             r.append(float(out.stdout.strip().splitlines()[-1]))
     return _row("xla, first jitted uniform f32[10**6] (trace + compile), fresh process",
                 ["numerix, xla compiler", "jax.jit"], rounds, "context")  # fmt: skip
