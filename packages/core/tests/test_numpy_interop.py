@@ -21,6 +21,7 @@ CALLS = {
     "sum": lambda m, x, x3: m.sum(x3, 1),
     "mean": lambda m, x, x3: m.mean(x3, axis=(0, 2)),
     "var": lambda m, x, x3: m.var(x, ddof=1),
+    "mean_dtype": lambda m, x, x3: m.mean(x3, axis=1, dtype=np.float64),
     "std": lambda m, x, x3: m.std(x, axis=0),
     "max": lambda m, x, x3: m.max(x, axis=1, keepdims=True),
     "min": lambda m, x, x3: m.min(x),

@@ -58,6 +58,8 @@ _SAME_NAME = (
 
 # numpy keyword -> numerix keyword
 _RENAME = {"ddof": "correction", "a_min": "min", "a_max": "max"}
+# functions whose dtype= numerix has as a cast of the operand first
+_CAST_FIRST = frozenset({"mean", "var", "std"})
 # numpy keywords numerix has no use for (a hint, not a meaning)
 _IGNORED = {"einsum": {"optimize"}}
 
@@ -126,6 +128,8 @@ def _call_same_name(name: str, func: Any, args: tuple[Any, ...], kwargs: dict[st
                 _map_keyword(name, args, k, v, inspect.Parameter.empty, theirs, kw)
         elif p.kind is p.POSITIONAL_ONLY or p.default is p.empty:
             pos.append(value)
+        elif pname == "dtype" and value is not None and name in _CAST_FIRST:
+            pos[0] = ops.astype(pos[0], value)  # numpy's mean(a, dtype=d): in d, giving d
         elif pname not in ignored:
             _map_keyword(name, args, pname, value, p.default, theirs, kw)
     return target(*pos, **kw)
