@@ -289,6 +289,15 @@ def check_target(target: str) -> tuple[str, str] | None:
     )
 
 
+
+def _narrow(r: torch.Tensor, d: D.DType, out: D.DType) -> torch.Tensor:
+    """A sum or product ``r`` of ``d`` values as ``out``: torch accumulates small integers
+    in int64, so an emulated unsigned result wraps back to its width (numpy's modular
+    arithmetic) before its bits are read as unsigned."""
+    if d in SIGNED_VIEW:
+        return unbits(r.to(SIGNED_VIEW[d]), d)
+    return r.to(TORCH[out])
+
 class TorchBackend(ExtraKernels, Backend):
     """Tensors on one torch device: ``numerix.tensor(x, backend="torch:cuda:1")``."""
 
@@ -694,7 +703,7 @@ class TorchBackend(ExtraKernels, Backend):
             out.data = x.data
         else:
             r = torch.sum(bits(x.data, d), dim=axes, keepdim=keepdims)
-            out.data = unbits(r, d) if d in SIGNED_VIEW else r.to(TORCH[out.dtype])
+            out.data = _narrow(r, d, out.dtype)
         return out
 
     def prod(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
@@ -711,7 +720,7 @@ class TorchBackend(ExtraKernels, Backend):
             r = torch.prod(moved.reshape(*moved.shape[: a.ndim - k], -1), dim=-1)
             if keepdims:
                 r = r.reshape(out.shape)
-        out.data = unbits(r, d) if d in SIGNED_VIEW else r.to(TORCH[out.dtype])
+        out.data = _narrow(r, d, out.dtype)
         return out
 
     @lowers(lambda p, ins, out: _extreme_lowering(torch.amax, p, ins))

@@ -222,6 +222,23 @@ def test_sum_prod_dtype_argument(dtype: D.DType) -> None:
         check(nx.prod(nx.tensor(a), axis=0, dtype=want), refp, want)
 
 
+@pytest.mark.parametrize("want", [d for d in ALL if d.kind in "iu"], ids=ids)
+def test_sum_prod_in_every_integer_dtype_wrap_as_numpy(want: D.DType) -> None:
+    # an explicit integer dtype accumulates in it, modular as numpy's (the extremes wrap)
+    info = np.iinfo(want.numpy_dtype)
+    a = np.array([[1, 2, int(info.max)], [3, int(info.max), 5]]).astype(want.numpy_dtype)
+    for axis in (None, 0, 1, (0, 1)):
+        for fn, ref in [(nx.sum, np.sum), (nx.prod, np.prod)]:
+            with np.errstate(all="ignore"):
+                w = ref(a, axis=axis, dtype=want.numpy_dtype)
+            check(fn(nx.tensor(a), axis=axis, dtype=want), w, want)
+            check(
+                fn(nx.tensor(a), axis=axis, dtype=want, keepdims=True),
+                ref(a, axis=axis, dtype=want.numpy_dtype, keepdims=True),
+                want,
+            )
+
+
 def test_integer_sums_do_not_overflow_their_input_dtype() -> None:
     a = np.full((300,), 100, np.int8)
     check(nx.sum(nx.tensor(a)), np.sum(a, dtype=np.int64), nx.int64)
