@@ -15,10 +15,19 @@ from typing import Any
 import numpy as np
 
 from numerix import dtypes as D
+from numerix._meeting import meeting_backend
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, IndexingError, ShapeError
-from numerix.ops._core import as_tensor, bind, cast, check_concrete, is_concrete, new_out
+from numerix.ops._core import (
+    as_tensor,
+    bind,
+    cast,
+    check_concrete,
+    is_concrete,
+    new_out,
+    on_backend,
+)
 from numerix.primitives import indexing as PI
 from numerix.primitives import shape as PS
 
@@ -182,6 +191,12 @@ def _advanced(
     y: Tensor, entries: list[tuple[Any, ...]], reshape: Any, transpose: Any, x: Tensor, op: str
 ) -> Tensor:
     adv = [e for e in entries if e[0] == "adv"]
+    # a traced index into a concrete tensor (jit over the index of a captured tensor):
+    # the tensor joins the index's trace, by the one meeting rule
+    index_tensors = [e[2] for e in adv if type(e[2]) is Tensor]
+    meet = meeting_backend(op, [y, *index_tensors])
+    if meet is not None and meet is not y.backend and meet.is_tracing:
+        y = on_backend(y, meet)
     idx: list[Tensor] = []
     for e in adv:
         k = e[2]

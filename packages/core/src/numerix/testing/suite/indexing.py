@@ -11,6 +11,7 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes as D
+from numerix.defn.compilers import compilers_serving
 from numerix.testing.oracle import ALL, NUMERIC, Cases, check, ids, noncontiguous, sample
 
 S = slice
@@ -569,3 +570,18 @@ def test_indexed_add_and_put_errors() -> None:
         r"addition",
     ):
         nx.indexed_add(nx.zeros(2, dtype=nx.bool_), nx.tensor([[0]]), [True])
+
+
+def test_traced_index_into_a_captured_tensor() -> None:
+    # jit over the index alone: the captured tensor joins the index's trace (take, getitem
+    # with an index tensor, and a mixed key), on every compiler serving the backend
+    x = nx.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    i = nx.tensor(np.array([2, -1, 0], np.int64))
+    want_take = np.take(np.arange(12, dtype=np.float32), [2, -1, 0])
+    want_rows = np.arange(12, dtype=np.float32).reshape(3, 4)[[2, -1, 0], 1:3]
+    for name in compilers_serving(nx.get_default_backend()):
+        got = nx.jit(lambda k: nx.take(x, k), compiler=name)(i)
+        check(got, want_take, nx.float32)
+        got = nx.jit(lambda k: x[k, 1:3], compiler=name)(i)
+        check(got, want_rows, nx.float32)
+        assert got.backend is x.backend
