@@ -144,6 +144,63 @@ def _lu(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return p.contiguous(), low, torch.triu(a)
 
 
+_POOL = (F.max_pool1d, F.max_pool2d, F.max_pool3d)
+
+
+def _pooled_picks(
+    x: Tensor,
+    pick_min: bool,
+    window_dimensions: tuple[int, ...],
+    strides: tuple[int, ...],
+    padding: _Pairs,
+) -> torch.Tensor | None:
+    """The flat index into ``x`` of each window's first max (min), from torch's pooling with
+    indices, or None where the geometry is beyond it (more than three pooled axes, padding
+    uneven or wider than half the window).
+
+    Torch's pooling keeps the first of tied values and never picks its implicit padding, as
+    the primitive does, but lets a later NaN replace an earlier one: windows whose value is
+    NaN take their index from a second pooling of the NaN mask (the first 1 wins)."""
+    pooled = [
+        i for i, (w, s, p) in enumerate(zip(window_dimensions, strides, padding))
+        if w > 1 or s > 1 or p != (0, 0)
+    ]  # fmt: skip
+    if not 1 <= len(pooled) <= 3 or any(
+        padding[i][0] != padding[i][1] or 2 * padding[i][0] > window_dimensions[i] for i in pooled
+    ):
+        return None
+    a = _key(x.data, x.dtype)
+    if pick_min:  # an order-reversing map: the first min is the first max of the image
+        a = -a if a.is_floating_point() else ~a
+    rest = [i for i in range(x.ndim) if i not in pooled]
+    a = a.permute(*rest, *pooled).reshape(1, -1, *(x.shape[i] for i in pooled)).contiguous()
+    geometry = {
+        "kernel_size": [window_dimensions[i] for i in pooled],
+        "stride": [strides[i] for i in pooled],
+        "padding": [padding[i][0] for i in pooled],
+        "return_indices": True,
+    }
+    pool = _POOL[len(pooled) - 1]
+    values, picks = pool(a, **geometry)
+    if a.is_floating_point():
+        nan = values.isnan()
+        if bool(nan.any()):
+            picks = torch.where(nan, pool(a.isnan().to(a.dtype), **geometry)[1], picks)
+    # each pick indexes the pooled axes of one slice of the others: flat indices into x
+    # moved to (others, pooled), then moved back to x's own order
+    grid = picks.reshape(values.shape[1:])
+    base = torch.arange(grid.shape[0], device=grid.device).reshape(-1, *[1] * len(pooled))
+    flat = (base * math.prod(a.shape[2:]) + grid).reshape(
+        *(x.shape[i] for i in rest), *grid.shape[1:]
+    )
+    order = [*rest, *pooled]
+    if order == sorted(order):
+        return flat
+    back = [order.index(i) for i in range(x.ndim)]
+    where = torch.arange(math.prod(x.shape), device=grid.device).reshape(x.shape)
+    return where.permute(*order).reshape(-1)[flat].permute(*back)
+
+
 class ExtraKernels(WindowByKind):
     """Kernels beyond the element-wise, reduction and basic shape families."""
 
@@ -253,7 +310,7 @@ class ExtraKernels(WindowByKind):
         return out
 
     def _window_scatter(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, highest: bool,
+        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, pick_min: bool,
         window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs,
     ) -> Tensor:  # fmt: skip
         sdt = out.dtype
@@ -265,15 +322,19 @@ class ExtraKernels(WindowByKind):
             res = torch.empty(x.shape, dtype=src.dtype, device=dev).copy_(init)
         elif nd == 0:  # the one window is x itself
             res = init + src
+        elif (lin := _pooled_picks(x, pick_min, window_dimensions, strides, padding)) is not None:
+            res = torch.empty(n, dtype=src.dtype, device=dev).copy_(init)
+            res.index_add_(0, lin.reshape(-1), src.reshape(-1))
+            res = res.reshape(x.shape)
         else:
             # the first max (min) among a window's in-bounds positions; padding never wins
-            fill = _key_extreme(x.dtype, highest)
+            fill = _key_extreme(x.dtype, pick_min)
             ones = (1,) * nd
             grid = tuple(src.shape)
             size = math.prod(window_dimensions)
             v = _windows(_padded(_key(x.data, x.dtype), padding, fill), window_dimensions,
                          strides, ones).reshape(*grid, size)  # fmt: skip
-            sel = v.amin(-1, keepdim=True) if highest else v.amax(-1, keepdim=True)
+            sel = v.amin(-1, keepdim=True) if pick_min else v.amax(-1, keepdim=True)
             cand = v == sel
             if x.dtype.kind == "f":  # NaN counts as the max (min): the first NaN
                 cand |= v.isnan() & sel.isnan()
