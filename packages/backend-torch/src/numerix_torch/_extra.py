@@ -174,18 +174,16 @@ def _pooled_picks(
         a = -a if a.is_floating_point() else ~a
     rest = [i for i in range(x.ndim) if i not in pooled]
     a = a.permute(*rest, *pooled).reshape(1, -1, *(x.shape[i] for i in pooled)).contiguous()
-    geometry = {
-        "kernel_size": [window_dimensions[i] for i in pooled],
-        "stride": [strides[i] for i in pooled],
-        "padding": [padding[i][0] for i in pooled],
-        "return_indices": True,
-    }
     pool = _POOL[len(pooled) - 1]
-    values, picks = pool(a, **geometry)
+    kernel = [window_dimensions[i] for i in pooled]
+    step = [strides[i] for i in pooled]
+    pad = [padding[i][0] for i in pooled]
+    values, picks = pool(a, kernel, step, pad, return_indices=True)
     if a.is_floating_point():
         nan = values.isnan()
         if bool(nan.any()):
-            picks = torch.where(nan, pool(a.isnan().to(a.dtype), **geometry)[1], picks)
+            first = pool(a.isnan().to(a.dtype), kernel, step, pad, return_indices=True)[1]
+            picks = torch.where(nan, first, picks)
     # each pick indexes the pooled axes of one slice of the others: flat indices into x
     # moved to (others, pooled), then moved back to x's own order
     grid = picks.reshape(values.shape[1:])
