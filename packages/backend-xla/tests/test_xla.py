@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
+from numerix.cli import collect_info
 import numerix_xla
 from numerix.dtypes import as_dtype
 from numerix.errors import BackendNotFoundError, BackendOptionError, ConfigError
@@ -353,3 +354,11 @@ def test_element_wise_ops_with_empty_outputs_compile_nothing(caplog):
     with jax.log_compiles(True), caplog.at_level("WARNING", logger="jax"):
         nx.exp(nx.tensor(np.ones((3, 1, 7, 2), np.float32), backend="xla"))
     assert any("ompil" in r.getMessage() for r in caplog.records)
+
+
+def test_info_lists_the_subnormal_flush() -> None:
+    # the documented difference holds (a tiny float reads as zero) and numerix info says so
+    tiny = nx.tensor(np.array([5e-324]), backend="xla")
+    assert bool((tiny <= 0).to_numpy()[0])
+    xla = next(b for b in collect_info()["backends"] if b["name"] == "xla")
+    assert any("subnormal floats are flushed to zero" in n for n in xla["numeric_notes"])

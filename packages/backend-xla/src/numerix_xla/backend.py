@@ -560,6 +560,11 @@ class XlaBackend(ExtraKernels, Backend):
     """Tensors on one device of one XLA client: ``numerix.tensor(x, backend="xla:cuda:1")``."""
 
     name = "xla"
+    numeric_notes = (
+        "subnormal floats are flushed to zero (5e-324 <= 0 is True; 1e-40 * 1 is 0.0 in float32)",
+        "max/min of -0.0 and 0.0 give +0.0 for max and -0.0 for min",
+        "abs(inf + nan j) is nan (C99 and numpy: inf)",
+    )
     # XLA flushes subnormal floats to zero on CPU and GPU (denormals-are-zero)
     flushes_denormals = True
     default_options: ClassVar[dict[str, Any]] = {"client": "host", "device_id": None}
