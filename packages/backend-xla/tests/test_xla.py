@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix.cli import collect_info
 import numerix_xla
+from numerix.cli import collect_info
 from numerix.dtypes import as_dtype
 from numerix.errors import BackendNotFoundError, BackendOptionError, ConfigError
 from numerix_xla import _kernels as xk
