@@ -41,6 +41,6 @@ class RandomKernels:
     def block_threefry2x32(
         self, out: tuple[Tensor, Tensor], k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor
     ) -> tuple[Tensor, Tensor]:
-        words = [np.asarray(t.data) for t in (k1, k2, x1, x2)]
-        out[0].data, out[1].data = threefry2x32(*words, out[0].shape)
+        a, b, c, d = (np.asarray(t.data) for t in (k1, k2, x1, x2))
+        out[0].data, out[1].data = threefry2x32(a, b, c, d, out[0].shape)
         return out

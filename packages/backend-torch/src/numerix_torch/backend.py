@@ -289,7 +289,6 @@ def check_target(target: str) -> tuple[str, str] | None:
     )
 
 
-
 def _narrow(r: torch.Tensor, d: D.DType, out: D.DType) -> torch.Tensor:
     """A sum or product ``r`` of ``d`` values as ``out``: torch accumulates small integers
     in int64, so an emulated unsigned result wraps back to its width (numpy's modular
@@ -297,6 +296,7 @@ def _narrow(r: torch.Tensor, d: D.DType, out: D.DType) -> torch.Tensor:
     if d in SIGNED_VIEW:
         return unbits(r.to(SIGNED_VIEW[d]), d)
     return r.to(TORCH[out])
+
 
 class TorchBackend(ExtraKernels, Backend):
     """Tensors on one torch device: ``numerix.tensor(x, backend="torch:cuda:1")``."""

@@ -150,10 +150,13 @@ def _elements(d: D.DType) -> st.SearchStrategy[Any]:
             edges.append(-1)
         return st.one_of(st.sampled_from(edges), st.integers(int(info.min), int(info.max)))
     if d.kind == "f":
-        width = 16 if d is D.float16 else 64 if d is D.float64 else 32
-        return st.floats(width=width, allow_nan=True, allow_infinity=True, allow_subnormal=True)
-    width = 64 if d is D.complex64 else 128
-    return st.complex_numbers(width=width, allow_nan=True, allow_infinity=True)
+        special = {"allow_nan": True, "allow_infinity": True, "allow_subnormal": True}
+        if d is D.float16:
+            return st.floats(width=16, **special)
+        return st.floats(width=64, **special) if d is D.float64 else st.floats(width=32, **special)
+    if d is D.complex64:
+        return st.complex_numbers(width=64, allow_nan=True, allow_infinity=True)
+    return st.complex_numbers(width=128, allow_nan=True, allow_infinity=True)
 
 
 def _array(data: st.DataObject, d: D.DType, shape: tuple[int, ...]) -> np.ndarray:
