@@ -1,4 +1,4 @@
-"""window_scatter_max / window_scatter_min through torch's pooling with indices: the
+"""window_max / window_min and window_scatter_max / window_scatter_min through torch's pooling with indices: the
 geometries it serves (one to three pooled axes in any position, even padding of at most
 half the window) against the kit's Python-loop reference, with the ties, NaN, infinities
 and padding that torch's pooling treats its own way; the geometries beyond it take the
@@ -14,8 +14,8 @@ import pytest
 import numerix as nx
 from numerix import dtypes as D
 from numerix.testing.oracle import ALL, check, ids, sample, to_compute
-from numerix.testing.suite.window import ref_scatter, ref_window_positions
-from numerix_torch._extra import _pooled_picks
+from numerix.testing.suite.window import ref_scatter, ref_window, ref_window_positions
+from numerix_torch._extra import _poolable
 
 # (shape, window, strides, padding, served by pooling)
 GEOMETRIES: list[tuple[Any, ...]] = [
@@ -52,11 +52,9 @@ def test_scatter_through_pooling_matches_the_reference(dtype: D.DType, pick_min:
         a = sample(dtype, shape, i, small=True)  # small ranges give ties
         wins = ref_window_positions(shape, window, strides, padding, None)
         src = sample(sdt, wins["shape"], i + 50)  # type: ignore[index]
-        x = nx.tensor(a, dtype=dtype, backend="torch")
         pads = [tuple(p) for p in padding] if padding != "valid" else [(0, 0)] * len(shape)
         per_axis = strides if isinstance(strides, tuple) else (strides,) * len(shape)
-        picks = _pooled_picks(x, pick_min, window, per_axis, tuple(pads))  # type: ignore[arg-type]
-        assert (picks is not None) is served, (shape, window)
+        assert (_poolable(window, per_axis, tuple(pads)) is not None) is served, (shape, window)
         _run(fn, a, src, dtype, sdt, pick_min, window, strides, padding)
 
 
@@ -85,3 +83,31 @@ def test_scatter_through_pooling_takes_the_first_nan(dtype: D.DType) -> None:
                 n = int(np.prod(wins["shape"]))  # type: ignore[call-overload]
                 src = np.arange(1, n + 1).reshape(wins["shape"]).astype(dtype.numpy_dtype)  # type: ignore[index]
                 _run(fn, a, src, dtype, dtype, pick_min, window, strides, padding)
+
+
+# (shape, window, strides, padding, dilations)
+REDUCTIONS: list[tuple[Any, ...]] = [
+    ((9,), (3,), 2, [(1, 1)], 1),
+    ((2, 3, 6, 5), (1, 1, 2, 2), (1, 1, 2, 2), "valid", 1),
+    ((7, 3), (2, 1), (1, 1), [(1, 1), (0, 0)], (3, 1)),  # the pooled axis first, dilated
+    ((3, 4, 5), (2, 2, 3), (1, 2, 1), [(1, 1), (0, 0), (1, 1)], (1, 1, 2)),
+]
+
+
+@pytest.mark.parametrize("how", ["max", "min"])
+@pytest.mark.parametrize("dtype", ORDERED, ids=ids)
+def test_window_max_min_through_pooling_match_the_reference(dtype: D.DType, how: str) -> None:
+    fn = nx.window_max if how == "max" else nx.window_min
+    for i, (shape, window, strides, padding, dil) in enumerate(REDUCTIONS):
+        pads = [tuple(p) for p in padding] if padding != "valid" else [(0, 0)] * len(shape)
+        per_axis = strides if isinstance(strides, tuple) else (strides,) * len(shape)
+        assert _poolable(window, per_axis, tuple(pads)) is not None, (shape, window)
+        a = sample(dtype, shape, i, small=True)
+        if dtype.kind == "f":
+            a.reshape(-1)[::5] = np.nan
+            a.reshape(-1)[1::7] = np.inf
+            a.reshape(-1)[2::7] = -np.inf
+        want = ref_window(to_compute(a, dtype), how, dtype, window, strides, padding, dil)
+        x = nx.tensor(a, dtype=dtype, backend="torch")
+        got = fn(x, window, strides=strides, padding=padding, window_dilations=dil)
+        check(got, want, dtype, shape=want.shape)

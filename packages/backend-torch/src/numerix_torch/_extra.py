@@ -144,23 +144,11 @@ def _lu(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return p.contiguous(), low, torch.triu(a)
 
 
-_POOL = (F.max_pool1d, F.max_pool2d, F.max_pool3d)
-
-
-def _pooled_picks(
-    x: Tensor,
-    pick_min: bool,
-    window_dimensions: tuple[int, ...],
-    strides: tuple[int, ...],
-    padding: _Pairs,
-) -> torch.Tensor | None:
-    """The flat index into ``x`` of each window's first max (min), from torch's pooling with
-    indices, or None where the geometry is beyond it (more than three pooled axes, padding
-    uneven or wider than half the window).
-
-    Torch's pooling keeps the first of tied values and never picks its implicit padding, as
-    the primitive does, but lets a later NaN replace an earlier one: windows whose value is
-    NaN take their index from a second pooling of the NaN mask (the first 1 wins)."""
+def _poolable(
+    window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs
+) -> list[int] | None:
+    """The axes torch's max pooling would slide over, or None where the geometry is beyond
+    it (more than three such axes, padding uneven or wider than half the window)."""
     pooled = [
         i for i, (w, s, p) in enumerate(zip(window_dimensions, strides, padding))
         if w > 1 or s > 1 or p != (0, 0)
@@ -169,34 +157,54 @@ def _pooled_picks(
         padding[i][0] != padding[i][1] or 2 * padding[i][0] > window_dimensions[i] for i in pooled
     ):
         return None
-    a = _key(x.data, x.dtype)
-    if pick_min:  # an order-reversing map: the first min is the first max of the image
-        a = -a if a.is_floating_point() else ~a
-    rest = [i for i in range(x.ndim) if i not in pooled]
-    a = a.permute(*rest, *pooled).reshape(1, -1, *(x.shape[i] for i in pooled)).contiguous()
-    pool = _POOL[len(pooled) - 1]
-    kernel = [window_dimensions[i] for i in pooled]
-    step = [strides[i] for i in pooled]
-    pad = [padding[i][0] for i in pooled]
-    values, picks = pool(a, kernel, step, pad, return_indices=True)
+    return pooled
+
+
+def _max_pool(
+    a: torch.Tensor, pooled: list[int], window_dimensions: tuple[int, ...],
+    strides: tuple[int, ...], padding: _Pairs, dilations: tuple[int, ...], indices: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
+    """Torch's max pooling of ``a`` over the ``pooled`` axes: the window maxima (in ``a``'s
+    axis order) and, with ``indices``, the flat index into ``a`` of each window's first
+    max. Torch keeps the first of tied values and never picks its implicit padding, as the
+    window primitives do, but lets a later NaN replace an earlier one: windows whose value
+    is NaN take their index from a second pooling of the NaN mask (the first 1 wins).
+
+    The other axes are flattened into channels, laid out channels-last: torch's
+    channels-last pooling runs vectorised across them (seven times the speed of the
+    contiguous layout on f32[32,8,28,28])."""
+    nd = a.ndim
+    rest = [i for i in range(nd) if i not in pooled]
+    order = [*rest, *pooled]
+    lead = [a.shape[i] for i in rest]
+    sizes = [a.shape[i] for i in pooled]
+    pick = [(window_dimensions[i], strides[i], padding[i][0], dilations[i]) for i in pooled]
+    if len(pooled) == 1:  # as a 2-d pooling over a unit axis: torch has no 1-d channels-last
+        sizes, pick = [1, *sizes], [(1, 1, 0, 1), *pick]
+    kernel, step, pad, dil = (list(v) for v in zip(*pick))
+    layout = torch.channels_last if len(sizes) == 2 else torch.channels_last_3d
+    moved = a.permute(*order).reshape(1, -1, *sizes).contiguous(memory_format=layout)
+    pool = F.max_pool2d if len(sizes) == 2 else F.max_pool3d
+    values, picks = pool(moved, kernel, step, pad, dil, return_indices=True)
+    back = [order.index(i) for i in range(nd)]
+    out = [*lead, *values.shape[2:][len(sizes) - len(pooled) :]]
+    r = values.reshape(out).permute(*back)
+    if not indices:
+        return r, None
     if a.is_floating_point():
         nan = values.isnan()
         if bool(nan.any()):
-            first = pool(a.isnan().to(a.dtype), kernel, step, pad, return_indices=True)[1]
-            picks = torch.where(nan, first, picks)
-    # each pick indexes the pooled axes of one slice of the others: flat indices into x
-    # moved to (others, pooled), then moved back to x's own order
-    grid = picks.reshape(values.shape[1:])
-    base = torch.arange(grid.shape[0], device=grid.device).reshape(-1, *[1] * len(pooled))
-    flat = (base * math.prod(a.shape[2:]) + grid).reshape(
-        *(x.shape[i] for i in rest), *grid.shape[1:]
-    )
-    order = [*rest, *pooled]
+            first = pool(moved.isnan().to(a.dtype), kernel, step, pad, dil, return_indices=True)
+            picks = torch.where(nan, first[1], picks)
+    # each pick indexes the pooled axes of one channel: a flat index into a moved to
+    # (others, pooled), then through that move back to a's own order
+    grid = picks.reshape(picks.shape[1], -1)
+    base = torch.arange(grid.shape[0], device=grid.device)[:, None] * math.prod(sizes)
+    flat = (base + grid).reshape(out)
     if order == sorted(order):
-        return flat
-    back = [order.index(i) for i in range(x.ndim)]
-    where = torch.arange(math.prod(x.shape), device=grid.device).reshape(x.shape)
-    return where.permute(*order).reshape(-1)[flat].permute(*back)
+        return r, flat
+    where = torch.arange(a.numel(), device=grid.device).reshape(a.shape)
+    return r, where.permute(*order).reshape(-1)[flat].permute(*back)
 
 
 class ExtraKernels(WindowByKind):
@@ -288,6 +296,17 @@ class ExtraKernels(WindowByKind):
         if x.ndim == 0:  # the one window is x itself
             out.data = x.data.clone()
             return out
+        pooled = None if how in ("sum", "prod") else _poolable(window_dimensions, strides, padding)
+        if pooled is not None:
+            a = _key(x.data, dt)
+            if how == "min":  # an order-reversing map: the min is the max of the image
+                a = -a if a.is_floating_point() else ~a
+            geometry = (window_dimensions, strides, padding, window_dilations)
+            r = _max_pool(a, pooled, *geometry, indices=False)[0]
+            if how == "min":
+                r = -r if r.is_floating_point() else ~r
+            out.data = _unkey(r, dt)
+            return out
         if how in ("sum", "prod"):
             a = _acc(x.data, dt)
             fill: Any = D.reduction_identity(how, dt)
@@ -320,7 +339,13 @@ class ExtraKernels(WindowByKind):
             res = torch.empty(x.shape, dtype=src.dtype, device=dev).copy_(init)
         elif nd == 0:  # the one window is x itself
             res = init + src
-        elif (lin := _pooled_picks(x, pick_min, window_dimensions, strides, padding)) is not None:
+        elif (pooled := _poolable(window_dimensions, strides, padding)) is not None:
+            a = _key(x.data, x.dtype)
+            if pick_min:  # an order-reversing map: the first min is the first max of the image
+                a = -a if a.is_floating_point() else ~a
+            geometry = (window_dimensions, strides, padding, (1,) * nd)
+            lin = _max_pool(a, pooled, *geometry, indices=True)[1]
+            assert lin is not None
             res = torch.empty(n, dtype=src.dtype, device=dev).copy_(init)
             res.index_add_(0, lin.reshape(-1), src.reshape(-1))
             res = res.reshape(x.shape)
