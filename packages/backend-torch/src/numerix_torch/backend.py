@@ -215,7 +215,10 @@ def _dot_lowering(p: Any, ins: Any) -> Any:
         return None
     plan = _dot_plan(len(sa), len(sb), p["contract_x"], p["batch_x"], p["contract_y"],
                      p["batch_y"])  # fmt: skip
-    return torch.matmul if plan is None else functools.partial(torch.einsum, plan)
+    if plan is None:
+        return torch.matmul
+    mm = _transposed_matmul(len(sa), len(sb), p["contract_x"], p["batch_x"], p["contract_y"])
+    return mm or functools.partial(torch.einsum, plan)
 
 
 @functools.lru_cache(maxsize=512)
@@ -242,6 +245,19 @@ def _dot_plan(nx_: int, ny: int, cx: tuple[int, ...], bx: tuple[int, ...],
     so = [sa[i] for i in bx] + free_x + [sb[j] for j in fy]
     return f"{''.join(sa)},{''.join(sb)}->{''.join(so)}"
 
+
+# ---- dots of transposed matrices (the backward pass's x.T @ g, g @ w.T) as plain matmuls
+def _transposed_matmul(nx_: int, ny: int, cx: tuple[int, ...], bx: tuple[int, ...],
+                       cy: tuple[int, ...]) -> Callable[..., torch.Tensor] | None:  # fmt: skip
+    """The dot of two matrices contracting one axis each as ``matmul`` of transposed views
+    (einsum's planning costs more than the product for small matrices), or None."""
+    if bx or nx_ != 2 or ny != 2 or len(cx) != 1:
+        return None
+    ta, tb = cx[0] == 0, cy[0] == 1
+    return lambda a, b: torch.matmul(a.T if ta else a, b.T if tb else b)
+
+
+# ---- end of dots of transposed matrices
 
 _applied: set[str] = set()
 
@@ -780,7 +796,12 @@ class TorchBackend(ExtraKernels, Backend):
         d = x.dtype
         a, b = bits(x.data, d), bits(y.data, d)
         plan = _dot_plan(a.ndim, b.ndim, contract_x, batch_x, contract_y, batch_y)
-        r = torch.matmul(a, b) if plan is None else torch.einsum(plan, a, b)
+        if plan is None:
+            r = torch.matmul(a, b)
+        elif mm := _transposed_matmul(a.ndim, b.ndim, contract_x, batch_x, contract_y):
+            r = mm(a, b)
+        else:
+            r = torch.einsum(plan, a, b)
         out.data = unbits(r, d)
         return out
 
