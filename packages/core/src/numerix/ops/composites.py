@@ -25,7 +25,9 @@ from numerix.ops._core import (
     as_tensor,
     cast,
     check_scalar_fits,
+    new_out,
     result_dtype,
+    run_block,
     scalar,
     unify,
 )
@@ -72,6 +74,7 @@ from numerix.ops.shape import (
 )
 from numerix.ops.window import Padding
 from numerix.ops.window import _params as _window_params
+from numerix.primitives._registry import NONDIFFERENTIABLE, Block
 from numerix.primitives.window import window_reduce_shape_rule
 
 __all__ = [
@@ -116,6 +119,31 @@ def _empty_axis(t: Tensor, axes: Sequence[int]) -> bool:
 # ---------------------------------------------------------------- logsumexp, softmax
 
 
+#: the maximum subtracted for stability by logsumexp, softmax and log_softmax: their
+#: result does not depend on it, so no derivative flows through it (JAX's
+#: ``stop_gradient`` there) and the backward pass skips the maximum's rule for ties. A
+#: block whose core version is the identity (``numerix.stop_grad``'s, one layer up).
+_STABILITY_SHIFT = Block(
+    "stability_shift",
+    "grad",
+    ("x",),
+    (),
+    "the identity; no derivative flows through (the shift of softmax and logsumexp)",
+    vjp=NONDIFFERENTIABLE,
+)
+
+
+def _identity(x: Tensor) -> Tensor:
+    return x
+
+
+def _shift(m: Tensor) -> Tensor:
+    """``m`` with no derivative flowing through it (a node of its own only in a trace)."""
+    if not m.backend.is_tracing:
+        return m
+    return run_block(_STABILITY_SHIFT, new_out(m.shape, m.dtype, m.backend), _identity, m)
+
+
 def logsumexp(x: Any, /, axis: Any = None, keepdims: bool = False) -> Tensor:
     """``log(sum(exp(x), axis))`` computed without overflow (scipy / JAX ``logsumexp``).
 
@@ -142,7 +170,7 @@ def logsumexp(x: Any, /, axis: Any = None, keepdims: bool = False) -> Tensor:
         return cast(log(_sum(exp(t), axis=axes, keepdims=keep)), out)
     m = _max(t, axis=axes, keepdims=True)
     # an infinite (or NaN) maximum would turn x - m into NaN: shift by 0 there instead
-    m = where(isfinite(m), m, scalar(0, t.dtype, t.backend))
+    m = _shift(where(isfinite(m), m, scalar(0, t.dtype, t.backend)))
     r = log(_sum(exp(t - m), axis=axes, keepdims=True)) + m
     if not keep:
         r = squeeze(r, axes)
@@ -180,7 +208,7 @@ def softmax(x: Any, /, axis: Any = -1) -> Tensor:
     axes = _softmax_axes("softmax", axis, t)
     if _empty_axis(t, axes):
         return cast(t, out)  # no element: nothing to normalise
-    e = exp(t - _max(t, axis=axes, keepdims=True))
+    e = exp(t - _shift(_max(t, axis=axes, keepdims=True)))
     return cast(e / _sum(e, axis=axes, keepdims=True), out)
 
 
@@ -206,7 +234,7 @@ def log_softmax(x: Any, /, axis: Any = -1) -> Tensor:
     axes = _softmax_axes("log_softmax", axis, t)
     if _empty_axis(t, axes):
         return cast(t, out)
-    shifted = t - _max(t, axis=axes, keepdims=True)
+    shifted = t - _shift(_max(t, axis=axes, keepdims=True))
     return cast(shifted - log(_sum(exp(shifted), axis=axes, keepdims=True)), out)
 
 
