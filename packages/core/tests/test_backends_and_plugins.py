@@ -487,3 +487,129 @@ def test_devices_lists_backend_specs_that_place_tensors(fakedev):
         nx.devices("bianry")
     with pytest.raises(nx.BackendNotFoundError, match=r"^devices: backend must be a backend"):
         nx.devices(3)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- lazy plugins
+
+
+def _fresh(code: str, env: dict[str, str] | None = None) -> list[str]:
+    import os
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith("NUMERIX_")}
+    r = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+    )
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+def test_using_binary_loads_no_other_plugin_nor_the_entry_points():
+    # the first op and a jit on binary import numerix-binary's plugin alone: not the
+    # other plugins' modules, not JAX or PyTorch, not importlib.metadata (tens of ms)
+    out = _fresh("""
+        import sys
+        had_metadata = "importlib.metadata" in sys.modules
+        import numerix as nx
+        x = nx.zeros(3)
+        y = nx.jit(lambda v: v + 1)(x)
+        print(y.tolist(), x.backend.name)
+        others = ("numerix_xla", "numerix_torch", "jax", "torch")
+        print(sorted(m for m in others if m in sys.modules))
+        print(had_metadata or "importlib.metadata" not in sys.modules)
+        print(sorted(nx.plugins.backend_entries()) == sorted(
+            ep.name for ep in __import__("importlib.metadata").metadata.entry_points(
+                group="numerix.plugins")))
+    """)
+    assert out == ["[1.0, 1.0, 1.0] binary", "[]", "True", "True"]
+
+
+@pytest.mark.skipif("xla" not in plugins.backend_entries(), reason="numerix-xla not installed")
+def test_a_backends_plugin_is_imported_on_its_first_use():
+    out = _fresh("""
+        import sys, warnings
+        warnings.simplefilter("ignore")
+        import numerix as nx
+        nx.zeros(3)
+        print("numerix_xla" in sys.modules)
+        t = nx.zeros(3, backend="xla")
+        print(t.backend.name, t.tolist(), "numerix_xla.plugin" in sys.modules)
+        print("numerix_torch" in sys.modules)
+    """)
+    assert out == ["False", "xla [0.0, 0.0, 0.0] True", "False"]
+
+
+def test_a_broken_plugin_of_the_project_is_reported_when_asked_for(tmp_path):
+    # numerix-torch's plugin module fails at import: binary works without noticing, and
+    # asking for torch raises the PluginError with the reason (found by the discovery)
+    site = tmp_path / "site"
+    (site / "numerix_torch").mkdir(parents=True)
+    (site / "numerix_torch" / "__init__.py").write_text("")
+    (site / "numerix_torch" / "plugin.py").write_text("raise RuntimeError('boom at import')\n")
+    dist = site / "numerix_torch-9.9.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: numerix-torch\nVersion: 9.9\n")
+    (dist / "entry_points.txt").write_text("[numerix.plugins]\ntorch = numerix_torch.plugin\n")
+    out = _fresh(f"""
+        import sys; sys.path.insert(0, {str(site)!r})
+        import numerix as nx
+        print(nx.ones(2).tolist())
+        try:
+            nx.zeros(3, backend="torch")
+        except nx.PluginError as e:
+            print(type(e).__name__, "|", " ".join(str(e).split()))
+        print([b.reason for b in nx.plugins.broken_plugins() if b.name == "torch"][:1])
+    """)
+    assert out[0] == "[1.0, 1.0]"
+    assert out[1].startswith("PluginError | ")
+    assert "backend 'torch': the plugin providing it (numerix-torch) is broken" in out[1]
+    assert "RuntimeError: boom at import" in out[1]
+    assert out[2] == "['RuntimeError: boom at import']"
+
+
+def test_settings_of_a_plugin_are_validated_when_the_configuration_names_it():
+    # the environment names binary's table only: xla's and torch's plugins stay unloaded,
+    # and a mistake in binary's table is still a ConfigError naming the variable
+    code = """
+        import sys
+        import numerix as nx
+        try:
+            print(nx.zeros(2).tolist())
+        except nx.ConfigError as e:
+            print("ConfigError |", " ".join(str(e).split()))
+        print(sorted(m for m in ("numerix_xla", "numerix_torch") if m in sys.modules))
+    """
+    ok = _fresh(code, {"NUMERIX_BACKENDS__BINARY__DEVICE": "cpu"})
+    assert ok == ["[0.0, 0.0]", "[]"]
+    bad = _fresh(code, {"NUMERIX_BACKENDS__BINARY__DEVISE": "cpu"})
+    assert bad[0].startswith(
+        "ConfigError | environment variable NUMERIX_BACKENDS__BINARY__DEVISE: "
+        "backends.binary.devise: unknown key 'devise'; did you mean "
+        "NUMERIX_BACKENDS__BINARY__DEVICE?"
+    ), bad
+    assert bad[1] == "[]"
+
+
+@pytest.mark.skipif("xla" not in plugins.backend_entries(), reason="numerix-xla not installed")
+def test_an_env_variable_of_an_unused_plugin_is_still_validated():
+    # NUMERIX_BACKENDS__XLA__CLIENT names xla's table: its settings model is loaded to
+    # check it even though only binary is used (JAX itself is not imported)
+    out = _fresh(
+        """
+        import sys
+        import numerix as nx
+        try:
+            nx.zeros(2)
+        except nx.ConfigError as e:
+            print("ConfigError |", " ".join(str(e).split()))
+        print("jax" in sys.modules, "numerix_torch" in sys.modules)
+        """,
+        {"NUMERIX_BACKENDS__XLA__CLIENT": "nope"},
+    )
+    assert out[0].startswith(
+        "ConfigError | environment variable NUMERIX_BACKENDS__XLA__CLIENT: backends.xla.client:"
+    ), out
+    assert "'nope'" in out[0]
+    assert out[1] == "False False"

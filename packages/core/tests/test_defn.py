@@ -557,3 +557,94 @@ def test_is_cached_of_a_jit_of_a_defn_answers_for_its_own_cache() -> None:
     outer(x)
     assert outer.trace_count == 1
     assert not outer.is_cached(nx.tensor([1, 2]))
+
+
+# ---------------------------------------------------------------- the bounded cache
+
+
+def test_the_jit_cache_drops_the_least_recently_used_signature() -> None:
+    f = nx.jit(lambda v: v * 2 + 1)
+    xs = {n: nx.tensor(np.arange(n, dtype=np.float32)) for n in (1, 2, 3)}
+    with nx.config(defn={"cache_size": 2}):
+        for n in (1, 2):
+            np.testing.assert_array_equal(np.asarray(f(xs[n])), np.arange(n) * 2 + 1)
+        f(xs[1])  # a hit: signature 2 is now the least recently used
+        got = f(xs[3])  # over the bound: 2 is dropped
+        assert got.shape == (3,) and got.dtype == nx.float32
+        assert [f.is_cached(xs[n]) for n in (1, 2, 3)] == [True, False, True]
+        assert f.cache_info() == (1, 3, 2, 2, 1)
+        info = f.cache_info()
+        assert (info.hits, info.misses, info.maxsize, info.currsize, info.evictions) == (
+            1, 3, 2, 2, 1
+        )  # fmt: skip
+        assert f.trace_count == 3
+        f(xs[2])  # dropped: traced again, and 1 (least recently used) goes
+        assert f.trace_count == 4
+        assert [f.is_cached(xs[n]) for n in (1, 2, 3)] == [False, True, True]
+        assert f.cache_info() == (1, 4, 2, 2, 2)
+
+
+def test_the_jit_cache_counts_hits_of_the_general_path_too() -> None:
+    # numbers and keyword arguments go through the general path; its hits count alike
+    f = nx.jit(lambda v, s: v * s)
+    x = nx.tensor([1.0, 2.0])
+    assert f(x, 2.0).tolist() == [2.0, 4.0]
+    assert f(x, s=3.0).tolist() == [3.0, 6.0]  # a new tree (s by keyword): a miss
+    assert f(x, 4.0).tolist() == [4.0, 8.0]
+    info = f.cache_info()
+    assert (info.hits, info.misses, info.currsize, info.evictions) == (1, 2, 2, 0)
+    assert info.maxsize == 64  # the default of [defn] cache_size
+
+
+def test_an_evicted_program_is_released() -> None:
+    f = nx.jit(lambda v: nx.exp(v) - 1)
+    with nx.config(defn={"cache_size": 1}):
+        f(nx.tensor([0.0]))
+        (program,) = [run for run, _, _ in f.jitted._cache.values()]
+        ref = weakref.ref(program)
+        del program
+        f(nx.tensor([0.0, 1.0]))  # evicts the f32[1] program
+    gc.collect()
+    assert ref() is None
+    assert f.cache_info().evictions == 1 and f.cache_info().currsize == 1
+
+
+def test_cache_clear_drops_every_program_and_the_counts() -> None:
+    f = nx.jit(lambda v: -v)
+    x = nx.tensor([1, 2], dtype=nx.int32)
+    f(x)
+    f(x)
+    assert f.cache_info()[:2] == (1, 1)
+    (program,) = [run for run, _, _ in f.jitted._cache.values()]
+    ref = weakref.ref(program)
+    del program
+    f.cache_clear()
+    gc.collect()
+    assert ref() is None
+    assert f.cache_info() == (0, 0, 64, 0, 0)
+    assert not f.is_cached(x)
+    assert f(x).tolist() == [-1, -2]  # compiled again
+    assert f.trace_count == 2 and f.cache_info()[:2] == (0, 1)
+
+
+def test_cache_size_is_a_setting_read_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from numerix.defn.jit import cache_size
+
+    monkeypatch.setenv("NUMERIX_DEFN__CACHE_SIZE", "3")
+    try:
+        nx.reload_config()
+        assert cache_size() == 3
+        assert nx.jit(lambda v: v).cache_info().maxsize == 3
+        monkeypatch.setenv("NUMERIX_DEFN__CACHE_SIZE", "0")
+        with pytest.raises(
+            nx.ConfigError,
+            match=r"environment variable NUMERIX_DEFN__CACHE_SIZE: defn.cache_size: Input "
+            r"should be greater than or equal to 1 \(got '0'\)",
+        ):
+            nx.reload_config()
+    finally:
+        monkeypatch.delenv("NUMERIX_DEFN__CACHE_SIZE")
+        nx.reload_config()
+    assert cache_size() == 64

@@ -54,6 +54,7 @@ from numerix.plugins import install_command
 
 __all__ = [
     "NumerixSettings",
+    "DefnSettings",
     "BackendsSettings",
     "Source",
     "Effective",
@@ -106,6 +107,21 @@ class BackendsSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class DefnSettings(BaseModel):
+    """``numerix.jit`` and ``numerix.defn`` (``[defn]``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cache_size: int = Field(
+        default=64,
+        ge=1,
+        description="The most signatures (shapes, dtypes, backends, static values) each "
+        "jitted function keeps compiled; past it, the least recently used program is "
+        "dropped and its memory freed (`f.cache_info()` counts the evictions). Read when "
+        "a call compiles.",
+    )
+
+
 class NumerixSettings(BaseSettings):
     """Every setting of numerix. Read it with :func:`settings`; change it with a file, an
     environment variable, ``with numerix.config(...)`` or :func:`load_settings` keywords."""
@@ -146,6 +162,10 @@ class NumerixSettings(BaseSettings):
         validation_alias=AliasChoices("libtorch_target", "LIBTORCH_TARGET"),
         description="The accelerator the Torch backend is built for (`cpu`, `cu121`, `rocm`), "
         "as Torchx reads it. Read from the bare `LIBTORCH_TARGET` variable.",
+    )
+    defn: DefnSettings = Field(
+        default_factory=DefnSettings,
+        description="Settings of numerix.jit and numerix.defn.",
     )
     backends: BackendsSettings = Field(
         default_factory=BackendsSettings,
@@ -324,7 +344,9 @@ def _check_env_names(cls: type[BaseSettings]) -> None:
             raise ConfigError(
                 f"environment variable {name}: unknown key {first!r}{hint} Valid variables: "
                 + ", ".join(
-                    _state.ENV_PREFIX + f.upper() + ("__<NAME>__<KEY>" if f == "backends" else "")
+                    _state.ENV_PREFIX
+                    + f.upper()
+                    + {"backends": "__<NAME>__<KEY>", "defn": "__<KEY>"}.get(f, "")
                     for f in valid
                 )
                 + f", {_state.CONFIG_ENV}, XLA_TARGET, LIBTORCH_TARGET"
@@ -429,13 +451,17 @@ def warn_at_caller(message: str, category: type[Warning]) -> None:
 _class_cache: dict[tuple[tuple[str, int], ...], type[NumerixSettings]] = {}
 
 
-def settings_class() -> type[NumerixSettings]:
-    """:class:`NumerixSettings` with ``backends`` holding one model per installed plugin."""
+def settings_class(names: Any = None) -> type[NumerixSettings]:
+    """:class:`NumerixSettings` with ``backends`` holding one model per installed plugin.
+
+    :param names: the backends whose tables the configuration sets: only their plugins
+        need loading (and those already loaded are included); default: every plugin's.
+    """
     from pydantic import create_model
 
     from numerix.plugins import settings_models
 
-    models = settings_models()
+    models = settings_models(names)
     key = tuple(sorted((n, id(m)) for n, (m, _) in models.items()))
     cls = _class_cache.get(key)
     if cls is not None:
@@ -554,11 +580,42 @@ class Effective:
         return b
 
 
-def _build(layers: list[Layer], files: list[_state.ConfigFile]) -> Effective:
+def _env_backend_names() -> set[str] | None:
+    """The backends whose settings the environment sets (``NUMERIX_BACKENDS__XLA__CLIENT``
+    names ``xla``); None when ``NUMERIX_BACKENDS`` sets the whole table (JSON)."""
+    names: set[str] = set()
+    head = f"{_state.ENV_PREFIX}BACKENDS"
+    for k in os.environ:
+        u = k.upper()
+        if u == head:
+            return None
+        if u.startswith(head + "__"):
+            names.add(u[len(head) + 2 :].split("__")[0].lower())
+    return names
+
+
+def _named_backends(layers: list[Layer]) -> set[str] | None:
+    """The backends whose ``backends.<name>`` tables the layers set: the settings models
+    that validating them needs (None: a table that is not one, checked against all)."""
+    names: set[str] = set()
+    for lay in layers:
+        bk = lay.data.get("backends")
+        if bk is None:
+            continue
+        if not isinstance(bk, Mapping):
+            return None
+        names.update(str(k) for k in bk)
+    return names
+
+
+def _build(layers: list[Layer], files: list[_state.ConfigFile], every: bool = False) -> Effective:
     from numerix.plugins import settings_models
 
-    cls = settings_class()
-    notes = _drop_uninstalled(layers, settings_models())
+    # only the plugins whose tables are set are loaded: a plugin not named keeps its
+    # defaults, which its backend reads as such (settings().backends.<name> is None)
+    names = None if every else _named_backends(layers)
+    cls = settings_class(names)
+    notes = _drop_uninstalled(layers, settings_models(names))
     origins: dict[tuple[str, ...], Source] = {}
     for lay in layers:  # highest first: the first source of a path wins
         for path in _leaves(lay.data):
@@ -585,7 +642,7 @@ def current() -> Effective:
         with _state.lock:
             eff = _state.base
             if eff is None:
-                cls = settings_class()
+                cls = settings_class(_env_backend_names())
                 files = _state.config_files()
                 eff = _build(_read_layers(cls), files)
                 _state.base = eff
@@ -708,6 +765,11 @@ def _not_installed(spec: str) -> str:
 def effective_values(eff: Effective | None = None) -> list[dict[str, Any]]:
     """Every effective value with its source: what ``numerix config --json`` prints."""
     eff = eff or current()
+    from numerix.plugins import settings_models
+
+    if set(settings_models()) - set(type(eff.settings.backends).model_fields):
+        # the plugins the configuration does not name were not loaded to read it
+        eff = _build(eff.layers, eff.files, every=True)
     rows = []
 
     def walk(model: BaseModel, prefix: tuple[str, ...]) -> None:

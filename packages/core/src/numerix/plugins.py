@@ -4,6 +4,12 @@ Plugins are found through the entry-point group ``numerix.plugins`` and can also
 registered at run time with :func:`register_backend`. Each entry point is loaded on
 its own, so one broken plugin is listed (``numerix info``) instead of breaking
 ``import numerix`` or the other plugins.
+
+Discovery is lazy. Using one of the project's own backends or compilers (``binary``,
+``xla``, ``torch``; the core's ``evaluator``) imports that plugin's module alone
+(:data:`OWN_PLUGIN_MODULES`), without reading every distribution's entry points
+(``importlib.metadata``) or importing the other plugins; any other name, and every
+listing (:func:`backend_entries`, ``numerix info``), runs the full discovery.
 """
 
 from __future__ import annotations
@@ -115,12 +121,45 @@ class _Registry:
         # only when the configuration is read, so discovery never imports pydantic
         self.plugin_objects: list[tuple[str, str | None, Any]] = []
         self.runtime_settings: dict[str, Any] = {}
-        self.settings: dict[str, tuple[Any, str | None]] | None = None
         self.pm: Any = None
-        self.compilers: dict[str, CompilerEntry] = {}
+        self.compilers: dict[str, CompilerEntry] = {"evaluator": _EVALUATOR}
         self.compiler_instances: dict[str, Any] = {}
         self.discovered = False
+        # the project's own plugins loaded alone, by name (None: tried and failed)
+        self.own: dict[str, Any] = {}
+        # settings models found so far, and the plugins whose hook was already asked
+        self.settings: dict[str, tuple[Any, str | None]] = {}
+        self.settings_asked: set[str] = set()
         self.lock = threading.RLock()
+
+    def load_own(self, name: str) -> bool:
+        """Load the plugin of one of the project's own names (:data:`OWN_PLUGIN_MODULES`)
+        alone, without the entry points of every distribution; True when it loaded. A
+        plugin missing or failing here returns False: the full discovery then finds out
+        why, and lists it as broken."""
+        module = OWN_PLUGIN_MODULES.get(name)
+        if module is None or self.discovered:
+            return False
+        with self.lock:
+            if name in self.own:
+                return self.own[name] is not None
+            self.own[name] = None
+            dist = RESERVED_BACKENDS[name]
+            try:
+                obj = importlib.import_module(module)
+                found = _hook_results(None, "numerix_backends", obj, BackendEntry)
+                comps = _hook_results(None, "numerix_compilers", obj, CompilerEntry)
+            except (Exception, SystemExit):
+                return False
+            self.own[name] = obj
+            self.plugin_objects.append((name, dist, obj))
+            for e in found:
+                if e.name in RESERVED_BACKENDS and RESERVED_BACKENDS[e.name] != dist:
+                    continue  # the full discovery reports it
+                self._add(BackendEntry(e.name, e.target, e.contract, e.description, dist))
+            for c in comps:
+                self._add_compiler(CompilerEntry(c.name, c.target, c.contract, c.description, dist))
+            return True
 
     def discover(self) -> None:
         with self.lock:
@@ -136,7 +175,6 @@ class _Registry:
             pm = pluggy.PluginManager("numerix")
             pm.add_hookspecs(hookspecs)
             self.pm = pm
-            self._add_compiler(_EVALUATOR)
             for ep in entry_points(group=ENTRY_POINT_GROUP):
                 dist = getattr(ep, "dist", None)
                 dname = dist.name if dist is not None else None
@@ -154,7 +192,8 @@ class _Registry:
                     self.broken.append(BrokenPlugin(ep.name, dname, f"{type(e).__name__}: {e}"))
                     continue
                 self.plugins.append((ep.name, dname, dver))
-                self.plugin_objects.append((ep.name, dname, obj))
+                if not any(o is obj for _, _, o in self.plugin_objects):  # not loaded alone
+                    self.plugin_objects.append((ep.name, dname, obj))
                 for entry in found:
                     entry = BackendEntry(
                         entry.name, entry.target, entry.contract, entry.description, dname, dver
@@ -220,20 +259,28 @@ class _Registry:
 
 def _hook_results(pm: Any, hook: str, plugin: Any, kind: type | None = None) -> list[Any]:
     """What ``plugin``'s implementations of ``hook`` return, concatenated; with ``kind``,
-    each result must be a list or tuple of ``kind`` (a PluginError says what came)."""
+    each result must be a list or tuple of ``kind`` (a PluginError says what came).
+    Without a plugin manager (or for a plugin it does not hold), the plugin's function
+    named ``hook`` is called: a plugin loaded alone, before any discovery."""
+    if pm is None or not pm.is_registered(plugin):
+        impl = getattr(plugin, hook, None)
+        functions = [impl] if callable(impl) else []
+    else:
+        functions = [
+            h.function for h in getattr(pm.hook, hook).get_hookimpls() if h.plugin is plugin
+        ]
     out: list[Any] = []
-    for h in getattr(pm.hook, hook).get_hookimpls():
-        if h.plugin is plugin:
-            got = h.function()
-            if got is None:
-                continue
-            if kind is not None:
-                if not isinstance(got, (list, tuple)) or not all(isinstance(e, kind) for e in got):
-                    raise PluginError(
-                        f"hook {hook} must return a list of numerix.plugins.{kind.__name__}, "
-                        f"got {type(got).__name__} {got!r:.80}"
-                    )
-            out.extend(got)
+    for function in functions:
+        got = function()
+        if got is None:
+            continue
+        if kind is not None:
+            if not isinstance(got, (list, tuple)) or not all(isinstance(e, kind) for e in got):
+                raise PluginError(
+                    f"hook {hook} must return a list of numerix.plugins.{kind.__name__}, "
+                    f"got {type(got).__name__} {got!r:.80}"
+                )
+        out.extend(got)
     return out
 
 
@@ -242,6 +289,16 @@ _REG = _Registry()
 #: The project's own backend names and the distributions that provide them: no other
 #: plugin may take them (first-on-sys.path would otherwise decide what "binary" is).
 RESERVED_BACKENDS = {"binary": "numerix-binary", "xla": "numerix-xla", "torch": "numerix-torch"}
+#: The entry point (``numerix.plugins``) of each of those distributions, by the name of the
+#: backend and compiler it provides: the first use of one of these names imports that
+#: module alone. Reading the entry points of every installed distribution costs more
+#: than the first op itself (``importlib.metadata``, tens of milliseconds), and the names
+#: are reserved, so no other plugin can provide them.
+OWN_PLUGIN_MODULES = {
+    "binary": "numerix_binary.plugin",
+    "xla": "numerix_xla.plugin",
+    "torch": "numerix_torch.plugin",
+}
 
 
 def register_backend(
@@ -303,43 +360,64 @@ def loaded_plugins() -> list[tuple[str, str | None, str | None]]:
     return list(_REG.plugins)
 
 
-def settings_models() -> dict[str, tuple[Any, str | None]]:
+def settings_models(names: Any = None) -> dict[str, tuple[Any, str | None]]:
     """The settings model each plugin contributes (hook ``numerix_settings_models``), by
     backend name: ``{name: (model class, distribution)}``. Called when the configuration
-    is first read, not at discovery; a plugin whose hook fails is listed as broken.
+    is read, not at discovery; a plugin whose hook fails is listed as broken.
+
+    :param names: the backend names whose models are needed (the ``backends.<name>``
+        tables the configuration sets): the project's own plugins among them are loaded
+        alone, and the full discovery runs only for another name. Default: every
+        installed plugin's. The result holds every model found so far.
     """
-    _REG.discover()
     with _REG.lock:
-        if _REG.settings is None:
-            found: dict[str, tuple[Any, str | None]] = {}
-            for ep_name, dist, obj in _REG.plugin_objects:
-                try:
-                    for pair in _hook_results(_REG.pm, "numerix_settings_models", obj):
-                        name, model = pair
-                        if isinstance(model, str):
-                            mod, _, attr = model.partition(":")
-                            model = getattr(importlib.import_module(mod), attr)
-                        if not isinstance(name, str) or not isinstance(model, type):
-                            raise TypeError(f"expected (name, model class) pairs, got {pair!r}")
-                        if name in found:
-                            warnings.warn(
-                                f"two plugins provide settings for {name!r}: "
-                                f"{found[name][1] or '?'} and {dist or ep_name}; using the first",
-                                RuntimeWarning,
-                                stacklevel=2,
-                            )
-                            continue
-                        found[name] = (model, dist)
-                except Exception as e:  # a broken plugin must not break numerix
-                    _REG.broken.append(
-                        BrokenPlugin(
-                            ep_name, dist, f"numerix_settings_models: {type(e).__name__}: {e}"
-                        )
-                    )
-            _REG.settings = found
+        if names is None:
+            _REG.discover()
+        else:
+            _collect_settings()
+            for name in names:
+                if name in _REG.settings or name in _REG.runtime_settings:
+                    continue
+                if _REG.load_own(name):
+                    _collect_settings()
+                    if name in _REG.settings:
+                        continue
+                _REG.discover()
+                break
+        _collect_settings()
         merged = dict(_REG.settings)
         merged.update({k: (v, None) for k, v in _REG.runtime_settings.items()})
         return merged
+
+
+def _collect_settings() -> None:
+    """Ask each loaded plugin not asked yet for its settings models."""
+    found = _REG.settings
+    for ep_name, dist, obj in _REG.plugin_objects:
+        if ep_name in _REG.settings_asked:
+            continue
+        _REG.settings_asked.add(ep_name)
+        try:
+            for pair in _hook_results(_REG.pm, "numerix_settings_models", obj):
+                name, model = pair
+                if isinstance(model, str):
+                    mod, _, attr = model.partition(":")
+                    model = getattr(importlib.import_module(mod), attr)
+                if not isinstance(name, str) or not isinstance(model, type):
+                    raise TypeError(f"expected (name, model class) pairs, got {pair!r}")
+                if name in found:
+                    warnings.warn(
+                        f"two plugins provide settings for {name!r}: "
+                        f"{found[name][1] or '?'} and {dist or ep_name}; using the first",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+                    continue
+                found[name] = (model, dist)
+        except Exception as e:  # a broken plugin must not break numerix
+            _REG.broken.append(
+                BrokenPlugin(ep_name, dist, f"numerix_settings_models: {type(e).__name__}: {e}")
+            )
 
 
 def register_settings_model(name: str, model: Any, *, replace: bool = False) -> None:
@@ -368,8 +446,7 @@ def backend_class(name: str, op: str = "get_backend") -> type[Backend]:
     cls = _REG.classes.get(name)
     if cls is not None:
         return cls
-    _REG.discover()
-    entry = _REG.entries.get(name)
+    entry = _find(_REG.entries, name)
     if entry is None:
         raise _not_found(name, op)
     target = entry.target
@@ -392,6 +469,19 @@ def backend_class(name: str, op: str = "get_backend") -> type[Backend]:
         )
     _REG.classes[name] = cls
     return cls
+
+
+def _find(table: dict[str, Any], name: str) -> Any:
+    """The entry ``name`` of ``table`` (backends or compilers): one of the project's own
+    names loads its plugin alone; any other name not registered yet runs the discovery."""
+    entry = table.get(name)
+    if entry is None and not _REG.discovered:
+        if _REG.load_own(name):
+            entry = table.get(name)
+        if entry is None:
+            _REG.discover()
+            entry = table.get(name)
+    return entry
 
 
 def _not_found(name: str, op: str) -> NumerixError:
@@ -656,8 +746,7 @@ def get_compiler(name: str, op: str = "get_compiler") -> Any:
     comp = _REG.compiler_instances.get(name)
     if comp is not None:
         return comp
-    _REG.discover()
-    entry = _REG.compilers.get(name)
+    entry = _find(_REG.compilers, name)
     if entry is None:
         from numerix.errors import ArgumentError
 

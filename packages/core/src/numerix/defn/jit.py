@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from numerix._meeting import meeting_backend
 from numerix._tensor import Tensor
@@ -29,7 +31,41 @@ from numerix.errors import (
     TracingError,
 )
 
-__all__ = ["jit", "defn", "compile", "Jitted", "Compiled"]
+__all__ = ["jit", "defn", "compile", "Jitted", "Compiled", "CacheInfo", "cache_size"]
+
+#: ``[defn] cache_size`` when nothing configures numerix (the settings model's default)
+DEFAULT_CACHE_SIZE = 64
+
+
+class CacheInfo(NamedTuple):
+    """What ``f.cache_info()`` returns for a jitted ``f``: functools' four figures, and
+    the programs dropped to keep the cache within ``maxsize``."""
+
+    hits: int
+    misses: int
+    maxsize: int
+    currsize: int
+    evictions: int
+
+
+def cache_size() -> int:
+    """``[defn] cache_size`` here (``with numerix.config(...)``, the environment, the
+    files): the most signatures a jitted function keeps compiled."""
+    from numerix import _config_state
+
+    eff = _config_state.context.get()
+    if eff is None:
+        eff = _config_state.base
+        if eff is None:
+            if _config_state.base_backend is None:
+                # reads the environment and files once, as the default backend does
+                from numerix.defaults import _configured_default
+
+                _configured_default()
+            eff = _config_state.base
+            if eff is None:  # nothing configured: no pydantic import
+                return DEFAULT_CACHE_SIZE
+    return int(eff.settings.defn.cache_size)
 
 
 def _number_backend(leaves: Sequence[Any]) -> Backend:
@@ -110,10 +146,18 @@ class Jitted:
             raise ArgumentError(
                 f"jit: compiler options must be hashable, got {options!r}"
             ) from None
-        self._cache: dict[Any, tuple[Executable, Any]] = {}
-        # the common call (positional tensors only, no statics), keyed without flattening
-        self._fast: dict[Any, tuple[Executable, Any]] = {}
+        # signature -> (program, output tree, token); the tokens (ints: cheap to hash, where
+        # a signature is a nested tuple hashed anew each time) least recently used first
+        # in _order, an LRU of [defn] cache_size entries
+        self._cache: dict[Any, tuple[Executable, Any, int]] = {}
+        self._order: OrderedDict[int, Any] = OrderedDict()
+        self._tokens = itertools.count()
+        # the common call (positional tensors only, no statics), keyed without flattening:
+        # (program, output tree, token)
+        self._fast: dict[Any, tuple[Any, Any, int]] = {}
         self._lock = threading.Lock()
+        # [hits, misses, evictions]: a list the fast path updates in place
+        self._stats = [0, 0, 0]
         #: how many times the function was traced (once per new signature)
         self.trace_count = 0
         #: what jit() returns: this object's calls behind a fast path (see _entry)
@@ -190,26 +234,68 @@ class Jitted:
         if active_trace() is not None:  # inside another trace: inline
             return self.fn(*args, **kwargs)
         key, leaves, tree, statics, nb = self._key(args, kwargs)
-        entry = self._cache.get(key)
-        if entry is None:
+        cache = self._cache
+        entry = cache.get(key)
+        if entry is not None:
+            self._stats[0] += 1
+            try:
+                self._order.move_to_end(entry[2])
+            except KeyError:  # dropped by another thread meanwhile: the program still runs
+                pass
+        else:
             with self._lock:
-                entry = self._cache.get(key)
+                entry = cache.get(key)
                 if entry is None:
-                    entry = self._compile(leaves, tree, statics, nb)
-                    self._cache[key] = entry
-        run, out_tree = entry
+                    run, out_tree = self._compile(leaves, tree, statics, nb)
+                    self._stats[1] += 1
+                    token = next(self._tokens)
+                    entry = cache[key] = (run, out_tree, token)
+                    self._order[token] = key
+                    self._evict(cache_size())
+                else:
+                    self._stats[0] += 1
+        run, out_tree, token = entry
         if not kwargs and self._sig is None and all(type(a) is Tensor for a in args):
             fast_key = _fast_key(args, self.compiler is None)
             if _single_leaf(out_tree):
                 one = getattr(run, "one", None)
-                self._fast[fast_key] = (one or (lambda xs, run=run: run(xs)[0]), None)
+                fast = (one or (lambda xs, run=run: run(xs)[0]), None, token)
             else:
-                self._fast[fast_key] = (run, out_tree)
+                fast = (run, out_tree, token)
+            with self._lock:
+                if token in self._order:  # never a program the cache dropped
+                    self._fast[fast_key] = fast
         if nb is not None:
             leaves = _to_tensors(leaves, _specs(leaves, nb))
         import optree
 
         return optree.tree_unflatten(out_tree, run(leaves))
+
+    def _evict(self, maxsize: int) -> None:
+        """Drop the least recently used programs past ``maxsize`` (under the lock), and
+        the fast path's entries for them: nothing holds a dropped program any more."""
+        order = self._order
+        while len(order) > maxsize:
+            token, key = order.popitem(last=False)
+            del self._cache[key]
+            self._stats[2] += 1
+            for fk in [fk for fk, v in self._fast.items() if v[2] == token]:
+                del self._fast[fk]
+
+    def cache_info(self) -> CacheInfo:
+        """Hits, misses (compilations), ``maxsize`` (``[defn] cache_size`` here), the
+        programs held and those dropped, as ``functools.lru_cache``'s ``cache_info``."""
+        hits, misses, evictions = self._stats
+        return CacheInfo(hits, misses, cache_size(), len(self._cache), evictions)
+
+    def cache_clear(self) -> None:
+        """Drop every compiled program and reset the counts; the next call of each
+        signature traces and compiles again (``trace_count`` keeps counting)."""
+        with self._lock:
+            self._cache.clear()
+            self._order.clear()
+            self._fast.clear()
+            self._stats[:] = [0, 0, 0]
 
     def _compile(
         self, leaves: list[Any], tree: Any, statics: Any, nb: Backend | None
@@ -421,6 +507,8 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
     """
     slow = jitted.__call__
     fast = jitted._fast
+    touch = jitted._order.move_to_end
+    stats = jitted._stats
     default = jitted.compiler is None
     active = _active.get
 
@@ -438,7 +526,12 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
                 except (AttributeError, TypeError):  # a number, an unhashable leaf
                     hit = None
                 if hit is not None and active() is None:
-                    run, out_tree = hit
+                    run, out_tree, token = hit
+                    stats[0] += 1
+                    try:
+                        touch(token)  # the least recently used is what the bound drops
+                    except KeyError:  # dropped by another thread meanwhile
+                        pass
                     if out_tree is None:  # one tensor out: run returns it
                         return run(args)
                     import optree
@@ -453,6 +546,8 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
     call.fn = fn  # type: ignore[attr-defined]  # the Python function, undecorated
     call.jitted = jitted  # type: ignore[attr-defined]
     call.is_cached = jitted.is_cached  # type: ignore[attr-defined]
+    call.cache_info = jitted.cache_info  # type: ignore[attr-defined]
+    call.cache_clear = jitted.cache_clear  # type: ignore[attr-defined]
     call.trace_count = jitted.trace_count  # type: ignore[attr-defined]
     return call
 
