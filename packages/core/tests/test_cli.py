@@ -709,3 +709,36 @@ def test_doctor_installs_a_targets_package_the_way_numerix_was_installed(
     assert [p["fix"] for p in problems] == [
         f'pip install -e "{root}/packages/backend-xla[cuda12]"   # and check the driver'
     ]
+
+
+# ---------------------------------------------------------------- bench interleaves its rows
+def test_bench_interleaves_its_rows_and_reports_the_spread(
+    core_only: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # each round times every row once, in turn (not one row's repeats in a block)
+    import numerix.cli as cli
+
+    calls: list[str] = []
+
+    def rows(specs: Any, x_np: np.ndarray, w_np: np.ndarray, *_: Any) -> list[Any]:
+        def run(name: str) -> Any:
+            def f() -> Any:
+                calls.append(name)
+                return x_np @ w_np
+
+            return f
+
+        return [cli.BenchRow(n, "raw", "binary", run(n)) for n in ("a", "b", "c")]
+
+    monkeypatch.setattr(cli, "_rows", rows)
+    res = cli.bench_matmul(repeat=3, warmup=1, rows=20, progress=False)
+    assert calls == ["a", "b", "c"] * 5  # the check, the warm-up, then 3 rounds
+    assert res["interleaved"] is True
+    for r in res["rows"]:
+        assert len(r["times_s"]) == 3
+        assert r["min_s"] == min(r["times_s"]) and r["max_s"] == max(r["times_s"])
+        assert r["min_s"] <= r["median_s"] <= r["max_s"]
+    code, out, _ = run_cli(capsys, *BENCH[:-1], "--backend", "binary")
+    assert code == 0
+    assert "spread" in out and "interleaved runs" in out
+    assert any(ln.split()[:1] == ["a"] and "–" in ln for ln in out.splitlines())

@@ -745,8 +745,9 @@ class BenchRow:
             d["median_s"] = statistics.median(self.times)
             d["mean_s"] = statistics.fmean(self.times)
             d["min_s"] = min(self.times)
+            d["max_s"] = max(self.times)
         else:
-            d["median_s"] = d["mean_s"] = d["min_s"] = None
+            d["median_s"] = d["mean_s"] = d["min_s"] = d["max_s"] = None
         return d
 
 
@@ -985,23 +986,35 @@ def bench_matmul(
         disable=not progress,
     ) as bar:
         task = bar.add_task("matmul", total=len(live) * (warmup + repeat))
-        for r in live:
-            bar.update(task, description=f"matmul {r.name}")
-            fn = r.run
-            try:
-                for _ in range(warmup):
-                    _sync(fn())
+
+        def failed(r: BenchRow, e: Exception) -> None:
+            r.error = f"failed while timing: {type(e).__name__}: {' '.join(str(e).split())}"
+            r.times.clear()
+
+        # interleaved: each round times every row once, in turn, so a load that comes and
+        # goes on the machine falls on every row alike instead of on one row's block
+        for i in range(warmup + repeat):
+            bar.update(task, description=f"matmul round {i + 1}/{warmup + repeat}")
+            for r in live:
+                if r.error is not None:
                     bar.advance(task)
-                for _ in range(repeat):
+                    continue
+                try:
                     t0 = perf()
-                    _sync(fn())
-                    r.times.append(perf() - t0)
-                    bar.advance(task)
-                if r.measure_memory:
-                    r.peak_memory_bytes = _peak_memory(fn)
-            except Exception as e:
-                r.error = f"failed while timing: {type(e).__name__}: {' '.join(str(e).split())}"
-                r.times.clear()
+                    _sync(r.run())
+                    t = perf() - t0
+                except Exception as e:
+                    failed(r, e)
+                else:
+                    if i >= warmup:
+                        r.times.append(t)
+                bar.advance(task)
+        for r in live:
+            if r.error is None and r.measure_memory:
+                try:
+                    r.peak_memory_bytes = _peak_memory(r.run)
+                except Exception as e:
+                    failed(r, e)
 
     results = [r.summary() for r in bench_rows]
     medians = [d["median_s"] for d in results if d["median_s"]]
@@ -1016,6 +1029,7 @@ def bench_matmul(
         "seed": SEED,
         "repeat": repeat,
         "warmup": warmup,
+        "interleaved": True,
         "numerix_version": _version(),
         "rows": results,
     }
@@ -1028,6 +1042,17 @@ def _fmt_time(s: float | None) -> str:
         if s * f >= 1.0 or unit == "µs":
             return f"{s * f:.3g} {unit}" if s * f < 1000 else f"{s * f:.0f} {unit}"
     return f"{s:.3g} s"  # pragma: no cover
+
+
+def _fmt_spread(lo: float | None, hi: float | None) -> str:
+    """``"4.61–5.62 ms"``: the min–max of a row's times, in the unit of the max."""
+    if lo is None or hi is None:
+        return "-"
+    for unit, f in (("s", 1.0), ("ms", 1e3), ("µs", 1e6)):
+        if hi * f >= 1.0 or unit == "µs":
+            low = f"{lo * f:.3g}" if lo * f >= 1.0 else f"{lo * f:.2f}"  # "0.06", not "0.0643"
+            return f"{low}–{hi * f:.3g} {unit}"
+    return "-"  # pragma: no cover
 
 
 def _fmt_ratio(r: float | None) -> str:
@@ -1073,14 +1098,14 @@ def _cmd_bench_matmul(args: argparse.Namespace) -> int:
     # fits 80 columns: the row names fold rather than being cut, the numbers are short
     # ("3.2×"), the mean is in --json; a failure's reason is printed in full above
     t = Table(
-        title=f"matmul: f32[{x[0]}][{x[1]}] · f32[{w[0]}][{w[1]}], median of {res['repeat']} "
-        f"runs after {res['warmup']} warm-up",
+        title=f"matmul: f32[{x[0]}][{x[1]}] · f32[{w[0]}][{w[1]}], median and spread "
+        f"(min–max) of {res['repeat']} interleaved runs after {res['warmup']} warm-up",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
     t.add_column("row", style="bold", overflow="fold", min_width=12)
-    for c in ("median", "min", "vs fastest", "peak memory"):
+    for c in ("median", "spread", "vs fastest", "peak mem"):
         t.add_column(c, justify="right", no_wrap=True)
     for r in res["rows"]:
         if r["error"]:
@@ -1090,7 +1115,7 @@ def _cmd_bench_matmul(args: argparse.Namespace) -> int:
         t.add_row(
             Text(r["name"]),  # not markup: "jit[xla]" is a name
             _fmt_time(r["median_s"]),
-            _fmt_time(r["min_s"]),
+            _fmt_spread(r["min_s"], r["max_s"]),
             "fastest" if ratio is not None and ratio <= 1.0 else _fmt_ratio(ratio),
             _fmt_bytes(r["peak_memory_bytes"]),
         )
