@@ -6,6 +6,7 @@ general path and give the same answers."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,20 @@ GEOMETRIES: list[tuple[Any, ...]] = [
 ORDERED = [d for d in ALL if d.kind != "c"]
 
 
+def _windows(shape: tuple[int, ...], window: Any, strides: Any, padding: Any) -> tuple[int, ...]:
+    """The shape of the grid of windows (the source's shape)."""
+    wins: dict[Any, Any] = ref_window_positions(shape, window, strides, padding, None)
+    return tuple(wins["shape"])
+
+
+def _served(a: np.ndarray, dtype: D.DType, window: Any, strides: Any, padding: Any) -> bool:
+    """Whether the kernels take torch's pooling for this geometry (on the cpu)."""
+    pads = [tuple(p) for p in padding] if padding != "valid" else [(0, 0)] * a.ndim
+    per_axis = strides if isinstance(strides, tuple) else (strides,) * a.ndim
+    x = nx.tensor(a, dtype=dtype, backend="torch")
+    return _poolable(x, window, per_axis, tuple(pads)) is not None
+
+
 def _run(fn: Any, a: np.ndarray, src: np.ndarray, dtype: D.DType, sdt: D.DType,
          pick_min: bool, window: Any, strides: Any, padding: Any) -> None:  # fmt: skip
     init = 1 if sdt.kind in "iu" else 0.5
@@ -50,11 +65,8 @@ def test_scatter_through_pooling_matches_the_reference(dtype: D.DType, pick_min:
     sdt = D.int16 if dtype is D.bool_ else dtype
     for i, (shape, window, strides, padding, served) in enumerate(GEOMETRIES):
         a = sample(dtype, shape, i, small=True)  # small ranges give ties
-        wins = ref_window_positions(shape, window, strides, padding, None)
-        src = sample(sdt, wins["shape"], i + 50)  # type: ignore[index]
-        pads = [tuple(p) for p in padding] if padding != "valid" else [(0, 0)] * len(shape)
-        per_axis = strides if isinstance(strides, tuple) else (strides,) * len(shape)
-        assert (_poolable(window, per_axis, tuple(pads)) is not None) is served, (shape, window)
+        src = sample(sdt, _windows(shape, window, strides, padding), i + 50)
+        assert _served(a, dtype, window, strides, padding) is served, (shape, window)
         _run(fn, a, src, dtype, sdt, pick_min, window, strides, padding)
 
 
@@ -79,9 +91,8 @@ def test_scatter_through_pooling_takes_the_first_nan(dtype: D.DType) -> None:
                 ((1, 4), (1, 2), [(0, 0), (2, 2)]),
                 ((3, 3), (1, 1), [(1, 1), (1, 1)]),
             ):
-                wins = ref_window_positions(a.shape, window, strides, padding, None)
-                n = int(np.prod(wins["shape"]))  # type: ignore[call-overload]
-                src = np.arange(1, n + 1).reshape(wins["shape"]).astype(dtype.numpy_dtype)  # type: ignore[index]
+                grid = _windows(a.shape, window, strides, padding)
+                src = np.arange(1, math.prod(grid) + 1).reshape(grid).astype(dtype.numpy_dtype)
                 _run(fn, a, src, dtype, dtype, pick_min, window, strides, padding)
 
 
@@ -99,10 +110,8 @@ REDUCTIONS: list[tuple[Any, ...]] = [
 def test_window_max_min_through_pooling_match_the_reference(dtype: D.DType, how: str) -> None:
     fn = nx.window_max if how == "max" else nx.window_min
     for i, (shape, window, strides, padding, dil) in enumerate(REDUCTIONS):
-        pads = [tuple(p) for p in padding] if padding != "valid" else [(0, 0)] * len(shape)
-        per_axis = strides if isinstance(strides, tuple) else (strides,) * len(shape)
-        assert _poolable(window, per_axis, tuple(pads)) is not None, (shape, window)
         a = sample(dtype, shape, i, small=True)
+        assert _served(a, dtype, window, strides, padding), (shape, window)
         if dtype.kind == "f":
             a.reshape(-1)[::5] = np.nan
             a.reshape(-1)[1::7] = np.inf

@@ -145,10 +145,13 @@ def _lu(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 
 def _poolable(
-    window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs
+    x: Tensor, window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs
 ) -> list[int] | None:
     """The axes torch's max pooling would slide over, or None where the geometry is beyond
-    it (more than three such axes, padding uneven or wider than half the window)."""
+    it (more than three such axes, padding uneven or wider than half the window) or the
+    dtype is (torch pools integers and bools on the cpu only)."""
+    if x.dtype.kind != "f" and x.data.device.type != "cpu":
+        return None
     pooled = [
         i for i, (w, s, p) in enumerate(zip(window_dimensions, strides, padding))
         if w > 1 or s > 1 or p != (0, 0)
@@ -296,7 +299,9 @@ class ExtraKernels(WindowByKind):
         if x.ndim == 0:  # the one window is x itself
             out.data = x.data.clone()
             return out
-        pooled = None if how in ("sum", "prod") else _poolable(window_dimensions, strides, padding)
+        pooled = (
+            None if how in ("sum", "prod") else _poolable(x, window_dimensions, strides, padding)
+        )
         if pooled is not None:
             a = _key(x.data, dt)
             if how == "min":  # an order-reversing map: the min is the max of the image
@@ -339,7 +344,7 @@ class ExtraKernels(WindowByKind):
             res = torch.empty(x.shape, dtype=src.dtype, device=dev).copy_(init)
         elif nd == 0:  # the one window is x itself
             res = init + src
-        elif (pooled := _poolable(window_dimensions, strides, padding)) is not None:
+        elif (pooled := _poolable(x, window_dimensions, strides, padding)) is not None:
             a = _key(x.data, x.dtype)
             if pick_min:  # an order-reversing map: the first min is the first max of the image
                 a = -a if a.is_floating_point() else ~a
