@@ -47,6 +47,25 @@ def _fill(out: Tensor, r: Any) -> Tensor:
     return out
 
 
+_matmul = operator.matmul
+_FLOAT_MAX: dict[np.dtype, float] = {}
+
+
+def _exact_scalar(value: Any, dt: np.dtype) -> bool:
+    """Whether ``np.array(value, dtype=dt)`` can raise no floating-point warning: a Python
+    float in range of (or infinite, or NaN in) a float dtype, a Python int or bool in an
+    integer one (an int out of range raises OverflowError in any context)."""
+    t = type(value)
+    if t is float:
+        if dt.kind != "f":
+            return False
+        m = _FLOAT_MAX.get(dt)
+        if m is None:
+            m = _FLOAT_MAX[dt] = float(ml_dtypes.finfo(dt).max)
+        return abs(value) <= m or value != value or abs(value) == math.inf
+    return (t is int or t is bool) and dt.kind in "iub"
+
+
 def _upcast(a: np.ndarray) -> np.ndarray:
     # ml_dtypes' bfloat16 lacks some ufunc loops (and float16 math is slow): compute in
     # float32 and round once, which is what XLA and PyTorch do on CPU
@@ -266,6 +285,14 @@ class BinaryBackend(
 
     # ------------------------------------------------------------ creation
     def full(self, out: Tensor, *, value: Any) -> Tensor:
+        dt = out.dtype.numpy_dtype
+        if out.shape == () and _exact_scalar(value, dt):
+            # a Python scalar operand's 0-d tensor (x * 1.0001): its cast cannot warn
+            out.data = np.array(value, dtype=dt)
+            return out
+        return _full(self, out, value=value)
+
+    def _full_any(self, out: Tensor, *, value: Any) -> Tensor:
         if out.shape == ():
             out.data = np.array(value, dtype=out.dtype.numpy_dtype)
         else:
@@ -543,6 +570,26 @@ class BinaryBackend(
             batch_x: tuple[int, ...], contract_y: tuple[int, ...],
             batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
         a, b = x.data, y.data
+        if (
+            not batch_x
+            and contract_y == (0,)
+            and 1 <= a.ndim <= 2
+            and 1 <= b.ndim <= 2
+            and contract_x == (a.ndim - 1,)
+            and a.dtype != _BF16
+        ):
+            # the plain matrix / vector product: only its ufunc in the kernel context
+            try:
+                return _fill(out, _run_in_kernel_context(_matmul, a, b))
+            except RuntimeError as e:
+                return _fill(out, _again(e, _matmul, a, b))
+        return _dot(self, out, x, y, contract_x=contract_x, batch_x=batch_x,
+                    contract_y=contract_y, batch_y=batch_y)  # fmt: skip
+
+    def _dot_any(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
+                 batch_x: tuple[int, ...], contract_y: tuple[int, ...],
+                 batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
+        a, b = x.data, y.data
         bf16 = a.dtype == _BF16
         if bf16:
             a, b = a.astype(np.float32), b.astype(np.float32)
@@ -664,6 +711,14 @@ class BinaryBackend(
         out.data = a
         return out
 
+
+# the kernels that only move or view elements raise no floating-point warning: they run
+# without the kernel context; full and dot enter it themselves where they need it
+_full = _quiet(BinaryBackend._full_any)
+_dot = _quiet(BinaryBackend._dot_any)
+for _name in ("slice", "reshape", "transpose", "broadcast", "concatenate", "reverse", "full",
+              "dot"):  # fmt: skip
+    getattr(BinaryBackend, _name).quiet = True
 
 # every primitive and block runs in the kernel context (the element-wise kernels enter it
 # themselves); a subclass's own override does not

@@ -24,7 +24,9 @@ from numerix import dtypes
 from numerix.dtypes import DType
 from numerix.errors import UnsupportedDTypeError
 
-__all__ = ["CACHE_SIZE", "WIDE", "check_64bit", "clear", "jitted", "x64_error", "x64_on"]
+__all__ = [
+    "CACHE_SIZE", "WIDE", "check_64bit", "clear", "constant", "is_constant", "jitted", "x64_error", "x64_on",
+]  # fmt: skip
 
 #: The most kernels kept at once (``[backends.xla] kernel_cache_size``, set when the
 #: backend loads). Element-wise kernels are cached per operand types, so each of those
@@ -58,6 +60,47 @@ def jitted(
     return fn
 
 
+# ---------------------------------------------------------------- 0-d constants
+# A Python scalar meeting a tensor (x * 1.0001) becomes a 0-d tensor on the device;
+# putting it there (jax.device_put) costs several times the op itself, so each
+# (device, dtype, value) is put once and kept. jax arrays are immutable; a cached one
+# that was deleted (donated to a program) is put again; numerix.deallocate of a tensor
+# holding one drops the tensor's reference only (other tensors may hold the array).
+CONSTANTS_SIZE = 1024
+_CONSTANTS: dict[Any, Any] = {}
+_CONSTANT_IDS: dict[int, Any] = {}
+
+
+def constant_key(value: Any) -> Any:
+    """A key telling ``value`` apart from every other Python scalar (0.0 from -0.0, 1
+    from 1.0 and True), or None for a value not cached (NaN, complex, numpy scalars)."""
+    t = type(value)
+    if t is float:
+        if value == 0.0:
+            return (t, "zero", str(value))
+        return (t, value) if value == value else None
+    if t is int or t is bool:
+        return (t, value)
+    return None
+
+
+def constant(key: Any, make: Callable[[], Any]) -> Any:
+    """The device array cached under ``key``, made by ``make()`` when absent or deleted."""
+    a = _CONSTANTS.get(key)
+    if a is None or a.is_deleted():
+        if len(_CONSTANTS) >= CONSTANTS_SIZE:
+            _CONSTANTS.clear()
+            _CONSTANT_IDS.clear()
+        a = _CONSTANTS[key] = make()
+        _CONSTANT_IDS[id(a)] = a
+    return a
+
+
+def is_constant(a: Any) -> bool:
+    """Whether ``a`` is a cached constant (possibly shared by several tensors)."""
+    return _CONSTANT_IDS.get(id(a)) is a
+
+
 def clear() -> None:
     """Drop every cached kernel and JAX's compiled executables and traces.
 
@@ -67,6 +110,8 @@ def clear() -> None:
     next call too."""
     with _lock:
         _KERNELS.clear()
+    _CONSTANTS.clear()
+    _CONSTANT_IDS.clear()
     jax.clear_caches()
 
 

@@ -42,7 +42,17 @@ from numerix.configuration import ConfigWarning
 from numerix.errors import BackendOptionError
 from numerix_xla import _kernels
 from numerix_xla._extra import ExtraKernels
-from numerix_xla._kernels import WIDE, check_64bit, clear, jitted, x64_error, x64_on
+from numerix_xla._kernels import (
+    WIDE,
+    check_64bit,
+    clear,
+    constant,
+    constant_key,
+    is_constant,
+    jitted,
+    x64_error,
+    x64_on,
+)
 from numerix_xla.clients import (
     CLIENTS,
     default_client,
@@ -667,7 +677,8 @@ class XlaBackend(ExtraKernels, Backend):
         return int(kind), int(index)
 
     def deallocate(self, x: Tensor) -> None:
-        x.data.delete()
+        if not is_constant(x.data):  # a shared 0-d constant stays for its other holders
+            x.data.delete()
 
     def synchronize(self, x: Tensor) -> None:
         x.data.block_until_ready()
@@ -683,10 +694,16 @@ class XlaBackend(ExtraKernels, Backend):
         if out.dtype in WIDE:
             check_64bit("full", self, (out.dtype,))
         dt = _np_dtype(out.dtype)
-        v = np.array(value, dtype=dt)
         if out.shape == ():
-            out.data = self.put(v)
+            k = constant_key(value)
+            if k is None:
+                out.data = self.put(np.array(value, dtype=dt))
+            else:
+                out.data = constant(
+                    (self.jax_device, out.dtype, k), lambda: self.put(np.array(value, dtype=dt))
+                )
             return out
+        v = np.array(value, dtype=dt)
         shape = out.shape
         out.data = self._created(("full", shape), lambda: lambda s: lax.broadcast(s, shape))(v)
         return out

@@ -44,9 +44,95 @@ def _is_int(k: Any) -> bool:
     return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
+# basic keys (Python ints, and slices of Python ints or None, with a positive step or
+# selecting nothing) skip the general machinery: their plan, the slice primitive's
+# parameters and the output shape, is computed once per (shape, key) and kept here
+_BASIC: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
+_BASIC_MAX = 4096
+_int = int
+
+
+def _basic_key(key: Any) -> tuple[Any, ...] | None:
+    """``key`` as a hashable tuple (an int per int, a 3-tuple per slice) when it is a
+    basic key the fast path serves, else None."""
+    items = key if type(key) is tuple else (key,)
+    out = []
+    for k in items:
+        t = type(k)
+        if t is _int:
+            out.append(k)
+        elif t is slice:
+            a, b, c = k.start, k.stop, k.step
+            if not (
+                (a is None or type(a) is _int)
+                and (b is None or type(b) is _int)
+                and (c is None or type(c) is _int)
+            ):
+                return None
+            out.append((a, b, c))
+        else:
+            return None
+    return tuple(out)
+
+
+def _basic_plan(shape: tuple[int, ...], items: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """(slice parameters or None, the sliced shape, the output shape) of a basic key, or
+    None when the general path must take it (its errors, negative steps)."""
+    if len(items) > len(shape):
+        return None
+    starts, stops, strides, sliced, out_shape = [], [], [], [], []
+    for ax, dim in enumerate(shape):
+        k = items[ax] if ax < len(items) else (None, None, None)
+        if type(k) is _int:
+            if not -dim <= k < dim:
+                return None
+            i = k + dim if k < 0 else k
+            starts.append(i)
+            stops.append(i + 1)
+            strides.append(1)
+            sliced.append(1)
+            continue
+        if k[2] == 0:
+            return None
+        r = range(*slice(*k).indices(dim))
+        if not len(r):
+            lo, hi, st = 0, 0, 1
+        elif r.step < 0:
+            return None
+        else:
+            lo, hi, st = r.start, r[-1] + 1, r.step
+        starts.append(lo)
+        stops.append(hi)
+        strides.append(st)
+        sliced.append(len(r))
+        out_shape.append(len(r))
+    params = None
+    if tuple(sliced) != shape or any(s != 1 for s in strides):
+        params = {"start": tuple(starts), "stop": tuple(stops), "strides": tuple(strides)}
+    return params, tuple(sliced), tuple(out_shape)
+
+
 def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
     """``x[key]`` with numpy semantics; ``op`` names the operation in the errors of
     integer index tensors (``take`` indexes through here)."""
+    hkey = _basic_key(key)
+    if hkey is not None:
+        ck = (x.shape, hkey)
+        try:
+            plan = _BASIC[ck]
+        except KeyError:
+            if len(_BASIC) >= _BASIC_MAX:
+                _BASIC.clear()
+            plan = _BASIC[ck] = _basic_plan(x.shape, hkey)
+        if plan is not None:
+            params, sliced, out_shape = plan
+            backend = x.backend
+            y = x
+            if params is not None:
+                y = bind(PS.slice, new_out(sliced, x.dtype, backend), x, **params)
+            if out_shape != sliced:
+                y = bind(PS.reshape, new_out(out_shape, x.dtype, backend), y)
+            return y
     if not isinstance(key, tuple):
         key = (key,)
     items: list[Any] = []

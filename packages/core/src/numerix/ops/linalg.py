@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from numerix import dtypes as D
+from numerix._meeting import DEALLOCATED
 from numerix._shapes import broadcast_shapes, check_size, normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
@@ -120,6 +121,23 @@ def _check_contract(op: str, x: Tensor, ax: int, y: Tensor, ay: int) -> None:
 def matmul(x1: Any, x2: Any, /) -> Tensor:
     """Matrix product with broadcast batch axes (array API ``matmul``, the ``@`` operator).
     1-d operands are treated as a row / column vector and the added axis removed."""
+    if type(x1) is Tensor and type(x2) is Tensor:
+        # the common case, two matrices of one dtype on one backend: no unify, no cast
+        # and the product's shape directly (the same checks, the same errors)
+        s1, s2 = x1.shape, x2.shape
+        b = x1.backend
+        if (
+            len(s1) == 2
+            and len(s2) == 2
+            and x2.backend is b
+            and x1.dtype is x2.dtype
+            and x1.dtype.kind != "b"
+            and s1[1] == s2[0]
+            and b is not DEALLOCATED
+        ):
+            shape = check_size("matmul", (s1[0], s2[1]))
+            return bind(P.dot, new_out(shape, x1.dtype, b), x1, x2,
+                        contract_x=(1,), batch_x=(), contract_y=(0,), batch_y=())  # fmt: skip
     from numerix.ops.shape import broadcast_to, reshape
 
     x, y = _operands("matmul", x1, x2)

@@ -30,6 +30,28 @@ def reshape(x: Any, /, shape: Any) -> Tensor:
     >>> nx.reshape(nx.arange(6), (2, -1)).shape
     (2, 3)
     """
+    if type(x) is Tensor and type(shape) is tuple:
+        # the common case, a tuple of Python ints with at most one -1: one pass, and the
+        # general checks below for anything else (they name the problem)
+        known, free = 1, -1
+        for i, d in enumerate(shape):
+            if type(d) is not int or d < -1 or (d == -1 and free >= 0):
+                break
+            if d == -1:
+                free = i
+            else:
+                known *= d
+        else:
+            n = x.size
+            ok = known == n
+            if free >= 0:
+                ok = known != 0 and not n % known
+                if ok:
+                    shape = shape[:free] + (n // known,) + shape[free + 1 :]
+            if ok:
+                if shape == x.shape:
+                    return x
+                return bind(P.reshape, new_out(shape, x.dtype, x.backend), x)
     t = as_tensor(x, "reshape")
     if isinstance(shape, int) and not isinstance(shape, bool):
         shape = (shape,)
