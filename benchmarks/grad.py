@@ -3,6 +3,7 @@ and the cost of tracing and differentiating long op chains.
 
     python benchmarks/grad.py            # every installed backend
     python benchmarks/grad.py --quick    # a smoke test
+    python benchmarks/grad.py --only torch --threads 1   # part a, torch alone
 
 On a shared machine pin one thread per library, or thread pools stalling on a busy
 core swamp the figures (torch's medians moved 20x between runs here):
@@ -271,6 +272,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--threads", type=int, default=0, help="torch's intra-op threads")
+    parser.add_argument(
+        "--only", choices=("binary", "xla", "torch"), help="part a on this backend alone"
+    )
     args = parser.parse_args()
     if args.threads:
         import torch
@@ -280,6 +284,9 @@ def main() -> None:
     from numerix import plugins
 
     installed = set(plugins.backend_entries())
+    if args.only:
+        {"binary": bench_binary, "xla": bench_xla, "torch": bench_torch}[args.only](repeat)
+        return
     bench_binary(repeat)
     if "xla" in installed:
         bench_xla(repeat)

@@ -4,6 +4,7 @@ cost of the conv and window derivative rules in a training step.
 
     python benchmarks/grad_cnn.py            # xla and torch, when installed
     python benchmarks/grad_cnn.py --quick    # a smoke test
+    OMP_NUM_THREADS=1 python benchmarks/grad_cnn.py --only torch --threads 1
 
 - xla compiler (``nx.jit(nx.value_and_grad(loss), compiler="xla")``) beside raw
   ``jax.jit(jax.value_and_grad(loss))`` (``lax.conv_general_dilated``,
@@ -157,9 +158,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few rounds: a smoke test")
     parser.add_argument("--repeat", type=int, default=9, help="timing rounds per side")
+    parser.add_argument("--only", choices=("xla", "torch"), help="this backend alone")
+    parser.add_argument("--threads", type=int, default=0, help="torch's intra-op threads")
     args = parser.parse_args()
     repeat = 3 if args.quick else args.repeat
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     for name, bench in (("xla", bench_xla), ("torch", bench_torch)):
+        if args.only and name != args.only:
+            continue
         try:
             nx.defaults.resolve_backend(name)
         except nx.NumerixError as e:
