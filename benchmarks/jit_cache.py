@@ -9,6 +9,11 @@ timeit repeats in one process. Each round starts one fresh interpreter per candi
 the candidates in turn (interleaved); printed: the median and the spread (min–max over
 rounds) of the per-process figures.
 
+``--memory-shapes N`` measures memory instead: the growth of the process's resident
+set (after a garbage collection and glibc's ``malloc_trim``: freed memory given back;
+Linux) once one jitted function met N shapes on the
+xla compiler (each shape one program), once per candidate.
+
 ``--baseline-src`` adds a candidate importing numerix from another checkout's
 ``packages`` folder (its ``*/src`` folders first on ``PYTHONPATH``): a change beside what
 came before it, in the same rounds.
@@ -42,18 +47,49 @@ n = max(1, int(0.05 / min(t.repeat(3, 100)) * 100))
 print(statistics.median(t.repeat(7, n)) / n)
 """
 
+MEMORY = """
+import ctypes, gc, resource, sys, warnings
+warnings.simplefilter("ignore")
+import numerix as nx
+
+def rss():
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)  # memory freed, given back to the system
+    return int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
+
+f = nx.jit(lambda x: nx.exp(x) * 2 + 1, compiler="xla")
+f(nx.zeros(1, backend="xla"))
+start = rss()
+for n in range(2, int(sys.argv[1]) + 2):
+    f(nx.zeros(n, backend="xla"))
+print(rss() - start)
+"""
+
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--baseline-src", type=Path, default=None)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--memory-shapes", type=int, default=0)
     args = p.parse_args(argv)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMERIX_")}
     candidates = {"numerix": env}
     if args.baseline_src is not None:
         srcs = sorted(str(d) for d in args.baseline_src.glob("*/src"))
         candidates["numerix (baseline)"] = {**env, "PYTHONPATH": os.pathsep.join(srcs)}
+    if args.memory_shapes:
+        print(f"resident set growth after {args.memory_shapes} shapes on the xla compiler")
+        for name, e in candidates.items():
+            out = subprocess.run(
+                [sys.executable, "-c", MEMORY, str(args.memory_shapes)],
+                capture_output=True,
+                text=True,
+                env=e,
+                check=True,
+            )
+            print(f"{name:<20} {int(out.stdout.split()[-1]) / 2**20:8.1f} MiB")
+        return 0
     times: dict[str, list[float]] = {k: [] for k in candidates}
     for _ in range(args.rounds):
         for name, e in candidates.items():
