@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 CHILD = """
 import timeit, statistics
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                 [sys.executable, "-c", CHILD], capture_output=True, text=True, env=e, check=True
             )
             times[name].append(float(out.stdout.split()[-1]))
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "candidate": k,
             "cached_call_median_s": statistics.median(v),
