@@ -21,6 +21,7 @@ from numerix.defaults import get_default_backend, resolve_backend
 from numerix.dtypes import DType
 from numerix.errors import DeallocatedError, DTypeError, ShapeError
 from numerix.primitives._registry import Block, Primitive
+from numerix.primitives.creation import full as _full
 
 _PY_SCALARS = (bool, int, float, complex)
 _new = Tensor.__new__
@@ -163,9 +164,7 @@ _FLOAT_MAX = {d: float(D.finfo(d).max) for d in D.ALL_DTYPES if d.kind in "fc"}
 
 def scalar(value: Any, dtype: DType, backend: Backend) -> Tensor:
     """A 0-d tensor of ``value`` in ``dtype`` on ``backend``."""
-    from numerix.primitives.creation import full
-
-    return bind(full, new_out((), dtype, backend), value=stored(value, dtype))
+    return bind(_full, new_out((), dtype, backend), value=stored(value, dtype))
 
 
 # ---------------------------------------------------------------- element-wise dispatch

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from numerix import dtypes as D
-from numerix._meeting import meeting_backend
+from numerix._meeting import DEALLOCATED, meeting_backend
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, IndexingError, ShapeError
@@ -133,6 +133,20 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
             if out_shape != sliced:
                 y = bind(PS.reshape, new_out(out_shape, x.dtype, backend), y)
             return y
+    elif (
+        type(key) is Tensor
+        and key.dtype.kind in "iu"
+        and key.backend is x.backend
+        and x.ndim
+        and x.backend is not DEALLOCATED
+        and not x.backend.is_tracing
+    ):
+        # one integer tensor indexing axis 0 (x[idx]): the index checked as the general
+        # path checks it, then one gather
+        k = cast(_checked_index(key, x.shape[0], 0, x, x, op), D.int64)
+        indices = bind(PS.reshape, new_out(k.shape + (1,), k.dtype, k.backend), k)
+        return bind(PI.gather, new_out(k.shape + x.shape[1:], x.dtype, x.backend), x, indices,
+                    axes=(0,))  # fmt: skip
     if not isinstance(key, tuple):
         key = (key,)
     items: list[Any] = []
