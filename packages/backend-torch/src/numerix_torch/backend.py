@@ -311,7 +311,8 @@ def _narrow(r: torch.Tensor, d: D.DType, out: D.DType) -> torch.Tensor:
     arithmetic) before its bits are read as unsigned."""
     if d in SIGNED_VIEW:
         return unbits(r.to(SIGNED_VIEW[d]), d)
-    return r.to(TORCH[out])
+    t = TORCH[out]
+    return r if r.dtype is t else r.to(t)
 
 
 class TorchBackend(ExtraKernels, Backend):
@@ -717,6 +718,8 @@ class TorchBackend(ExtraKernels, Backend):
         d = x.dtype
         if not axes:  # torch reads dim=() as every axis
             out.data = x.data
+        elif not keepdims and len(axes) == x.data.ndim and d not in SIGNED_VIEW:
+            out.data = _narrow(torch.sum(x.data), d, out.dtype)  # every axis: the plain call
         else:
             r = torch.sum(bits(x.data, d), dim=axes, keepdim=keepdims)
             out.data = _narrow(r, d, out.dtype)
