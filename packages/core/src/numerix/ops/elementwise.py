@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from numerix import dtypes as D
+from numerix._meeting import DEALLOCATED
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError
@@ -433,6 +434,21 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
     >>> nx.where(nx.tensor([True, False]), 1.0, nx.tensor([5.0, 6.0])).tolist()
     [1.0, 6.0]
     """
+    if type(condition) is Tensor and type(x1) is Tensor and type(x2) is Tensor:
+        # three tensors of one shape on one backend, the branches of one dtype: no
+        # conversion, promotion or broadcast to do
+        b = condition.backend
+        s = condition.shape
+        if (
+            condition.dtype is D.bool_
+            and x1.dtype is x2.dtype
+            and x1.backend is b
+            and x2.backend is b
+            and x1.shape == s
+            and x2.shape == s
+            and b is not DEALLOCATED
+        ):
+            return bind(P.select, new_out(s, x1.dtype, b), condition, x1, x2)
     op = "where"
     cond = _truth(condition, op) if type(condition) in _PY_SCALARS else as_tensor(condition, op)
     if cond.dtype is not D.bool_:
