@@ -88,3 +88,19 @@ def test_known_differences_are_not_agreement() -> None:
 def test_main_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
     assert F.main(["binary", "--examples", "20", "--seed", "1", "--eager-only"]) == 0
     assert "numerix fuzz on binary" in capsys.readouterr().out
+
+
+def test_overflow_boundary_of_an_accumulation_is_known() -> None:
+    # 3.249e291 * 5.533e16 is within an ulp of float64's largest value: numpy's matrix-
+    # vector product stays finite, its own dot of the same row overflows to inf
+    op = _only("matmul")[0]
+    a = np.array([[5.533057103324656e16, 0.0, -3.2490052086795447e291], [0.0, 0.0, 0.0]])
+    b = np.array([-3.6761722323592e274, 0.0, -5.533057103324655e16])
+    inf = nx.tensor(np.array([np.inf, 0.0]))
+    assert F._judge(op, [a, b], nx.float64, {}, inf, "torch") == (
+        "known",
+        "accumulation order at the overflow boundary",
+    )
+    # far from the boundary the same difference is a wrong answer
+    small = [np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]), np.array([1.0, 1.0, 1.0])]
+    assert F._judge(op, small, nx.float64, {}, inf, "torch")[0] == "wrong"

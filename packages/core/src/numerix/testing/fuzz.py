@@ -31,6 +31,11 @@ counted as ``known`` with the reason, never as agreement):
   exact answer, rounded) and in the dtype itself; a result matching either agrees.
 - **Integer powers with a negative exponent**: numpy refuses them; numerix defines
   them (``docs/contract.md``): the case is skipped as ``oracle``.
+- **Accumulation at the overflow boundary**: a sum, product, mean, variance or matrix
+  product whose partial results can reach the largest finite value of the dtype (a
+  bound from the absolute values of finite inputs) depends on the order of
+  accumulation and on fused multiply-adds: one library returns the largest finite
+  value, another inf, or nan where two infinities meet. Such elements are ``known``.
 - **Signed zeros** compare equal (``-0.0 == 0.0``), as numpy's own comparisons do;
   the sign of a zero from ``max``/``min`` of ``±0.0`` is unspecified (docs).
 - Floating-point results of inexact ops are held to the kit's tolerance for the op
@@ -287,7 +292,39 @@ def _judge(
         # every differing element has a non-finite part on one side: C99 readings differ
         if not (bad & np.isfinite(want) & np.isfinite(got)).any():
             return "known", "complex special values"
+    if out.kind == "f" and op.name in _ACCUMULATING:
+        bound = _accumulation_bound(op.name, arrays, kw)
+        if bound is not None and np.all(bound[bad] >= _max_of(out)):
+            return "known", "accumulation order at the overflow boundary"
     return "wrong", _describe(bad, got, want)
+
+
+#: Ops that add or multiply many terms: where partial results reach the largest finite
+#: value, the order of accumulation (blocking, fused multiply-add) decides between a
+#: finite result, an infinity and a NaN.
+_ACCUMULATING = frozenset({"matmul", "sum", "prod", "mean", "var", "std"})
+
+
+def _max_of(d: D.DType) -> float:
+    return float(nx.finfo(d).max)
+
+
+def _accumulation_bound(name: str, arrays: list[np.ndarray], kw: dict[str, Any]) -> Any:
+    """A bound on the magnitude a partial result of the op can reach, per output element
+    (inf where it overflows float64 itself); None for complex or non-finite inputs, whose
+    differences are never excused."""
+    if any(a.dtype.kind == "c" or not np.all(np.isfinite(_wide(a))) for a in arrays):
+        return None
+    xs = [np.abs(_wide(a)) for a in arrays]
+    with np.errstate(all="ignore"):
+        if name == "matmul":
+            return np.asarray(xs[0] @ xs[1])
+        axis, keepdims = kw.get("axis"), kw.get("keepdims", False)
+        if name == "prod":
+            return np.asarray(np.prod(np.maximum(xs[0], 1.0), axis=axis, keepdims=keepdims))
+        if name in ("var", "std"):  # squared deviations from the mean: |x - m| <= 2 max|x|
+            return np.asarray(4 * np.sum(xs[0] * xs[0], axis=axis, keepdims=keepdims))
+        return np.asarray(np.sum(xs[0], axis=axis, keepdims=keepdims))
 
 
 # ---------------------------------------------------------------- the run
