@@ -648,6 +648,10 @@ class TorchBackend(ExtraKernels, Backend):
             out.data = (h * h * torch.where((b & 1) == 1, a, 1)).view(torch.uint64)
         elif d in EMULATED:
             out.data = restore(torch.pow(compute(a, d), compute(b, d)), d)
+        elif d.kind == "c":
+            # x ** 0 is 1 for every complex x (C99's cpow, numpy, XLA); torch gives nan+nanj
+            # for a zero base
+            out.data = torch.where(b == 0, torch.ones((), dtype=a.dtype), torch.pow(a, b))
         else:
             out.data = torch.pow(a, b)
         return out

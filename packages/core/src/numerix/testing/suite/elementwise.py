@@ -17,6 +17,7 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes as D
+from numerix.defn.compilers import compilers_serving
 from numerix.testing.oracle import (
     ALL,
     ALL_PAIRS,
@@ -438,6 +439,22 @@ def test_pow_negative_integer_exponent(dtype: D.DType) -> None:
     want = np.where(e < 0, neg, pos).astype(dtype.numpy_dtype)
     check(nx.pow(t(base), t(exp)), want, dtype)
     check(t(base) ** -1, np.where(base == 1, 1, np.where(base == -1, -1, 0)), dtype)
+
+
+@pytest.mark.parametrize("dtype", [nx.float32, nx.float64, nx.complex64, nx.complex128], ids=ids)
+def test_pow_zero_exponent_is_one(dtype: D.DType) -> None:
+    # x ** 0 is 1 for every x, zero, nan and infinities included (C99, numpy, XLA), eagerly
+    # and under every compiler serving the backend
+    specials = [0, 2, np.nan, np.inf] + (
+        [complex(0, 1), complex(np.nan, 1)] if dtype.kind == "c" else []
+    )
+    base = np.array(specials, dtype=dtype.numpy_dtype)
+    zero = np.zeros_like(base)
+    want = np.ones_like(base)
+    check(nx.pow(t(base), t(zero)), want, dtype)
+    check(t(base) ** 0, want, dtype)
+    for name in compilers_serving(nx.get_default_backend()):
+        check(nx.jit(nx.pow, compiler=name)(t(base), t(zero)), want, dtype)
 
 
 def test_integer_division_by_zero_follows_numpy() -> None:
