@@ -104,3 +104,20 @@ def test_overflow_boundary_of_an_accumulation_is_known() -> None:
     # far from the boundary the same difference is a wrong answer
     small = [np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]), np.array([1.0, 1.0, 1.0])]
     assert F._judge(op, small, nx.float64, {}, inf, "torch")[0] == "wrong"
+
+
+def test_cancellation_in_a_sum_is_held_to_the_terms_size() -> None:
+    # float32 sums of -2**31, 2**31 - 1 (2**31 in float32), 0, 0, 1 give 1 or 0 by order:
+    # 0.2 off in a mean of terms of 2**31 is rounding, not a wrong answer
+    op = _only("mean")[0]
+    a = np.array([-(2**31), 2**31 - 1, 0, 0, 1], np.int32)
+    zero = nx.tensor(np.float32(0.0))
+    assert F._judge(op, [a], nx.int32, {"axis": None, "keepdims": False}, zero, "torch")[0] == (
+        "agree"
+    )
+    # the same error on small terms is wrong
+    b = np.array([-2, 1, 0, 0, 1], np.int32)
+    half = nx.tensor(np.float32(0.5))
+    assert F._judge(op, [b], nx.int32, {"axis": None, "keepdims": False}, half, "torch")[0] == (
+        "wrong"
+    )
