@@ -121,3 +121,18 @@ def test_cancellation_in_a_sum_is_held_to_the_terms_size() -> None:
     assert F._judge(op, [b], nx.int32, {"axis": None, "keepdims": False}, half, "torch")[0] == (
         "wrong"
     )
+
+
+def test_complex_power_beyond_precision_is_known() -> None:
+    # (2.00001 + 0j) ** (-3.26e16j): the phase is 3.26e16 * log(2.00001) radians, far past
+    # what float32 (or any float) resolves; a moderate exponent must still agree
+    op = _only("pow")[0]
+    a = np.array([2.0000100135803223 + 0j], np.complex64)
+    b = np.array([-3.2633490080006144e16j], np.complex64)
+    other = nx.tensor(np.array([0.6 + 0.8j], np.complex64))  # a unit, another phase
+    assert F._judge(op, [a, b], nx.complex64, {}, other, "torch") == (
+        "known",
+        "complex power beyond its precision",
+    )
+    a2, b2 = np.array([2 + 0j], np.complex64), np.array([3j], np.complex64)
+    assert F._judge(op, [a2, b2], nx.complex64, {}, other, "torch")[0] == "wrong"
