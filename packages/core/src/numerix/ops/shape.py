@@ -89,6 +89,12 @@ def ravel(x: Any, /) -> Tensor:
 
 def transpose(x: Any, /, axes: Sequence[int] | None = None) -> Tensor:
     """Permute the axes (reverse them when ``axes`` is None), as numpy ``transpose``."""
+    if axes is None and type(x) is Tensor:
+        s = x.shape
+        if len(s) < 2:
+            return x
+        return bind(P.transpose, new_out(s[::-1], x.dtype, x.backend), x,
+                    axes=tuple(range(len(s) - 1, -1, -1)))  # fmt: skip
     t = as_tensor(x, "transpose")
     if axes is None:
         perm = tuple(range(t.ndim - 1, -1, -1))
