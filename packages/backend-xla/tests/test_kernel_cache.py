@@ -156,3 +156,23 @@ def test_the_bound_is_a_setting():
             pass
     with nx.config(backends={"xla": {"kernel_cache_size": 64}}) as s:
         assert s.backends.xla.kernel_cache_size == 64
+
+
+def test_python_scalar_operands_share_one_device_constant_that_deallocate_keeps():
+    # x * 1.0001 puts the 0-d constant on the device once per (device, dtype, value)
+    x = nx.tensor(np.arange(4, dtype=np.float32), backend="xla")
+    a = nx.full((), 1.0001, dtype=nx.float32, backend="xla")
+    b = nx.full((), 1.0001, dtype=nx.float32, backend="xla")
+    assert a.data is b.data and xk.is_constant(a.data)
+    # 0.0 and -0.0, 1 and 1.0 and True are different constants
+    z, nz = (nx.full((), v, dtype=nx.float32, backend="xla") for v in (0.0, -0.0))
+    assert np.signbit(nz.to_numpy()) and not np.signbit(z.to_numpy())
+    assert nx.full((), True, backend="xla").dtype == nx.bool_
+    # deallocating one holder leaves the shared array to the others
+    nx.backend_deallocate(a)
+    assert b.item() == np.float32(1.0001)
+    np.testing.assert_array_equal(
+        (x * 1.0001).to_numpy(), np.arange(4, dtype=np.float32) * np.float32(1.0001)
+    )
+    with pytest.raises(nx.NumerixError, match="deallocated"):
+        a + 1.0
