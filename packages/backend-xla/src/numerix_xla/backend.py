@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.sharding import SingleDeviceSharding
@@ -216,9 +217,20 @@ def _negative(a: Any) -> Any:
     return lax.sub(_const(a, 0), a) if a.dtype.kind == "u" else lax.neg(a)
 
 
+def _sqrt(a: Any) -> Any:
+    # XLA's complex sqrt ignores the sign of a zero imaginary part: sqrt(-4 - 0j) is 2j
+    # where C99 and numpy give -2j (the lower side of the branch cut)
+    r = lax.sqrt(a)
+    if a.dtype.kind != "c":
+        return r
+    im = lax.imag(a)
+    negative_zero = lax.bitwise_and(lax.eq(im, lax.full_like(im, 0)), jnp.signbit(im))
+    return lax.select(negative_zero, lax.conj(r), r)
+
+
 def _rsqrt(a: Any) -> Any:
     # 1 / sqrt, correctly rounded twice as binary's; XLA's rsqrt may be an approximation
-    return lax.div(lax.full_like(a, 1), lax.sqrt(a))
+    return lax.div(lax.full_like(a, 1), _sqrt(a))
 
 
 def _isnan(a: Any) -> Any:
@@ -771,7 +783,7 @@ class XlaBackend(ExtraKernels, Backend):
     round = _unary(_round)
     exp = _unary(_math1(lax.exp))
     log = _unary(_math1(lax.log))
-    sqrt = _unary(_math1(lax.sqrt))
+    sqrt = _unary(_math1(_sqrt))
     tanh = _unary(_math1(lax.tanh))
     sigmoid = _unary(_math1(lax.logistic))
     expm1 = _unary(_math1(lax.expm1))

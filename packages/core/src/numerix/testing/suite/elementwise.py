@@ -457,6 +457,21 @@ def test_pow_zero_exponent_is_one(dtype: D.DType) -> None:
         check(nx.jit(nx.pow, compiler=name)(t(base), t(zero)), want, dtype)
 
 
+@pytest.mark.parametrize("dtype", [nx.complex64, nx.complex128], ids=ids)
+def test_complex_sqrt_keeps_the_sign_of_a_zero_imaginary_part(dtype: D.DType) -> None:
+    # the branch cut along the negative reals: sqrt(-4 - 0j) is -2j, sqrt(-4 + 0j) is 2j
+    # (C99, numpy), eagerly and under every compiler serving the backend
+    a = np.array(
+        [-4 + 0j, complex(-4, -0.0), complex(4, -0.0), complex(0, -0.0)], dtype.numpy_dtype
+    )
+    want = np.sqrt(a)
+    for got in [nx.sqrt(t(a))] + [
+        nx.jit(nx.sqrt, compiler=c)(t(a)) for c in compilers_serving(nx.get_default_backend())
+    ]:
+        check(got, want, dtype)
+        np.testing.assert_array_equal(np.signbit(got.to_numpy().imag), np.signbit(want.imag))
+
+
 def test_integer_division_by_zero_follows_numpy() -> None:
     a = np.array([7, -7, 0, 3], np.int32)
     z = np.zeros(4, np.int32)
