@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from numerix import dtypes as D
+from numerix._meeting import DEALLOCATED
 from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis, size_of
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
@@ -190,6 +191,29 @@ def concatenate(arrays: Sequence[Any], /, axis: int | None = 0) -> Tensor:
     >>> nx.concatenate([nx.tensor([1, 2]), nx.tensor([3])]).tolist()
     [1, 2, 3]
     """
+    if type(arrays) in (list, tuple) and len(arrays) > 1 and type(axis) is int:
+        # tensors of one dtype and rank on one backend, along an axis in range, the other
+        # axes equal: the output shape directly (anything else: the checks below)
+        t0 = arrays[0]
+        if type(t0) is Tensor and t0.backend is not DEALLOCATED:
+            s0, b, d, nd = t0.shape, t0.backend, t0.dtype, len(t0.shape)
+            ax = axis + nd if axis < 0 else axis
+            if 0 <= ax < nd:
+                rest = s0[:ax], s0[ax + 1 :]
+                n = 0
+                for t in arrays:
+                    if (
+                        type(t) is not Tensor
+                        or t.backend is not b
+                        or t.dtype is not d
+                        or len(t.shape) != nd
+                        or (t.shape[:ax], t.shape[ax + 1 :]) != rest
+                    ):
+                        break
+                    n += t.shape[ax]
+                else:
+                    shape = (*rest[0], n, *rest[1])
+                    return bind(P.concatenate, new_out(shape, d, b), *arrays, axis=ax)
     if not isinstance(arrays, (list, tuple)) or not arrays:
         raise ShapeError("concatenate: expects a non-empty list or tuple of tensors")
     backend, ts = unify("concatenate", *arrays)
