@@ -191,7 +191,7 @@ def _same(name: str, got: np.ndarray, want: np.ndarray) -> None:
 def bench_backend(backend: str, n: int, min_time: float, loop_ops: int, pattern: str | None
                   ) -> list[dict[str, Any]]:  # fmt: skip
     a_side, b_side = numerix_side(backend), raw_side(backend)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, inputs, body in cases(loop_ops):
         if pattern and pattern not in name:
             continue

@@ -437,18 +437,18 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
     if type(condition) is Tensor and type(x1) is Tensor and type(x2) is Tensor:
         # three tensors of one shape on one backend, the branches of one dtype: no
         # conversion, promotion or broadcast to do
-        b = condition.backend
-        s = condition.shape
+        cb = condition.backend
+        cs = condition.shape
         if (
             condition.dtype is D.bool_
             and x1.dtype is x2.dtype
-            and x1.backend is b
-            and x2.backend is b
-            and x1.shape == s
-            and x2.shape == s
-            and b is not DEALLOCATED
+            and x1.backend is cb
+            and x2.backend is cb
+            and x1.shape == cs
+            and x2.shape == cs
+            and cb is not DEALLOCATED
         ):
-            return bind(P.select, new_out(s, x1.dtype, b), condition, x1, x2)
+            return bind(P.select, new_out(cs, x1.dtype, cb), condition, x1, x2)
     op = "where"
     cond = _truth(condition, op) if type(condition) in _PY_SCALARS else as_tensor(condition, op)
     if cond.dtype is not D.bool_:

@@ -143,9 +143,9 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
     ):
         # one integer tensor indexing axis 0 (x[idx]): the index checked as the general
         # path checks it, then one gather
-        k = cast(_checked_index(key, x.shape[0], 0, x, x, op), D.int64)
-        indices = bind(PS.reshape, new_out(k.shape + (1,), k.dtype, k.backend), k)
-        return bind(PI.gather, new_out(k.shape + x.shape[1:], x.dtype, x.backend), x, indices,
+        ki = cast(_checked_index(key, x.shape[0], 0, x, x, op), D.int64)
+        indices = bind(PS.reshape, new_out(ki.shape + (1,), ki.dtype, ki.backend), ki)
+        return bind(PI.gather, new_out(ki.shape + x.shape[1:], x.dtype, x.backend), x, indices,
                     axes=(0,))  # fmt: skip
     if not isinstance(key, tuple):
         key = (key,)

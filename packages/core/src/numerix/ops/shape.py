@@ -196,24 +196,24 @@ def concatenate(arrays: Sequence[Any], /, axis: int | None = 0) -> Tensor:
         # axes equal: the output shape directly (anything else: the checks below)
         t0 = arrays[0]
         if type(t0) is Tensor and t0.backend is not DEALLOCATED:
-            s0, b, d, nd = t0.shape, t0.backend, t0.dtype, len(t0.shape)
-            ax = axis + nd if axis < 0 else axis
-            if 0 <= ax < nd:
-                rest = s0[:ax], s0[ax + 1 :]
+            s0, b0, d0, nd = t0.shape, t0.backend, t0.dtype, len(t0.shape)
+            a0 = axis + nd if axis < 0 else axis
+            if 0 <= a0 < nd:
+                rest = s0[:a0], s0[a0 + 1 :]
                 n = 0
-                for t in arrays:
+                for ti in arrays:
                     if (
-                        type(t) is not Tensor
-                        or t.backend is not b
-                        or t.dtype is not d
-                        or len(t.shape) != nd
-                        or (t.shape[:ax], t.shape[ax + 1 :]) != rest
+                        type(ti) is not Tensor
+                        or ti.backend is not b0
+                        or ti.dtype is not d0
+                        or len(ti.shape) != nd
+                        or (ti.shape[:a0], ti.shape[a0 + 1 :]) != rest
                     ):
                         break
-                    n += t.shape[ax]
+                    n += ti.shape[a0]
                 else:
-                    shape = (*rest[0], n, *rest[1])
-                    return bind(P.concatenate, new_out(shape, d, b), *arrays, axis=ax)
+                    out = (*rest[0], n, *rest[1])
+                    return bind(P.concatenate, new_out(out, d0, b0), *arrays, axis=a0)
     if not isinstance(arrays, (list, tuple)) or not arrays:
         raise ShapeError("concatenate: expects a non-empty list or tuple of tensors")
     backend, ts = unify("concatenate", *arrays)
