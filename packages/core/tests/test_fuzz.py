@@ -136,3 +136,32 @@ def test_complex_power_beyond_precision_is_known() -> None:
     )
     a2, b2 = np.array([2 + 0j], np.complex64), np.array([3j], np.complex64)
     assert F._judge(op, [a2, b2], nx.complex64, {}, other, "torch")[0] == "wrong"
+
+
+def test_overflowing_terms_meeting_an_infinity_are_known() -> None:
+    # 1.99e33 * -1.73e16 overflows float32: rounded, it is -inf and meets the inf of
+    # another term as nan (torch); fused into a multiply-add it stays finite and the sum
+    # is inf (numpy's matrix product, found by the fuzzer); with small terms nan is wrong
+    op = _only("matmul")[0]
+    a = np.array(
+        [
+            [-10027008.0, -1.1754943508222875e-38, 3003121664.0],
+            [-5.910974510923776e16, 4.391009636686234e16, 1.9876761411578637e33],
+        ],
+        np.float32,
+    )
+    b = np.array(
+        [[-4.081387162304512e16, -0.0, -0.0, np.nan],
+         [np.inf, 2.25, 0.0, 4960996464525312.0],
+         [-1.7310711067705344e16, 5.960464477539063e-08, 0.0, -4.5069136732082304e36]],
+        np.float32)  # fmt: skip
+    torch_result = np.array(
+        [[-np.inf, 179.0, 0.0, np.nan], [np.nan, 1.1847473032223366e26, 0.0, np.nan]], np.float32
+    )
+    got = nx.tensor(torch_result)
+    assert F._judge(op, [a, b], nx.float32, {}, got, "torch") == (
+        "known",
+        "accumulation order at the overflow boundary",
+    )
+    small = [a / np.float32(1e30), b]
+    assert F._judge(op, small, nx.float32, {}, got, "torch")[0] == "wrong"

@@ -354,12 +354,13 @@ def _max_of(d: D.DType) -> float:
 
 
 def _accumulation_bound(name: str, arrays: list[np.ndarray], kw: dict[str, Any]) -> Any:
-    """A bound on the magnitude a partial result of the op can reach, per output element
-    (inf where it overflows float64 itself); None for complex or non-finite inputs, whose
-    differences are never excused."""
-    if any(a.dtype.kind == "c" or not np.all(np.isfinite(_wide(a))) for a in arrays):
+    """A bound on the magnitude the finite terms of the op can reach, per output element
+    (inf where it overflows float64 itself): where it reaches the dtype's largest value,
+    those terms overflow to an infinity or not by the order of accumulation, and meet the
+    inputs' own infinities as an infinity or a NaN. None for complex inputs."""
+    if any(a.dtype.kind == "c" for a in arrays):
         return None
-    xs = [np.abs(_wide(a)) for a in arrays]
+    xs = [np.nan_to_num(np.abs(_wide(a)), nan=0.0, posinf=0.0) for a in arrays]
     with np.errstate(all="ignore"):
         if name == "matmul":
             return np.asarray(xs[0] @ xs[1])
