@@ -183,8 +183,8 @@ def test_choice():
 
 # normal's erf_inv is XLA's approximation (and XLA's log1p, fused multiply-adds) written
 # with numerix ops, so every backend draws JAX's numbers: bit for bit on xla; on binary
-# and torch, whose log rounds differently from XLA's, within 2 ulp on these draws and
-# 3 over 600,000 draws (docs/random.md). (backend, compiler) pairs, eager first
+# and torch, whose log rounds differently from XLA's, within 3 ulp (the largest distance
+# over 600,000 draws, docs/random.md). (backend, compiler) pairs, eager first
 NORMAL_RUNS = [("xla", None), ("xla", "xla"), ("binary", None), ("torch", None)]
 
 
@@ -197,7 +197,7 @@ def test_normal(shape, backend, mode):
     for g, d in zip(got, dtypes):
         want = np.asarray(jax.random.normal(jk, shape, d))
         if d != "complex64":
-            same(g, want, ulp=0 if backend == "xla" else 2, backend=backend)
+            same(g, want, ulp=0 if backend == "xla" else 3, backend=backend)
         else:  # (re + 1j * im) / sqrt(2) as a complex division: XLA's, fused or not
             assert g.dtype is nx.complex64 and g.shape == want.shape
             np.testing.assert_allclose(g.to_numpy(), want, rtol=2e-6, atol=2e-7)
