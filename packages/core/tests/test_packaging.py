@@ -98,8 +98,9 @@ def _imports(folder: Path) -> dict[str, set[str]]:
                 top = n.split(".")[0]
                 if top in sys.stdlib_module_names or top == "__future__":
                     continue
-                if top in ("tomli",) or top.startswith("numerix"):
-                    continue  # tomli: the stdlib's tomllib before 3.11 (declared with a marker)
+                if top in ("tomli", "tomllib") or top.startswith("numerix"):
+                    # tomllib: the stdlib's from 3.11; tomli before (declared with a marker)
+                    continue
                 found.setdefault(top, set()).add(str(f.relative_to(folder)))
     return found
 

@@ -88,9 +88,34 @@ def _copy_fix(name: str = "") -> str:
     return "or np.asarray(t) for an explicit copy to numpy"
 
 
+# numpy's functions written in C have no signature Python can read before numpy 2.3:
+# theirs, as numpy documents them
+def _concatenate(
+    arrays: Any, /, axis: Any = 0, out: Any = None, *, dtype: Any = None, casting: Any = "same_kind"
+) -> None:
+    """numpy.concatenate's signature."""
+
+
+def _dot(a: Any, b: Any, out: Any = None) -> None:
+    """numpy.dot's signature."""
+
+
+_C_SIGNATURES: dict[str, Callable[..., Any]] = {
+    "concatenate": _concatenate,
+    "concat": _concatenate,
+    "dot": _dot,
+}
+
+
 @functools.cache
 def _signature(fn: Callable[..., Any]) -> inspect.Signature:
-    return inspect.signature(fn)
+    try:
+        return inspect.signature(fn)
+    except ValueError:  # a builtin without a text signature (numpy < 2.3)
+        stub = _C_SIGNATURES.get(getattr(fn, "__name__", ""))
+        if stub is None:
+            raise
+        return inspect.signature(stub)
 
 
 def _show(value: Any) -> str:
@@ -127,7 +152,11 @@ def _call_same_name(name: str, func: Any, args: tuple[Any, ...], kwargs: dict[st
             for k, v in value.items():
                 _map_keyword(name, args, k, v, inspect.Parameter.empty, theirs, kw)
         elif p.kind is p.POSITIONAL_ONLY or p.default is p.empty:
-            pos.append(value)
+            q = theirs.get(_RENAME.get(pname, pname))
+            if q is not None and q.kind is q.KEYWORD_ONLY:  # numpy's required axis= (2.2)
+                kw[q.name] = value
+            else:
+                pos.append(value)
         elif pname == "dtype" and value is not None and name in _CAST_FIRST:
             pos[0] = ops.astype(pos[0], value)  # numpy's mean(a, dtype=d): in d, giving d
         elif pname not in ignored:
