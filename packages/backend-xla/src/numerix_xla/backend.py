@@ -394,6 +394,12 @@ def _as_type(dtype: np.dtype) -> Callable[[Any], Any]:
             r = lax.convert_element_type(lax.select(bad, _const(t, 0), t), dtype)
             r = lax.select(over, _const(r, info.max), r)
             return lax.select(under, _const(r, info.min), r)
+        if a.dtype.kind == "b" and dtype.kind in "fc":
+            # a select, not a convert: XLA's simplifier reads convert(pred) / convert(pred)
+            # as a select of the dividend, so False / False gave 0 instead of nan in a
+            # compiled program (raw jax.jit does the same)
+            shape = a.shape
+            return lax.select(a, lax.full(shape, 1, dtype), lax.full(shape, 0, dtype))
         return lax.convert_element_type(a, dtype)
 
     return k

@@ -472,6 +472,20 @@ def test_complex_sqrt_keeps_the_sign_of_a_zero_imaginary_part(dtype: D.DType) ->
         np.testing.assert_array_equal(np.signbit(got.to_numpy().imag), np.signbit(want.imag))
 
 
+def test_bool_true_divide_by_false_is_ieee() -> None:
+    # bools divide in float32: False / False is nan, True / False inf, eagerly and under
+    # every compiler serving the backend (a fusing compiler must not fold the conversions)
+    a = np.array([[False, True, False], [True, False, True]])
+    b = np.array(False)
+    with np.errstate(all="ignore"):
+        want = np.true_divide(a, b).astype(np.float32)
+    check(nx.divide(t(a), t(b)), want, nx.float32)
+    for name in compilers_serving(nx.get_default_backend()):
+        check(nx.jit(nx.divide, compiler=name)(t(a), t(b)), want, nx.float32)
+        check(nx.jit(lambda x, y: x / y, compiler=name)(t(a), t(np.array([False, True, True]))),
+              np.true_divide(a, np.array([False, True, True]), dtype=np.float32), nx.float32)  # fmt: skip
+
+
 def test_integer_division_by_zero_follows_numpy() -> None:
     a = np.array([7, -7, 0, 3], np.int32)
     z = np.zeros(4, np.int32)
