@@ -85,24 +85,29 @@ class Compiler:
         return f"<compiler {self.name}>"
 
 
-def default_compiler() -> tuple[str, dict[str, Any]]:
-    """The default compiler's name and options: ``with numerix.config(default_compiler=...)``
-    › the environment and files › ``"evaluator"``."""
+def effective_settings() -> Any:
+    """The settings in effect here (``with numerix.config(...)`` › the environment and
+    files), or None when nothing is configured (and pydantic stays unimported)."""
     from numerix import _config_state
 
     eff = _config_state.context.get()
     if eff is None:
         eff = _config_state.base
-        if eff is None:
-            if _config_state.base_backend is None:
-                # reads the environment and files once, as the default backend does
-                from numerix.defaults import _configured_default
+        if eff is None and _config_state.base_backend is None:
+            # reads the environment and files once, as the default backend does
+            from numerix.defaults import _configured_default
 
-                _configured_default()
+            _configured_default()
             eff = _config_state.base
-            if eff is None:  # nothing configured: no pydantic import
-                return "evaluator", {}
-    s = eff.settings
+    return None if eff is None else eff.settings
+
+
+def default_compiler() -> tuple[str, dict[str, Any]]:
+    """The default compiler's name and options: ``with numerix.config(default_compiler=...)``
+    › the environment and files › ``"evaluator"``."""
+    s = effective_settings()
+    if s is None:
+        return "evaluator", {}
     return s.default_compiler, dict(s.compiler_options)
 
 

@@ -13,7 +13,14 @@ from typing import Any, NamedTuple
 from numerix._meeting import meeting_backend
 from numerix._tensor import Tensor
 from numerix.backend import Backend
-from numerix.defn.compilers import ArgSpec, Compiler, Executable, default_compiler, resolve_compiler
+from numerix.defn.compilers import (
+    ArgSpec,
+    Compiler,
+    Executable,
+    default_compiler,
+    effective_settings,
+    resolve_compiler,
+)
 from numerix.defn.expr import Graph, _freeze
 from numerix.defn.trace import (
     NUMBER_DTYPES,
@@ -51,21 +58,8 @@ class CacheInfo(NamedTuple):
 def cache_size() -> int:
     """``[defn] cache_size`` here (``with numerix.config(...)``, the environment, the
     files): the most signatures a jitted function keeps compiled."""
-    from numerix import _config_state
-
-    eff = _config_state.context.get()
-    if eff is None:
-        eff = _config_state.base
-        if eff is None:
-            if _config_state.base_backend is None:
-                # reads the environment and files once, as the default backend does
-                from numerix.defaults import _configured_default
-
-                _configured_default()
-            eff = _config_state.base
-            if eff is None:  # nothing configured: no pydantic import
-                return DEFAULT_CACHE_SIZE
-    return int(eff.settings.defn.cache_size)
+    s = effective_settings()
+    return DEFAULT_CACHE_SIZE if s is None else int(s.defn.cache_size)
 
 
 def _number_backend(leaves: Sequence[Any]) -> Backend:
