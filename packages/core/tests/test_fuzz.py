@@ -85,6 +85,46 @@ def test_known_differences_are_not_agreement() -> None:
     assert F._judge(op, *args, "binary")[0] == "wrong"
 
 
+def test_one_operand_flushed_is_known_on_xla() -> None:
+    # XLA can flush the dividend's subnormal and not the divisor's: 5e-324 / 1e-320 read
+    # as 0 / 1e-320 = 0, where flushing both gives nan and numpy 0.494
+    op = _only("divide")[0]
+    x, y = np.array([5e-324, 1.0]), np.array([1e-320, 2.0])
+    got = nx.tensor(np.array([0.0, 0.5]))
+    assert F._judge(op, [x, y], nx.float64, {}, got, "xla") == (
+        "known",
+        "subnormals flushed (xla)",
+    )
+    # a value no flushing gives is still wrong
+    off = nx.tensor(np.array([1.0, 0.5]))
+    assert F._judge(op, [x, y], nx.float64, {}, off, "xla")[0] == "wrong"
+
+
+def test_each_element_is_explained_on_its_own() -> None:
+    # sign of a complex: a flushed subnormal imaginary part in one element and a complex
+    # infinity in another; neither reading alone explains the whole result
+    op = _only("sign")[0]
+    z = np.array([-7.41691286169067e-309j, np.inf - 1j, 1 + 1j])
+    got = nx.sign(nx.tensor(np.array([0j, np.inf - 1j, 1 + 1j]))).to_numpy().copy()
+    assert F._judge(op, [z], nx.complex128, {}, nx.tensor(got), "xla")[0] == "known"
+    # the same result on a backend that does not flush: the subnormal element is wrong
+    assert F._judge(op, [z], nx.complex128, {}, nx.tensor(got), "binary")[0] == "wrong"
+
+
+def test_complex_sign_past_the_largest_magnitude_is_known() -> None:
+    # |max + max j| overflows: numpy answers 1j, numerix (as JAX and torch) 0
+    op = _only("sign")[0]
+    big = np.finfo(np.float64).max
+    z = np.array([big + big * 1j, 3 + 4j])
+    got = nx.sign(nx.tensor(z))
+    assert F._judge(op, [z], nx.complex128, {}, got, "binary") == (
+        "known",
+        "complex magnitude past the largest finite value",
+    )
+    wrong = nx.tensor(np.array([0j, 0j]))
+    assert F._judge(op, [z], nx.complex128, {}, wrong, "binary")[0] == "wrong"
+
+
 def test_main_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
     assert F.main(["binary", "--examples", "20", "--seed", "1", "--eager-only"]) == 0
     assert "numerix fuzz on binary" in capsys.readouterr().out
