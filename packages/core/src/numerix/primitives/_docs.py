@@ -38,6 +38,8 @@ def contract_markdown() -> str:
         for p in sorted(prims, key=lambda p: p.name):
             inputs = ", ".join(f"`{i}`" for i in p.inputs) or "—"
             params = ", ".join(f"`{k}`" for k in p.params) or "—"
+            if p.out_params:
+                params += " (rules only: " + ", ".join(f"`{k}`" for k in p.out_params) + ")"
             doc = p.doc.replace("|", "\\|")
             lines.append(
                 f"| `{p.name}` | {inputs} | {params} | {_rule(p.shape_rule, 'shape')} "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "Primitive", "PrimitiveRegistry", "REGISTRY", "CONTRACT_VERSION", "Block", "BLOCKS",
@@ -31,12 +31,17 @@ class Primitive:
     :param name: the backend method that implements it.
     :param family: the op family (``creation``, ``elementwise``, ``reduction``, ...).
     :param inputs: names of the tensor inputs, in order (``*name`` for a sequence).
-    :param params: names of the static parameters, passed as keywords.
-    :param shape_rule: ``(*input_shapes, **params) -> out_shape``.
-    :param dtype_rule: ``(*input_dtypes, **params) -> out_dtype``.
+    :param params: names of the static parameters the kernel takes, as keywords.
+    :param shape_rule: ``(*input_shapes, **params) -> out_shape``; every primitive has
+        one (``tests/test_primitive_rules.py`` walks the registry).
+    :param dtype_rule: ``(*input_dtypes, **params) -> out_dtype``; every primitive has one.
     :param vjp: the derivative rule (reverse mode), attached with :func:`vjp_rule`
         beside the declaration, or :data:`NONDIFFERENTIABLE`.
     :param doc: one line for the contract page.
+    :param out_params: the parameters only the rules read, never the kernel: what fixes
+        the output where no input does (``shape`` for reshape and broadcast, ``shape``
+        and ``dtype`` for the creation primitives). :meth:`bind` passes them to the
+        rules and the rest of ``params`` to the kernel, which reads them from ``out``.
     """
 
     name: str
@@ -48,6 +53,14 @@ class Primitive:
     doc: str
     vjp: Callable[..., Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    out_params: tuple[str, ...] = ()
+
+    #: ``prim.bind(*inputs, backend=None, **params) -> Tensor``: run the rules, build
+    #: ``out``, find the backend the operands meet on and call the kernel (or record the
+    #: call when that backend traces). Installed by :mod:`numerix._dispatch`, which
+    #: chooses once between the plain call and the one that checks each kernel's result
+    #: against the rules (``[debug] check_rules``).
+    bind: ClassVar[Callable[..., Any]]
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
@@ -73,12 +86,16 @@ class PrimitiveRegistry:
         params: tuple[str, ...] = (),
         shape_rule: Callable[..., tuple[int, ...]] | None = None,
         dtype_rule: Callable[..., Any] | None = None,
+        out_params: tuple[str, ...] = (),
         doc: str,
         **extra: Any,
     ) -> Primitive:
         if name in self._prims:
             raise ValueError(f"primitive {name!r} is declared twice")
-        p = Primitive(name, family, inputs, params, shape_rule, dtype_rule, doc, extra=extra)
+        p = Primitive(
+            name, family, inputs, params, shape_rule, dtype_rule, doc,
+            extra=extra, out_params=out_params,
+        )  # fmt: skip
         self._prims[name] = p
         return p
 

@@ -41,7 +41,7 @@ def conv_shape_rule(
     return (x[0] // batch_group_count, kernel[0], *spatial)
 
 
-def conv_dtype_rule(x: DType, kernel: DType) -> DType:
+def conv_dtype_rule(x: DType, kernel: DType, **params: object) -> DType:
     if x is not kernel or x.kind not in "fc":  # pragma: no cover - the core casts first
         raise DTypeError(f"conv: inputs must share a floating dtype, got {x} and {kernel}")
     return x

@@ -269,8 +269,8 @@ def as_type_dtype_rule(x: DType, *, dtype: DType) -> DType:
 
 
 as_type = REGISTRY.declare(
-    "as_type", "elementwise", inputs=("x",), shape_rule=as_type_shape_rule,
-    dtype_rule=as_type_dtype_rule,
+    "as_type", "elementwise", inputs=("x",), out_params=("dtype",),
+    shape_rule=as_type_shape_rule, dtype_rule=as_type_dtype_rule,
     doc="convert to out.dtype with numpy casting, except float to int: truncate toward "
     "zero, saturate at the int's min/max, NaN to 0 (decision 7)",
 )  # fmt: skip
@@ -305,8 +305,8 @@ def bitcast_dtype_rule(x: DType, *, dtype: DType) -> DType:
 
 
 bitcast = REGISTRY.declare(
-    "bitcast", "elementwise", inputs=("x",), shape_rule=bitcast_shape_rule,
-    dtype_rule=bitcast_dtype_rule,
+    "bitcast", "elementwise", inputs=("x",), out_params=("dtype",),
+    shape_rule=bitcast_shape_rule, dtype_rule=bitcast_dtype_rule,
     doc="reinterpret x's bits as out.dtype (integer or floating, of x's bit width); NaN payloads "
         "are kept",
 )  # fmt: skip

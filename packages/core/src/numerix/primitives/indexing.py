@@ -13,8 +13,20 @@ if TYPE_CHECKING:
 #: What a derivative rule returns: one cotangent (or None) per input.
 Cotangents = tuple["Tensor | None", ...]
 
+
+def gather_shape_rule(
+    x: tuple[int, ...], indices: tuple[int, ...], *, axes: tuple[int, ...]
+) -> tuple[int, ...]:
+    return indices[:-1] + tuple(d for a, d in enumerate(x) if a not in axes)
+
+
+def gather_dtype_rule(x: D.DType, indices: D.DType, **params: object) -> D.DType:
+    return x
+
+
 gather = REGISTRY.declare(
     "gather", "indexing", inputs=("x", "indices"), params=("axes",),
+    shape_rule=gather_shape_rule, dtype_rule=gather_dtype_rule,
     doc="indices has a last dimension of len(axes) (int64, in range); out has shape "
         "indices.shape[:-1] + the dimensions of x not in axes, in order (Nx semantics)",
 )  # fmt: skip

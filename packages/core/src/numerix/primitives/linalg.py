@@ -25,7 +25,7 @@ def dot_shape_rule(
     return batch + free_x + free_y
 
 
-def dot_dtype_rule(x: DType, y: DType) -> DType:
+def dot_dtype_rule(x: DType, y: DType, **params: object) -> DType:
     if x is not y:  # pragma: no cover - the core promotes first
         raise DTypeError(f"dot: inputs must share a dtype, got {x} and {y}")
     return x

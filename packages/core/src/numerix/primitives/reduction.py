@@ -25,7 +25,7 @@ def reduce_shape_rule(
     return tuple(d for i, d in enumerate(x) if i not in axes)
 
 
-def sum_dtype_rule(x: DType) -> DType:
+def sum_dtype_rule(x: DType, **params: object) -> DType:
     # array API: integers accumulate in the default integer of their signedness
     if x.kind in "bi":
         return D.int64
@@ -34,17 +34,17 @@ def sum_dtype_rule(x: DType) -> DType:
     return x
 
 
-def minmax_dtype_rule(x: DType) -> DType:
+def minmax_dtype_rule(x: DType, **params: object) -> DType:
     if x.kind == "c":
         raise DTypeError("max/min: complex numbers have no order")
     return x
 
 
-def bool_dtype_rule(x: DType) -> DType:
+def bool_dtype_rule(x: DType, **params: object) -> DType:
     return D.bool_
 
 
-def arg_dtype_rule(x: DType) -> DType:
+def arg_dtype_rule(x: DType, **params: object) -> DType:
     if x.kind == "c":
         raise DTypeError("argmax/argmin: complex numbers have no order")
     return D.int64

@@ -17,28 +17,80 @@ _py_slice = builtins.slice  # this module's ``slice`` is the primitive
 #: What a derivative rule returns: one cotangent (or None) per input.
 Cotangents = tuple["Tensor | None", ...]
 
+
+def same_dtype_rule(x: D.DType, *rest: D.DType, **params: object) -> D.DType:
+    """The dtype of the first input: shape primitives move elements, never convert them."""
+    return x
+
+
+def reshape_shape_rule(x: tuple[int, ...], *, shape: tuple[int, ...]) -> tuple[int, ...]:
+    return shape
+
+
 reshape = REGISTRY.declare(
-    "reshape", "shape", inputs=("x",),
+    "reshape", "shape", inputs=("x",), out_params=("shape",),
+    shape_rule=reshape_shape_rule, dtype_rule=same_dtype_rule,
     doc="the same elements in C order, in out.shape (sizes equal)",
 )  # fmt: skip
+
+
+def transpose_shape_rule(x: tuple[int, ...], *, axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(x[a] for a in axes)
+
+
 transpose = REGISTRY.declare(
     "transpose", "shape", inputs=("x",), params=("axes",),
+    shape_rule=transpose_shape_rule, dtype_rule=same_dtype_rule,
     doc="out axis i is x axis axes[i] (a permutation)",
 )  # fmt: skip
+
+
+def broadcast_shape_rule(
+    x: tuple[int, ...], *, axes: tuple[int, ...], shape: tuple[int, ...]
+) -> tuple[int, ...]:
+    return shape
+
+
 broadcast = REGISTRY.declare(
-    "broadcast", "shape", inputs=("x",), params=("axes",),
+    "broadcast", "shape", inputs=("x",), params=("axes",), out_params=("shape",),
+    shape_rule=broadcast_shape_rule, dtype_rule=same_dtype_rule,
     doc="x axis i maps to out axis axes[i] (increasing); x's dimensions are equal to out's or 1",
 )  # fmt: skip
+
+
+def concatenate_shape_rule(*xs: tuple[int, ...], axis: int) -> tuple[int, ...]:
+    first = xs[0]
+    return first[:axis] + (sum(x[axis] for x in xs),) + first[axis + 1 :]
+
+
 concatenate = REGISTRY.declare(
     "concatenate", "shape", inputs=("*xs",), params=("axis",),
+    shape_rule=concatenate_shape_rule, dtype_rule=same_dtype_rule,
     doc="join along an existing axis; inputs share out.dtype and all other dimensions",
 )  # fmt: skip
+
+
+def slice_shape_rule(
+    x: tuple[int, ...], *, start: tuple[int, ...], stop: tuple[int, ...], strides: tuple[int, ...]
+) -> tuple[int, ...]:
+    # ceil((stop - start) / stride) elements per axis
+    return tuple(-((a - b) // s) for a, b, s in zip(start, stop, strides))
+
+
 slice = REGISTRY.declare(
     "slice", "shape", inputs=("x",), params=("start", "stop", "strides"),
+    shape_rule=slice_shape_rule, dtype_rule=same_dtype_rule,
     doc="x[start:stop:strides] per axis, with 0 <= start <= stop <= dim and strides >= 1",
 )  # fmt: skip
+
+
+def reverse_shape_rule(x: tuple[int, ...], *, axes: tuple[int, ...]) -> tuple[int, ...]:
+    return x
+
+
 reverse = REGISTRY.declare(
     "reverse", "shape", inputs=("x",), params=("axes",),
+    shape_rule=reverse_shape_rule, dtype_rule=same_dtype_rule,
     doc="reverse the order of elements along each of axes",
 )  # fmt: skip
 

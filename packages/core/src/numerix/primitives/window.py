@@ -45,13 +45,13 @@ def window_reduce_shape_rule(
     )
 
 
-def window_sum_dtype_rule(x: DType) -> DType:
+def window_sum_dtype_rule(x: DType, **params: object) -> DType:
     if x.kind == "b":
         raise DTypeError("window_sum/window_prod: bool has no sum or product that stays bool")
     return x
 
 
-def window_minmax_dtype_rule(x: DType) -> DType:
+def window_minmax_dtype_rule(x: DType, **params: object) -> DType:
     if x.kind == "c":
         raise DTypeError("window_max/window_min: complex numbers have no order")
     return x
@@ -92,7 +92,9 @@ def window_scatter_shape_rule(
     return x
 
 
-def window_scatter_dtype_rule(x: DType, source: DType, init_value: DType) -> DType:
+def window_scatter_dtype_rule(
+    x: DType, source: DType, init_value: DType, **params: object
+) -> DType:
     if x.kind == "c":
         raise DTypeError("window_scatter_max/window_scatter_min: complex numbers have no order")
     if source is not init_value:  # pragma: no cover - the core casts first
