@@ -13,7 +13,8 @@ array of shape ``s`` hashes the 64-bit counter ``i`` (its high and low words) wi
 the key, and a 32-bit draw is the xor of the two output words. ``bits``, ``uniform``,
 ``randint``, ``permutation``, ``choice``, ``split`` and ``fold_in`` match JAX bit for
 bit; ``normal`` computes ``erf_inv`` with XLA's approximation written here, so it is
-JAX's numbers bit for bit on xla and within 3 ulp elsewhere (the backend's ``log``);
+JAX's numbers bit for bit on xla, and elsewhere in float32 (XLA's ``logf`` is written
+here too), within 3 ulp in float64 (XLA's float64 ``log`` is the C library's);
 samplers that go through ``log`` or ``erf`` (``truncated_normal``, ``gumbel``,
 ``exponential``, ``categorical``) match it to the backend's rounding of those
 functions (a few ulp).
@@ -513,6 +514,44 @@ def _fma64(a: Tensor, b: tuple[Tensor, Tensor, Tensor], c: Any) -> Tensor:
     return add(s, add(t, e))
 
 
+# XLA's float32 ``log`` on CPU (Cephes' ``logf``, as Eigen evaluates it): log(2**e * m)
+# with m in [sqrt(1/2), sqrt(2)), a degree-8 polynomial in m - 1 by three interleaved
+# Horner chains of fused multiply-adds, and e * ln(2) added back in two parts.
+_LOG_32 = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+           1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
+           3.3333331174e-1)  # fmt: skip
+_LN2_LO_32, _LN2_HI_32 = -2.12194440e-4, 0.693359375
+
+
+def _fma32(a: Tensor, b: Any, c: Any) -> Tensor:
+    """float32 ``a * b + c`` rounded once: the product of two float32 numbers is exact in
+    float64, and the float64 sum rounded to float32 is the fused result."""
+    wide = [astype(v, D.float64) if type(v) is Tensor else v for v in (a, b, c)]
+    return astype(add(multiply(wide[0], wide[1]), wide[2]), D.float32)
+
+
+def _log_xla32(x: Tensor) -> Tensor:
+    """XLA's float32 ``log`` on CPU, bit for bit, for positive normal ``x`` (the
+    arguments ``_log1p_xla`` gives it: numpy's and torch's own float32 ``log`` differ
+    from it by up to 4 ulp, which ``normal`` would carry into its samples)."""
+    b = bitcast(x, D.uint32)
+    e = astype(subtract(astype(bitwise_right_shift(b, 23), D.int32), 126), D.float32)
+    m = bitcast(bitwise_or(bitwise_and(b, 0x807FFFFF), 0x3F000000), D.float32)  # [0.5, 1)
+    low = less(m, float(np.float32(0.707106781186547524)))
+    e = where(low, subtract(e, 1.0), e)
+    m = where(low, add(subtract(m, 1.0), m), subtract(m, 1.0))
+    m2 = multiply(m, m)
+    m3 = multiply(m2, m)
+    c = [float(np.float32(v)) for v in _LOG_32]
+    y = _fma32(_fma32(full((), c[0], D.float32, x.backend), m, c[1]), m, c[2])
+    y1 = _fma32(_fma32(full((), c[3], D.float32, x.backend), m, c[4]), m, c[5])
+    y2 = _fma32(_fma32(full((), c[6], D.float32, x.backend), m, c[7]), m, c[8])
+    y = _fma32(_fma32(y, m3, y1), m3, y2)
+    y = _fma32(y, m3, multiply(e, float(np.float32(_LN2_LO_32))))
+    r = add(subtract(m, multiply(m2, 0.5)), y)
+    return add(r, multiply(e, _LN2_HI_32))
+
+
 def _log1p_xla(x: Tensor) -> Tensor:
     """XLA's ``log1p``; in float32 each multiply-add is fused, as XLA fuses it (one
     float64 multiply-add rounded to float32 is the fused float32 one)."""
@@ -534,7 +573,9 @@ def _log1p_xla(x: Tensor) -> Tensor:
     x2 = multiply(x, x)
     r = multiply(multiply(x, x2), horner(_LOG1P_P) / horner(_LOG1P_Q))
     small = add(x, fma(x2, full((), -0.5, xw.dtype, x.backend), r))
-    return where(less(abs(x), 0.41421356237309504880), small, log(add(x, 1.0)))
+    one_plus = add(x, 1.0)
+    large = _log_xla32(one_plus) if f32 else log(one_plus)
+    return where(less(abs(x), 0.41421356237309504880), small, large)
 
 
 def _erf_inv_xla(x: Tensor) -> Tensor:
@@ -571,7 +612,10 @@ def _erf_inv_xla(x: Tensor) -> Tensor:
     else:
         low_c, high_c = _ERF_INV_32
         lt = less(w, 5.0)
-        w = astype(where(lt, subtract(w, 2.5), subtract(sqrt(w), 3.0)), D.float64)
+        # the square root taken in float64 and rounded: correctly rounded on every
+        # backend (torch's float32 sqrt is not, on CPU)
+        root = astype(sqrt(astype(w, D.float64)), D.float32)
+        w = astype(where(lt, subtract(w, 2.5), subtract(root, 3.0)), D.float64)
         p = where(lt, c(low_c[0]), c(high_c[0]))
         for i in range(1, 9):
             ci = astype(where(lt, c(low_c[i]), c(high_c[i])), D.float64)
