@@ -72,6 +72,23 @@ def test_grad_equals_jax_grad(name, compiler):
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_derivative_at_its_kink_equals_jax(compiler, dtype):
+    # 0 at 0 and -0.0 (jax.nn.relu, torch.relu), not maximum's shared tie (0.5)
+    a = np.array([-1.0, -0.0, 0.0, 2.0, np.inf, -np.inf, np.nan], dtype)
+
+    def f(x):
+        return nx.sum(nx.relu(x) * 3.0)
+
+    g = nx.grad(f) if compiler == "evaluator" else nx.jit(nx.grad(f), compiler=compiler)
+    got = g(xt(a))
+    want = np.asarray(jax.grad(lambda x: jnp.sum(jax.nn.relu(x) * 3.0))(jnp.asarray(a)))
+    assert got.dtype is getattr(nx, dtype) and got.shape == a.shape
+    np.testing.assert_array_equal(got.to_numpy(), want)
+    np.testing.assert_array_equal(nx.relu(xt(a)).to_numpy(), np.asarray(jax.nn.relu(a)))
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
 def test_second_order_and_jvp_equal_jax(compiler):
     ours, theirs = FUNCTIONS["transcendental"]
     a = RNG.standard_normal(5).astype(np.float32)
