@@ -12,14 +12,14 @@ import functools
 import math
 import operator
 import threading
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import ml_dtypes
 import numpy as np
 
 from numerix._tensor import Tensor
-from numerix.backend import Backend, lowers
+from numerix.backend import Backend, Option, SliceByIndexing, lowers
 from numerix.primitives import REGISTRY
 from numerix_binary._bits import BitsKernels
 from numerix_binary._conv import ConvKernels
@@ -221,28 +221,29 @@ class BinaryBackend(
     LinalgKernels,
     FftKernels,
     RandomKernels,
+    SliceByIndexing,
     Backend,
 ):
     """Host memory, numpy kernels. ``numerix.tensor(x, backend="binary")``."""
 
     name = "binary"
-    default_options: ClassVar[dict[str, Any]] = {"device": "cpu"}
+    accepted_options = (
+        Option(
+            "device",
+            "cpu",
+            choices=("cpu",),
+            fix="the binary backend holds host memory: for accelerators use the xla or "
+            "torch backend",
+        ),
+    )
     spec_fields = ("device",)
     is_host = True
+    bench_raw_name = "numpy"
 
     __slots__ = ()
 
-    @classmethod
-    def validate_options(cls, options: Any) -> dict[str, Any]:
-        merged = super().validate_options(options)
-        if merged["device"] != "cpu":
-            from numerix.errors import BackendOptionError
-
-            raise BackendOptionError(
-                f"backend 'binary' holds host memory: device must be 'cpu', got "
-                f"{merged['device']!r}; for accelerators use the xla or torch backend"
-            )
-        return merged
+    def bench_raw_matmul(self, x_np: np.ndarray, w_np: np.ndarray) -> Callable[[], Any]:
+        return lambda: x_np @ w_np
 
     # ------------------------------------------------------------ host exchange
     def from_numpy(self, out: Tensor, array: np.ndarray) -> Tensor:
@@ -656,18 +657,14 @@ class BinaryBackend(
         out.data = r[tuple(crop)]
         return out
 
-    def dynamic_slice(self, out: Tensor, x: Tensor, *starts: Tensor,
-                      sizes: tuple[int, ...]) -> Tensor:  # fmt: skip
-        at = _clamped(starts, x.shape, sizes)
-        out.data = x.data[tuple(slice(a, a + n) for a, n in zip(at, sizes))].copy()
-        return out
+    # dynamic_slice and put_slice: SliceByIndexing, over these two
+    @staticmethod
+    def _read_starts(starts: tuple[Tensor, ...]) -> list[int]:
+        return [int(s.data) for s in starts]
 
-    def put_slice(self, out: Tensor, x: Tensor, update: Tensor, *starts: Tensor) -> Tensor:
-        at = _clamped(starts, x.shape, update.shape)
-        r = x.data.copy()
-        r[tuple(slice(a, a + n) for a, n in zip(at, update.shape))] = update.data
-        out.data = r
-        return out
+    @staticmethod
+    def _copy(data: np.ndarray) -> np.ndarray:
+        return data.copy()
 
     # ------------------------------------------------------------ indexing
     def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
@@ -726,13 +723,6 @@ for _name in [*REGISTRY.names(), *(n for n in dir(BinaryBackend) if n.startswith
     _method = getattr(BinaryBackend, _name, None)
     if callable(_method) and not getattr(_method, "quiet", False):
         setattr(BinaryBackend, _name, _quiet(_method))
-
-
-def _clamped(
-    starts: tuple[Tensor, ...], shape: tuple[int, ...], sizes: tuple[int, ...]
-) -> list[int]:
-    # XLA's rule: each start moves into [0, dim - size] so the window stays in bounds
-    return [min(max(int(s.data), 0), d - n) for s, d, n in zip(starts, shape, sizes)]
 
 
 _ERF = np.frompyfunc(math.erf, 1, 1)

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from numerix import dtypes as D
 from numerix._tensor import Tensor
-from numerix.backend import WindowByKind
+from numerix.backend import CumulativeByKind, SliceByIndexing, WindowByKind
 from numerix.dtypes import DType
 from numerix_torch._dtypes import TORCH, compute, order_key, restore
 
@@ -84,16 +84,6 @@ def _windows(
         every: tuple[Any, ...] = (Ellipsis,) + tuple(slice(None, None, d) for d in dilations)
         a = a[every]
     return a
-
-
-def _clamped(
-    starts: tuple[Tensor, ...], shape: tuple[int, ...], sizes: tuple[int, ...]
-) -> list[int]:
-    # XLA's rule: each start moves into [0, dim - size]; one host read for all starts
-    if not starts:
-        return []
-    vals = torch.stack([s.data.reshape(()) for s in starts]).tolist()
-    return [min(max(v, 0), d - n) for v, d, n in zip(vals, shape, sizes)]
 
 
 def _nan_where(r: torch.Tensor, info: torch.Tensor) -> torch.Tensor:
@@ -210,7 +200,7 @@ def _max_pool(
     return r, where.permute(*order).reshape(-1)[flat].permute(*back)
 
 
-class ExtraKernels(WindowByKind):
+class ExtraKernels(CumulativeByKind, SliceByIndexing, WindowByKind):
     """Kernels beyond the element-wise, reduction and basic shape families."""
 
     __slots__ = ()
@@ -234,19 +224,17 @@ class ExtraKernels(WindowByKind):
         out.data = _unbits(r[tuple(crop)], dt)
         return out
 
-    def dynamic_slice(
-        self, out: Tensor, x: Tensor, *starts: Tensor, sizes: tuple[int, ...]
-    ) -> Tensor:
-        at = _clamped(starts, x.shape, sizes)
-        out.data = x.data[tuple(slice(a, a + n) for a, n in zip(at, sizes))].clone()
-        return out
+    # dynamic_slice and put_slice: SliceByIndexing, over these two
+    @staticmethod
+    def _read_starts(starts: tuple[Tensor, ...]) -> list[int]:
+        # one read from the device for all the starts
+        if not starts:
+            return []
+        return torch.stack([s.data.reshape(()) for s in starts]).tolist()
 
-    def put_slice(self, out: Tensor, x: Tensor, update: Tensor, *starts: Tensor) -> Tensor:
-        at = _clamped(starts, x.shape, update.shape)
-        r = x.data.clone()
-        r[tuple(slice(a, a + n) for a, n in zip(at, update.shape))] = update.data
-        out.data = r
-        return out
+    @staticmethod
+    def _copy(data: torch.Tensor) -> torch.Tensor:
+        return data.clone()
 
     # ------------------------------------------------------------ scatter
     def indexed_add(
@@ -481,18 +469,6 @@ class ExtraKernels(WindowByKind):
             r = r.flip(axis)
         out.data = _unkey(r, dt) if ordered else restore(r, dt)
         return out
-
-    def cumulative_sum(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "sum", axis, reverse)
-
-    def cumulative_prod(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "prod", axis, reverse)
-
-    def cumulative_max(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "max", axis, reverse)
-
-    def cumulative_min(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "min", axis, reverse)
 
     # ------------------------------------------------------------ fft
     def fft(self, out: Tensor, x: Tensor, *, length: int) -> Tensor:

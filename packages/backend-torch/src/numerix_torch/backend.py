@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import torch
 
 from numerix import dtypes as D
 from numerix._tensor import Tensor
-from numerix.backend import Backend, lowers
+from numerix.backend import Backend, Option, lowers
 from numerix.errors import BackendOptionError
 from numerix_torch._dtypes import (
     EMULATED,
@@ -55,6 +55,16 @@ def default_device() -> str:
     if configured is not None:
         return str(configured)
     return "cuda" if _device_available("cuda", None) else "cpu"
+
+
+def _default_device_id(options: dict[str, Any]) -> int | None:
+    """The configured cuda device (default 0); None for the other devices."""
+    if options["device"] != "cuda":
+        return None
+    from numerix_torch.settings import torch_settings_value
+
+    did = torch_settings_value("device_id")
+    return 0 if did is None else int(did)
 
 
 # ---------------------------------------------------------------- kernel factories
@@ -319,7 +329,10 @@ class TorchBackend(ExtraKernels, Backend):
     """Tensors on one torch device: ``numerix.tensor(x, backend="torch:cuda:1")``."""
 
     name = "torch"
-    default_options: ClassVar[dict[str, Any]] = {"device": None, "device_id": None}
+    accepted_options = (
+        Option("device", lambda options: default_device(), choices=DEVICES),
+        Option("device_id", _default_device_id, type=int, minimum=0),
+    )
     spec_fields = ("device", "device_id")
     supported_dtypes = frozenset(TORCH)
 
@@ -334,22 +347,7 @@ class TorchBackend(ExtraKernels, Backend):
     @classmethod
     def validate_options(cls, options: Any) -> dict[str, Any]:
         merged = super().validate_options(options)
-        if merged["device"] is None:
-            merged["device"] = default_device()
-        dev, did = merged["device"], merged["device_id"]
-        if dev not in DEVICES:
-            raise BackendOptionError(
-                f"backend 'torch': unknown device {dev!r}; devices are {', '.join(DEVICES)}"
-            )
-        if did is not None and (not isinstance(did, int) or isinstance(did, bool) or did < 0):
-            raise BackendOptionError(
-                f"backend 'torch': device_id must be a non-negative int, got {did!r}"
-            )
-        if did is None and dev == "cuda":
-            from numerix_torch.settings import torch_settings_value
-
-            did = torch_settings_value("device_id")
-            merged["device_id"] = 0 if did is None else did
+        dev = merged["device"]
         if dev == "cpu" and merged["device_id"] not in (None, 0):
             raise BackendOptionError("backend 'torch': the cpu device has no device_id")
         if dev == "cpu":
@@ -852,17 +850,19 @@ class TorchBackend(ExtraKernels, Backend):
         return out
 
     # ------------------------------------------------------------ benchmarks
-    @classmethod
-    def bench_raw_matmul(
-        cls, x_np: np.ndarray, w_np: np.ndarray, device: Any = None
-    ) -> Callable[[], Any]:
-        """Raw PyTorch's matmul for ``numerix bench matmul``."""
-        x = torch.from_numpy(x_np)
-        w = torch.from_numpy(w_np)
+    bench_raw_name = "torch"
+
+    def bench_raw_matmul(self, x_np: np.ndarray, w_np: np.ndarray) -> Callable[[], Any]:
+        """PyTorch's own matmul on this backend's device, for ``numerix bench matmul``."""
+        dev = self.torch_device
+        x = torch.from_numpy(x_np).to(dev)
+        w = torch.from_numpy(w_np).to(dev)
+        sync = torch.cuda.synchronize if dev.type == "cuda" else None
 
         def run() -> Any:
-            return torch.matmul(x, w)
+            r = torch.matmul(x, w)
+            if sync is not None:
+                sync(dev)
+            return r
 
         return run
-
-    bench_raw_name = "torch (raw)"

@@ -20,14 +20,13 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from numerix._meeting import meeting_backend
-from numerix.backend import Backend
+from numerix.backend import Backend, Option
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.expr import COND, HOOK, WHILE, Graph
 from numerix.defn.replay import Program, lower, run_program, runner
-from numerix.errors import ArgumentError
 
 __all__ = ["TorchCompiler", "InductorFallbackWarning"]
 
@@ -44,21 +43,22 @@ class TorchCompiler(Compiler):
 
     name = "torch"
     backend = "torch"
-    default_options: ClassVar[Mapping[str, Any]] = {
-        "mode": "replay",
-        "device": None,
-        "device_id": None,
-    }
+    accepted_options = (
+        Option(
+            "mode",
+            "replay",
+            choices=MODES,
+            fix="replay (the default) runs the lowered kernels, inductor hands them to "
+            "torch.compile",
+        ),
+        Option("device", None, type=str),
+        Option("device_id", None, type=int, minimum=0),
+    )
 
     def compile(
         self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]
     ) -> Executable:
         mode = options["mode"]
-        if mode not in MODES:
-            raise ArgumentError(
-                f"jit: compiler 'torch' got mode={mode!r}; modes are 'replay' (the default) "
-                f"and 'inductor' (torch.compile)"
-            )
         backend = _target(args_spec, options["device"], options["device_id"])
         program = lower(graph, backend)
         if mode == "inductor":

@@ -17,8 +17,19 @@ import numpy as np
 from jax import lax
 from jax.lax import linalg as lxl
 
-from numerix.backend import WindowByKind
+from numerix.backend import CumulativeByKind, WindowByKind
 from numerix.dtypes import reduction_identity
+from numerix.ops.linalg_blocks import (
+    cholesky_fallback,
+    det_fallback,
+    eigh_fallback,
+    inv_fallback,
+    lu_fallback,
+    qr_fallback,
+    solve_fallback,
+    svd_fallback,
+    triangular_solve_fallback,
+)
 from numerix_xla._kernels import check_64bit, jitted
 
 if TYPE_CHECKING:
@@ -336,7 +347,7 @@ def _build_lu() -> Callable[..., Any]:
 # ---------------------------------------------------------------- the mixin
 
 
-class ExtraKernels(WindowByKind):
+class ExtraKernels(CumulativeByKind, WindowByKind):
     """Kernels beyond the element-wise, reduction and basic shape families."""
 
     __slots__ = ()
@@ -466,18 +477,6 @@ class ExtraKernels(WindowByKind):
         out.data = f(x.data)
         return out
 
-    def cumulative_sum(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "sum", axis, reverse)
-
-    def cumulative_prod(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "prod", axis, reverse)
-
-    def cumulative_max(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "max", axis, reverse)
-
-    def cumulative_min(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "min", axis, reverse)
-
     # ------------------------------------------------------------ fft
     def fft(self, out: Tensor, x: Tensor, *, length: int) -> Tensor:
         if 0 in out.shape:
@@ -497,7 +496,7 @@ class ExtraKernels(WindowByKind):
 
     def block_cholesky(self, out: Tensor, x: Tensor, *, upper: bool) -> Tensor:
         if 0 in x.shape:
-            return _from_fallback(out, "cholesky_fallback", x, upper=upper)
+            return _from_fallback(out, cholesky_fallback, x, upper=upper)
 
         def build() -> Callable[..., Any]:
             def f(a: Any) -> Any:
@@ -517,7 +516,7 @@ class ExtraKernels(WindowByKind):
         transform_a: str,
     ) -> Tensor:  # fmt: skip
         if 0 in out.shape or 0 in a.shape:
-            return _from_fallback(out, "triangular_solve_fallback", a, b, lower=lower,
+            return _from_fallback(out, triangular_solve_fallback, a, b, lower=lower,
                                   left_side=left_side, transform_a=transform_a)  # fmt: skip
         key = ("triangular_solve", lower, left_side, transform_a)
         f = jitted(key, lambda: lambda m, r: lxl.triangular_solve(
@@ -528,19 +527,19 @@ class ExtraKernels(WindowByKind):
 
     def block_solve(self, out: Tensor, a: Tensor, b: Tensor) -> Tensor:
         if 0 in out.shape or 0 in a.shape:
-            return _from_fallback(out, "solve_fallback", a, b)
+            return _from_fallback(out, solve_fallback, a, b)
         out.data = jitted("solve", lambda: jnp.linalg.solve)(a.data, b.data)
         return out
 
     def block_inv(self, out: Tensor, x: Tensor) -> Tensor:
         if 0 in x.shape:
-            return _from_fallback(out, "inv_fallback", x)
+            return _from_fallback(out, inv_fallback, x)
         out.data = jitted("inv", lambda: jnp.linalg.inv)(x.data)
         return out
 
     def block_det(self, out: Tensor, x: Tensor) -> Tensor:
         if 0 in x.shape:
-            return _from_fallback(out, "det_fallback", x)
+            return _from_fallback(out, det_fallback, x)
         out.data = jitted("det", lambda: jnp.linalg.det)(x.data)
         return out
 
@@ -548,7 +547,7 @@ class ExtraKernels(WindowByKind):
         self, out: tuple[Tensor, Tensor], x: Tensor, *, mode: str
     ) -> tuple[Tensor, Tensor]:
         if 0 in x.shape:
-            return _from_fallback(out, "qr_fallback", x, mode=mode)
+            return _from_fallback(out, qr_fallback, x, mode=mode)
         full = mode == "complete"
         f = jitted(("qr", full), lambda: lambda a: lxl.qr(a, full_matrices=full))
         q, r = out
@@ -557,7 +556,7 @@ class ExtraKernels(WindowByKind):
 
     def block_eigh(self, out: tuple[Tensor, Tensor], x: Tensor) -> tuple[Tensor, Tensor]:
         if 0 in x.shape:
-            return _from_fallback(out, "eigh_fallback", x)
+            return _from_fallback(out, eigh_fallback, x)
         f = jitted("eigh", lambda: lambda a: lxl.eigh(a, lower=True, symmetrize_input=False))
         w, v = out
         v.data, w.data = f(x.data)
@@ -567,7 +566,7 @@ class ExtraKernels(WindowByKind):
         self, out: tuple[Tensor, Tensor, Tensor], x: Tensor, *, full_matrices: bool
     ) -> tuple[Tensor, Tensor, Tensor]:
         if 0 in x.shape:
-            return _from_fallback(out, "svd_fallback", x, full_matrices=full_matrices)
+            return _from_fallback(out, svd_fallback, x, full_matrices=full_matrices)
         f = jitted(("svd", full_matrices), lambda: lambda a: lxl.svd(
             a, full_matrices=full_matrices, compute_uv=True))  # fmt: skip
         u, s, vh = out
@@ -578,17 +577,15 @@ class ExtraKernels(WindowByKind):
         self, out: tuple[Tensor, Tensor, Tensor], x: Tensor
     ) -> tuple[Tensor, Tensor, Tensor]:
         if 0 in x.shape:
-            return _from_fallback(out, "lu_fallback", x)
+            return _from_fallback(out, lu_fallback, x)
         p, low, up = out
         p.data, low.data, up.data = jitted("lu", _build_lu)(x.data)
         return out
 
 
-def _from_fallback(out: Any, name: str, *inputs: Tensor, **params: Any) -> Any:
-    """``out`` filled from the core's fallback ``name`` (for the shapes LAPACK refuses)."""
-    from numerix.ops import linalg_blocks
-
-    r = getattr(linalg_blocks, name)(*inputs, **params)
+def _from_fallback(out: Any, fallback: Callable[..., Any], *inputs: Tensor, **params: Any) -> Any:
+    """``out`` filled from the core's ``fallback`` (for the shapes LAPACK refuses)."""
+    r = fallback(*inputs, **params)
     if isinstance(out, tuple):
         for o, t in zip(out, r):
             o.data = t.data

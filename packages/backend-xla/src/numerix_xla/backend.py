@@ -27,7 +27,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -38,9 +38,8 @@ from jax.sharding import SingleDeviceSharding
 import numerix
 from numerix import dtypes
 from numerix._tensor import Tensor
-from numerix.backend import Backend, lowers
+from numerix.backend import Backend, Option, lowers
 from numerix.configuration import ConfigWarning
-from numerix.errors import BackendOptionError
 from numerix_xla import _kernels
 from numerix_xla._extra import ExtraKernels
 from numerix_xla._kernels import (
@@ -595,7 +594,15 @@ class XlaBackend(ExtraKernels, Backend):
     )
     # XLA flushes subnormal floats to zero on CPU and GPU (denormals-are-zero)
     flushes_denormals = True
-    default_options: ClassVar[dict[str, Any]] = {"client": "host", "device_id": None}
+    accepted_options = (
+        Option("client", lambda options: default_client(), choices=tuple(CLIENTS)),
+        Option(
+            "device_id",
+            lambda options: get_client(options["client"]).default_device_id,
+            type=int,
+            minimum=0,
+        ),
+    )
     spec_fields = ("client", "device_id")
 
     __slots__ = ("client", "jax_device")
@@ -615,25 +622,6 @@ class XlaBackend(ExtraKernels, Backend):
     def clear_caches(cls) -> None:
         # also JAX's own caches, where the executables are: see numerix_xla._kernels.clear
         clear()
-
-    @classmethod
-    def validate_options(cls, options: Any) -> dict[str, Any]:
-        merged = super().validate_options(options)
-        if "client" not in options:
-            merged["client"] = default_client()
-        c = merged["client"]
-        if c not in CLIENTS:
-            raise BackendOptionError(
-                f"backend 'xla': unknown client {c!r}; clients are {', '.join(CLIENTS)}"
-            )
-        did = merged["device_id"]
-        if did is not None and (not isinstance(did, int) or isinstance(did, bool) or did < 0):
-            raise BackendOptionError(
-                f"backend 'xla': device_id must be a non-negative int, got {did!r}"
-            )
-        if did is None:
-            merged["device_id"] = get_client(c).default_device_id
-        return merged
 
     def device_name(self) -> str:
         return f"{self.options['client']}:{self.options['device_id']}"
@@ -946,22 +934,19 @@ class XlaBackend(ExtraKernels, Backend):
         return out
 
     # ------------------------------------------------------------ benchmarks
-    @classmethod
-    def bench_raw_matmul(
-        cls, x_np: np.ndarray, w_np: np.ndarray, device: Any = None
-    ) -> Callable[[], Any]:
-        """Raw JAX's matmul for ``numerix bench matmul`` (jitted jnp.dot, synchronised)."""
-        dev = jax.devices("cpu")[0]
-        x = jax.device_put(x_np, dev)
-        w = jax.device_put(w_np, dev)
+    bench_raw_name = "jax"
+
+    def bench_raw_matmul(self, x_np: np.ndarray, w_np: np.ndarray) -> Callable[[], Any]:
+        """JAX's own matmul on this backend's device, for ``numerix bench matmul``
+        (jitted jnp.dot, synchronised)."""
+        x = self.put(x_np)
+        w = self.put(w_np)
         f = jax.jit(jax.numpy.dot)
 
         def run() -> Any:
             return f(x, w).block_until_ready()
 
         return run
-
-    bench_raw_name = "jax (raw)"
 
 
 if not x64_on():

@@ -21,7 +21,9 @@ device exactly when ``a.backend is b.backend``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from numerix.errors import BackendOptionError, NumerixError
@@ -32,7 +34,10 @@ if TYPE_CHECKING:
     from numerix._tensor import Tensor
     from numerix.dtypes import DType
 
-__all__ = ["Backend", "WindowByKind", "lowers"]
+__all__ = [
+    "Backend", "CumulativeByKind", "Option", "SliceByIndexing", "WindowByKind", "check_options",
+    "clamp_starts", "lowers", "option_table",
+]  # fmt: skip
 
 #: What :func:`lowers` takes: ``(params, inputs, out) -> a function of payloads or None``.
 Lowering = Callable[[Mapping[str, Any], tuple[Any, ...], tuple[Any, ...]], Any]
@@ -57,17 +62,146 @@ def lowers(build: Lowering) -> Callable[[Any], Any]:
     return attach
 
 
+# ------------------------------------------------------------------ options
+@dataclass(frozen=True)
+class Option:
+    """One option a backend or a compiler takes, declared in its
+    :attr:`Backend.accepted_options` (or :attr:`numerix.defn.Compiler.accepted_options`)
+    table and checked by :func:`check_options`.
+
+    :param name: the keyword (``device``).
+    :param default: the value when the option is not given; a callable is called with
+        the options resolved so far (those before it in the table) to compute it (a
+        default read from the settings, or one that depends on another option), and
+        ``None`` given for such an option means "the default".
+    :param type: the type a value must have (``int``: not ``bool``); None: any.
+        ``None`` is accepted where the default is ``None`` or computed.
+    :param choices: the values allowed, or None for any of :attr:`type`.
+    :param minimum: for ints, the smallest value allowed.
+    :param fix: what the error of a refused value adds, after the allowed values.
+    """
+
+    name: str
+    default: Any = None
+    type: type | None = None
+    choices: tuple[Any, ...] | None = None
+    minimum: int | None = None
+    fix: str = ""
+
+    def refuse(self, owner: str, value: Any) -> str | None:
+        """Why ``value`` is refused (the message after ``owner``), or None."""
+        if value is None and (self.default is None or callable(self.default)):
+            return None
+        if self.choices is not None:
+            if any(value is c or (type(value) is type(c) and value == c) for c in self.choices):
+                return None
+            if len(self.choices) == 1:
+                msg = f"{owner}: {self.name} must be {self.choices[0]!r}, got {value!r}"
+            else:
+                listed = ", ".join(str(c) for c in self.choices)
+                msg = f"{owner}: unknown {self.name} {value!r}; {self.name}s are {listed}"
+                msg += _close(value, self.choices)
+            return msg + (f"; {self.fix}" if self.fix else "")
+        t = self.type
+        if t is None:
+            return None
+        ok = isinstance(value, t) and not (t is int and isinstance(value, bool))
+        if ok and self.minimum is not None and value < self.minimum:
+            ok = False
+        if ok:
+            return None
+        what = {bool: "True or False", str: "a str", float: "a number"}.get(t, f"a {t.__name__}")
+        if t is int:
+            what = {0: "a non-negative int", 1: "a positive int"}.get(
+                self.minimum,  # type: ignore[arg-type]
+                "an int" if self.minimum is None else f"an int >= {self.minimum}",
+            )
+        if self.default is None or callable(self.default):
+            what += " or None"
+        return f"{owner}: {self.name} must be {what}, got {value!r}" + (
+            f"; {self.fix}" if self.fix else ""
+        )
+
+
+def _close(value: Any, names: Sequence[Any]) -> str:
+    if not isinstance(value, str):
+        return ""
+    close = difflib.get_close_matches(value, [str(n) for n in names], n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def option_table(cls: Any) -> tuple[Option, ...]:
+    """The options ``cls`` (a backend or compiler class) takes: its ``accepted_options``,
+    or, for a class that declares only ``default_options`` (a name → default mapping),
+    one untyped :class:`Option` per entry."""
+    declared = getattr(cls, "accepted_options", None)
+    if declared is not None:
+        return tuple(declared)
+    return tuple(Option(k, v) for k, v in getattr(cls, "default_options", {}).items())
+
+
+def _derive_defaults(cls: Any) -> None:
+    """Keep a subclass's two declarations of its options in step: a table declared
+    gives ``default_options``; a ``default_options`` mapping declared alone replaces the
+    table it would inherit."""
+    own = cls.__dict__
+    if own.get("accepted_options") is not None and "default_options" not in own:
+        cls.default_options = {
+            o.name: None if callable(o.default) else o.default for o in cls.accepted_options
+        }
+    elif "default_options" in own and "accepted_options" not in own:
+        cls.accepted_options = None
+
+
+def check_options(
+    owner: str,
+    table: Sequence[Option],
+    options: Mapping[str, Any],
+    error: type[NumerixError] = BackendOptionError,
+) -> dict[str, Any]:
+    """The options of ``table`` resolved from ``options``: defaults filled in (in table
+    order, so a computed default sees the options before it), each value checked.
+
+    :param owner: how errors name the backend or compiler (``"backend 'xla'"``).
+    :raises error: an option the table does not have (the message names the accepted
+        ones, and the closest as "did you mean"), or a value :meth:`Option.refuse`s.
+    """
+    names = [o.name for o in table]
+    unknown = [k for k in options if k not in names]
+    if unknown:
+        accepted = ", ".join(names) or "no options"
+        raise error(
+            f"{owner} does not take option(s) {', '.join(map(repr, unknown))}; it accepts: "
+            f"{accepted}{_close(unknown[0], names)}"
+        )
+    merged: dict[str, Any] = {}
+    for o in table:
+        value = options.get(o.name)
+        if o.name not in options or (value is None and callable(o.default)):
+            value = o.default(merged) if callable(o.default) else o.default
+        why = o.refuse(owner, value)
+        if why is not None:
+            raise error(why)
+        merged[o.name] = value
+    return merged
+
+
 class Backend:
     """Base class of every backend.
 
-    Subclasses set :attr:`name`, :attr:`options` (the options they take, with their
-    defaults) and :attr:`spec_fields` (how ``"name:a:b"`` maps onto options), and
-    implement the primitives.
+    Subclasses set :attr:`name`, :attr:`accepted_options` (the options they take: a
+    table of :class:`Option`) and :attr:`spec_fields` (how ``"name:a:b"`` maps onto
+    options), and implement the primitives.
     """
 
     #: The name users select the backend by (``"binary"``, ``"xla"``).
     name: ClassVar[str] = ""
-    #: Options the backend takes, with defaults. Unknown options are refused.
+    #: The options the backend takes: name, type, allowed values, default
+    #: (:class:`Option`), checked by :meth:`validate_options`. Unknown options are refused.
+    accepted_options: ClassVar[Sequence[Option] | None] = None
+    #: The options' defaults by name (a computed default reads as None). Derived from
+    #: :attr:`accepted_options`; a backend may declare this mapping alone instead (its
+    #: options are then untyped).
     default_options: ClassVar[Mapping[str, Any]] = {}
     #: The positional fields of a ``"name:field1:field2"`` spec string.
     spec_fields: ClassVar[tuple[str, ...]] = ()
@@ -82,6 +216,10 @@ class Backend:
 
     __slots__ = ("_key", "device", "options")
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _derive_defaults(cls)
+
     def __init__(self, **options: Any) -> None:
         self.options = self.validate_options(options)
         self.device = self.device_name()
@@ -90,17 +228,10 @@ class Backend:
     # ------------------------------------------------------------ identity
     @classmethod
     def validate_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
-        """Check ``options`` against :attr:`default_options` and fill in the defaults."""
-        unknown = [k for k in options if k not in cls.default_options]
-        if unknown:
-            accepted = ", ".join(cls.default_options) or "no options"
-            raise BackendOptionError(
-                f"backend {cls.name!r} does not take option(s) {', '.join(map(repr, unknown))}; "
-                f"it accepts: {accepted}"
-            )
-        merged = dict(cls.default_options)
-        merged.update(options)
-        return merged
+        """Check ``options`` against :attr:`accepted_options` and fill in the defaults
+        (:func:`check_options`; errors are :class:`~numerix.errors.BackendOptionError`).
+        A backend overrides it only for a check across options, calling this first."""
+        return check_options(f"backend {cls.name!r}", option_table(cls), options)
 
     def device_name(self) -> str:
         """The device string shown in reprs and errors (``cpu``, ``cuda:1``)."""
@@ -210,6 +341,22 @@ class Backend:
         default) for none. Called once per program run."""
         return None
 
+    # ------------------------------------------------------------ tools
+    #: How ``numerix bench`` names the library :meth:`bench_raw_matmul` runs
+    #: (``"numpy"``); None: ``"<name> library"``.
+    bench_raw_name: ClassVar[str | None] = None
+
+    def bench_raw_matmul(self, x_np: np.ndarray, w_np: np.ndarray) -> Callable[[], Any] | None:
+        """Optional: the wrapped library's own matrix product of ``x_np`` and ``w_np``
+        (float32 host arrays), for ``numerix bench matmul``'s "raw" row.
+
+        Return a function of no arguments that computes ``x_np @ w_np`` with the library
+        alone on this backend's device, putting the operands there first, and returns
+        the result once it is computed (an asynchronous library synchronises); the
+        command checks it against numpy and times its calls. None (the default): no raw
+        row for this backend."""
+        return None
+
     def concrete_error(self, x: Tensor, op: str) -> NumerixError:
         """The error raised when ``op`` needs the values of ``x`` but it has none yet."""
         return NumerixError(f"{op}: {x.describe()} has no concrete values on backend {self!r}")
@@ -253,6 +400,57 @@ class WindowByKind:
         self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
     ) -> Tensor:
         return self._window_scatter(out, x, source, init_value, True, **params)  # type: ignore[attr-defined]
+
+
+class CumulativeByKind:
+    """A mixin for a backend whose cumulative primitives share one kernel of its own,
+    ``_cumulative(out, x, how, axis, reverse)`` (``how``: ``"sum"``, ``"prod"``,
+    ``"max"`` or ``"min"``). It defines the four primitives as calls of that kernel."""
+
+    __slots__ = ()
+
+    def cumulative_sum(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
+        return self._cumulative(out, x, "sum", axis, reverse)  # type: ignore[attr-defined]
+
+    def cumulative_prod(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
+        return self._cumulative(out, x, "prod", axis, reverse)  # type: ignore[attr-defined]
+
+    def cumulative_max(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
+        return self._cumulative(out, x, "max", axis, reverse)  # type: ignore[attr-defined]
+
+    def cumulative_min(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
+        return self._cumulative(out, x, "min", axis, reverse)  # type: ignore[attr-defined]
+
+
+def clamp_starts(starts: Sequence[int], shape: Sequence[int], sizes: Sequence[int]) -> list[int]:
+    """XLA's rule for the starts of ``dynamic_slice`` and ``put_slice``: each start moves
+    into ``[0, dim - size]``, so the window stays inside ``shape``."""
+    return [min(max(int(s), 0), d - n) for s, d, n in zip(starts, shape, sizes)]
+
+
+class SliceByIndexing:
+    """A mixin for a backend whose arrays take Python slices, for reading and for
+    assignment (numpy, torch): it defines ``dynamic_slice`` and ``put_slice`` (the
+    starts clamped by :func:`clamp_starts`) from two methods of the backend's own:
+    ``_read_starts(starts)``, the values of the 0-d start tensors as Python ints (one
+    read from the device for all of them), and ``_copy(data)``, a new array holding
+    ``data``."""
+
+    __slots__ = ()
+
+    def dynamic_slice(
+        self, out: Tensor, x: Tensor, *starts: Tensor, sizes: tuple[int, ...]
+    ) -> Tensor:
+        at = clamp_starts(self._read_starts(starts), x.shape, sizes)  # type: ignore[attr-defined]
+        out.data = self._copy(x.data[tuple(slice(a, a + n) for a, n in zip(at, sizes))])  # type: ignore[attr-defined]
+        return out
+
+    def put_slice(self, out: Tensor, x: Tensor, update: Tensor, *starts: Tensor) -> Tensor:
+        at = clamp_starts(self._read_starts(starts), x.shape, update.shape)  # type: ignore[attr-defined]
+        r = self._copy(x.data)  # type: ignore[attr-defined]
+        r[tuple(slice(a, a + n) for a, n in zip(at, update.shape))] = update.data
+        out.data = r
+        return out
 
 
 def _rebuild_backend(name: str, options: dict[str, Any]) -> Backend:

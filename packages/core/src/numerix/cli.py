@@ -480,7 +480,13 @@ def collect_doctor() -> dict[str, Any]:
 
     from numerix import configuration as cfgmod
     from numerix.errors import ConfigError, NumerixError, PluginError
-    from numerix.plugins import backend_class, backend_entries, broken_plugins, install_command
+    from numerix.plugins import (
+        backend_class,
+        backend_entries,
+        broken_plugins,
+        compiler_entries,
+        install_command,
+    )
 
     ok: list[str] = []
     problems: list[dict[str, str]] = []
@@ -553,7 +559,7 @@ def collect_doctor() -> dict[str, Any]:
             ok.append(f"default backend {s.default_backend!r} → {be!r}")
         except NumerixError as e:
             problem(str(e), _default_backend_fix(eff, entries))
-        compilers = {"evaluator"} | ({"xla", "torch"} & set(entries))
+        compilers = set(compiler_entries())
         if s.default_compiler in compilers:
             ok.append(f"default compiler {s.default_compiler!r}")
         else:
@@ -793,24 +799,16 @@ def _check(result: Any, expected: Any) -> str | None:
     return None
 
 
-def _raw_row(cls: type, be: Any, x_np: Any, w_np: Any) -> BenchRow | None:
-    """The row of the raw library ``cls`` wraps, or None if it names none."""
-    hook = getattr(cls, "bench_raw_matmul", None)
-    if hook is None:
-        if getattr(cls, "name", None) == "binary":  # binary wraps numpy
-            return BenchRow("numpy (raw)", "raw", be.name, lambda: x_np @ w_np, measure_memory=True)
+def _raw_row(be: Any, x_np: Any, w_np: Any) -> BenchRow | None:
+    """The row of the library backend ``be`` wraps (its declared hook
+    :meth:`~numerix.backend.Backend.bench_raw_matmul`), or None where it names none."""
+    fn = be.bench_raw_matmul(x_np, w_np)
+    if fn is None:
         return None
-    import inspect
-
-    try:
-        takes_device = "device" in inspect.signature(hook).parameters
-    except (TypeError, ValueError):
-        takes_device = False
-    fn = hook(x_np, w_np, device=be.device) if takes_device else hook(x_np, w_np)
-    label = getattr(cls, "bench_raw_name", None) or f"{getattr(cls, 'name', '?')} library"
-    label = label.removesuffix(" (raw)")  # "jax (raw)" names the library and says raw: once
-    where = f", {be.device}" if takes_device else ""
-    return BenchRow(f"{label} (raw{where})", "raw", be.name, fn, measure_memory=False)
+    label = be.bench_raw_name or f"{be.name} library"
+    # a host backend has one device: the row names the device of the others
+    where = "" if be.is_host else f", {be.device}"
+    return BenchRow(f"{label} (raw{where})", "raw", be.name, fn, measure_memory=bool(be.is_host))
 
 
 def _compiled_rows(label: str, be: Any, x: Any, w: Any, host: bool) -> list[BenchRow]:
@@ -894,7 +892,7 @@ def _rows(
             rows += _compiled_rows(label, be, x, w, bool(cls.is_host))
         if with_raw:
             try:
-                raw = _raw_row(cls, be, x_np, w_np)
+                raw = _raw_row(be, x_np, w_np)
             except Exception as e:
                 rows.append(
                     BenchRow(

@@ -19,14 +19,15 @@ import importlib
 import threading
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 from numerix.backend import Backend
 from numerix.errors import BackendNotFoundError, ConfigError, NumerixError, PluginError
 from numerix.primitives._registry import CONTRACT_VERSION
 
 __all__ = [
+    "PluginEntry",
     "BackendEntry",
     "BrokenPlugin",
     "register_backend",
@@ -52,44 +53,66 @@ ENTRY_POINT_GROUP = "numerix.plugins"
 #: The version of the compiler contract (``numerix.defn.Compiler`` and the graph it
 #: receives) this core implements; a compiler plugin built for another is refused.
 COMPILER_CONTRACT_VERSION = 1
+#: The contract version this core implements, by kind of plugin entry.
+CONTRACTS = {"backend": CONTRACT_VERSION, "compiler": COMPILER_CONTRACT_VERSION}
 
 
 @dataclass(frozen=True)
-class BackendEntry:
-    """What a plugin declares about one backend, without importing it.
+class PluginEntry:
+    """What a plugin declares about one backend or compiler, without importing it.
 
-    :param name: the backend name users select (``"xla"``).
-    :param target: ``"module:Class"`` of the :class:`~numerix.backend.Backend` subclass,
-        or the class itself (runtime registration).
-    :param contract: the backend-contract version the plugin was built for.
+    A plugin returns :class:`BackendEntry` and :class:`CompilerEntry` objects, this
+    type with its :attr:`kind` set; the two differ only in that.
+
+    :param name: the name users select it by (``"xla"``: ``backend="xla"``,
+        ``jit(fn, compiler="xla")``).
+    :param target: ``"module:Class"`` of the :class:`~numerix.backend.Backend` or
+        :class:`numerix.defn.Compiler` subclass (imported on first use), or the class
+        itself (runtime registration).
+    :param contract: the contract version the plugin was built for; by default the
+        one this core implements for its kind (:data:`CONTRACTS`).
     :param description: one line for ``numerix info``.
+    :param distribution: the distribution that provides it (filled in by discovery).
+    :param version: that distribution's version (filled in by discovery).
     """
+
+    #: ``"backend"`` or ``"compiler"``.
+    kind: ClassVar[str] = ""
 
     name: str
     target: Any
-    contract: int = CONTRACT_VERSION
+    contract: int = None  # type: ignore[assignment]  # filled in by __post_init__
     description: str = ""
     distribution: str | None = field(default=None, compare=False)
     version: str | None = field(default=None, compare=False)
 
+    def __post_init__(self) -> None:
+        if self.kind not in CONTRACTS:
+            raise TypeError(
+                "numerix.plugins.PluginEntry is abstract: declare a BackendEntry or a CompilerEntry"
+            )
+        if self.contract is None:
+            object.__setattr__(self, "contract", CONTRACTS[self.kind])
+
+    def from_distribution(self, distribution: str | None, version: str | None = None) -> Any:
+        """This entry, marked as provided by ``distribution`` at ``version``."""
+        return replace(self, distribution=distribution, version=version)
+
 
 @dataclass(frozen=True)
-class CompilerEntry:
-    """What a plugin declares about one compiler, without importing it.
+class BackendEntry(PluginEntry):
+    """A backend a plugin provides (:class:`PluginEntry`); its ``target`` is a
+    :class:`~numerix.backend.Backend` subclass."""
 
-    :param name: the compiler name users select (``jit(fn, compiler="xla")``).
-    :param target: ``"module:Class"`` of the :class:`numerix.defn.Compiler` subclass, or
-        the class itself (runtime registration).
-    :param contract: the compiler-contract version the plugin was built for.
-    :param description: one line for ``numerix info``.
-    """
+    kind: ClassVar[str] = "backend"
 
-    name: str
-    target: Any
-    contract: int = COMPILER_CONTRACT_VERSION
-    description: str = ""
-    distribution: str | None = field(default=None, compare=False)
-    version: str | None = field(default=None, compare=False)
+
+@dataclass(frozen=True)
+class CompilerEntry(PluginEntry):
+    """A compiler a plugin provides (:class:`PluginEntry`); its ``target`` is a
+    :class:`numerix.defn.Compiler` subclass."""
+
+    kind: ClassVar[str] = "compiler"
 
 
 _EVALUATOR = CompilerEntry(
@@ -156,9 +179,9 @@ class _Registry:
             for e in found:
                 if e.name in RESERVED_BACKENDS and RESERVED_BACKENDS[e.name] != dist:
                     continue  # the full discovery reports it
-                self._add(BackendEntry(e.name, e.target, e.contract, e.description, dist))
+                self._add(e.from_distribution(dist))
             for c in comps:
-                self._add_compiler(CompilerEntry(c.name, c.target, c.contract, c.description, dist))
+                self._add_compiler(c.from_distribution(dist))
             return True
 
     def discover(self) -> None:
@@ -195,9 +218,7 @@ class _Registry:
                 if not any(o is obj for _, _, o in self.plugin_objects):  # not loaded alone
                     self.plugin_objects.append((ep.name, dname, obj))
                 for entry in found:
-                    entry = BackendEntry(
-                        entry.name, entry.target, entry.contract, entry.description, dname, dver
-                    )
+                    entry = entry.from_distribution(dname, dver)
                     owner = RESERVED_BACKENDS.get(entry.name)
                     if owner is not None and dname is not None and dname != owner:
                         self.broken.append(
@@ -212,26 +233,23 @@ class _Registry:
                         continue
                     self._add(entry)
                 for c in comps:
-                    self._add_compiler(
-                        CompilerEntry(c.name, c.target, c.contract, c.description, dname, dver)
-                    )
+                    self._add_compiler(c.from_distribution(dname, dver))
 
     def _add_compiler(self, entry: CompilerEntry) -> None:
-        self._admit("compiler", entry, COMPILER_CONTRACT_VERSION, self.compilers)
+        self._admit(entry, self.compilers)
 
     def _add(self, entry: BackendEntry) -> None:
-        self._admit("backend", entry, CONTRACT_VERSION, self.entries, self.shadowed)
+        self._admit(entry, self.entries, self.shadowed)
 
     def _admit(
         self,
-        kind: str,
-        entry: Any,
-        contract: int,
+        entry: PluginEntry,
         table: dict[str, Any],
         shadowed: list[tuple[Any, Any]] | None = None,
     ) -> None:
         """Add a backend or compiler entry to ``table``: refused (listed as broken) when
         built for another contract; the first one kept when two plugins take a name."""
+        kind, contract = entry.kind, CONTRACTS[entry.kind]
         if entry.contract != contract:
             self.broken.append(
                 BrokenPlugin(

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 # the rule a compiler's arguments follow, as eager operands do (see docs/defn.md)
 from numerix._meeting import meeting_backend
-from numerix.backend import Backend
+from numerix.backend import Backend, Option, _derive_defaults, check_options, option_table
 from numerix.dtypes import DType
 from numerix.errors import ArgumentError
 
@@ -40,14 +40,19 @@ class ArgSpec:
 class Compiler:
     """Base class of every compiler.
 
-    Subclasses set :attr:`name` and :attr:`default_options` and implement
-    :meth:`compile`. One instance per name is created (by :func:`numerix.plugins.get_compiler`)
+    Subclasses set :attr:`name` and :attr:`accepted_options` (a table of
+    :class:`~numerix.backend.Option`, as a backend's) and implement :meth:`compile`.
+    One instance per name is created (by :func:`numerix.plugins.get_compiler`)
     and used from every thread: keep per-program state in what :meth:`compile` returns.
     """
 
     #: The name users select the compiler by (``jit(fn, compiler="evaluator")``).
     name: ClassVar[str] = ""
-    #: Options the compiler takes, with defaults. Unknown options are refused.
+    #: The options the compiler takes (:class:`~numerix.backend.Option`: name, type,
+    #: allowed values, default), checked by :meth:`validate_options`.
+    accepted_options: ClassVar[Sequence[Option] | None] = None
+    #: The options' defaults by name, derived from :attr:`accepted_options`; a compiler
+    #: may declare this mapping alone instead (its options are then untyped).
     default_options: ClassVar[Mapping[str, Any]] = {}
     #: The backend (by name) whose tensors its programs return, whatever backend the
     #: arguments come from (``"xla"`` for the xla compiler); None for a compiler that
@@ -55,16 +60,17 @@ class Compiler:
     #: its cases with every compiler that serves the backend under test.
     backend: ClassVar[str | None] = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _derive_defaults(cls)
+
     def validate_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
-        """Check ``options`` against :attr:`default_options` and fill in the defaults."""
-        unknown = [k for k in options if k not in self.default_options]
-        if unknown:
-            accepted = ", ".join(self.default_options) or "no options"
-            raise ArgumentError(
-                f"jit: compiler {self.name!r} does not take option(s) "
-                f"{', '.join(map(repr, unknown))}; it accepts: {accepted}"
-            )
-        return {**self.default_options, **options}
+        """Check ``options`` against :attr:`accepted_options` and fill in the defaults
+        (:func:`numerix.backend.check_options`; errors are
+        :class:`~numerix.errors.ArgumentError`)."""
+        return check_options(
+            f"jit: compiler {self.name!r}", option_table(type(self)), options, ArgumentError
+        )
 
     def compile(
         self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]
