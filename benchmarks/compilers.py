@@ -13,6 +13,13 @@
 - the xla compiler called with host (``binary``) arguments vs raw ``jax.jit`` called
   with the same numpy arrays (issue 13 item 4: target <= 1.2x), softmax f32[4] and
   f32[256][256], with the spread (min-max over the rounds) of each side.
+- the xla compiler's flat programs (issue 17 item 3) vs ``jax.jit`` of the same function
+  written with ``jax.numpy``: trace + compile of chains of 20, 2,000 and 10,000
+  element-wise ops (target <= 1.1x at each size), the first call in a fresh process
+  (<= 1.2x) and the cached call on softmax f32[4] and the seeds' MLP (<= 1.1x); each
+  with the median and spread (min-max over the interleaved rounds).
+
+    python benchmarks/compilers.py --only flat   # those rows alone
 
 Every result is checked against the other side before it is timed. Cached calls are
 timeit medians with the two sides' loops alternating; results are synchronised before
@@ -196,14 +203,202 @@ def bench_torch(repeat: int) -> list[dict[str, Any]]:
                  t_c, t_e, "< 1x")]  # fmt: skip
 
 
+# ---------------------------------------------------------------- the xla compiler's flat programs
+def _nx_chain_ops() -> tuple[Callable[[Any, Any], Any], ...]:
+    return (
+        lambda v, a: v + a,
+        lambda v, a: v * a,
+        lambda v, a: nx.sin(v),
+        lambda v, a: v - a,
+        lambda v, a: nx.tanh(v),
+        lambda v, a: v * 0.5,
+    )
+
+
+def _jnp_chain_ops() -> tuple[Callable[[Any, Any], Any], ...]:
+    import jax.numpy as jnp
+
+    return (
+        lambda v, a: v + a,
+        lambda v, a: v * a,
+        lambda v, a: jnp.sin(v),
+        lambda v, a: v - a,
+        lambda v, a: jnp.tanh(v),
+        lambda v, a: v * 0.5,
+    )
+
+
+def _chain(ops: tuple[Callable[[Any, Any], Any], ...], n: int) -> Callable[[Any, Any], Any]:
+    """A fresh function of ``n`` element-wise ops (so jit traces and compiles it anew)."""
+
+    def f(v: Any, a: Any) -> Any:
+        for k in range(n):
+            v = ops[k % len(ops)](v, a)
+        return v
+
+    return f
+
+
+def _spread_row(
+    name: str, other: str, ra: list[float], rb: list[float], target: str
+) -> dict[str, Any]:
+    row = _row(name, other, statistics.median(ra), statistics.median(rb), target)
+    row["spread"] = (min(ra), max(ra), min(rb), max(rb))
+    return row
+
+
+def bench_xla_trace_compile(sizes: tuple[int, ...], rounds: int) -> list[dict[str, Any]]:
+    """Trace + compile + one call of an n-op chain, a fresh function per sample on each
+    side, the sides alternating (numerix, jax, numerix, jax ...)."""
+    import jax
+
+    a_np = np.linspace(-1, 1, 8, dtype=np.float32)
+    x, a = nx.tensor(a_np, backend="xla"), nx.tensor(a_np[::-1].copy(), backend="xla")
+    jx, ja = x.data, a.data
+    nx_ops, jnp_ops = _nx_chain_ops(), _jnp_chain_ops()
+    rows = []
+    for n in sizes:
+        got = nx.jit(_chain(nx_ops, n), compiler="xla")(x, a).to_numpy()
+        np.testing.assert_allclose(got, np.asarray(jax.jit(_chain(jnp_ops, n))(jx, ja)),
+                                   rtol=1e-5, atol=1e-6)  # fmt: skip
+        ra: list[float] = []
+        rb: list[float] = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            nx.jit(_chain(nx_ops, n), compiler="xla")(x, a).data.block_until_ready()
+            t1 = time.perf_counter()
+            jax.jit(_chain(jnp_ops, n))(jx, ja).block_until_ready()
+            t2 = time.perf_counter()
+            ra.append(t1 - t0)
+            rb.append(t2 - t1)
+        rows.append(_spread_row(f"xla compiler, {n}-op chain f32[8], trace + compile",
+                                "jax.jit(jax.numpy)", ra, rb, "<= 1.1x"))  # fmt: skip
+    return rows
+
+
+def _mlp_data() -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [
+        rng.standard_normal(s).astype(np.float32) for s in ((2, 18), (18, 32), (32,), (32, 1), (1,))
+    ]
+
+
+def nx_mlp(x: Any, w1: Any, b1: Any, w2: Any, b2: Any) -> Any:
+    h = nx.maximum(nx.dot(x, w1) + b1, 0.0)
+    return nx_softmax(nx.dot(h, w2) + b2)
+
+
+def jnp_mlp(x: Any, w1: Any, b1: Any, w2: Any, b2: Any) -> Any:
+    import jax.numpy as jnp
+
+    h = jnp.maximum(jnp.dot(x, w1) + b1, 0.0)
+    z = jnp.dot(h, w2) + b2
+    e = jnp.exp(z - jnp.max(z))
+    return e / jnp.sum(e)
+
+
+def jnp_softmax(x: Any) -> Any:
+    import jax.numpy as jnp
+
+    e = jnp.exp(x - jnp.max(x))
+    return e / jnp.sum(e)
+
+
+def bench_xla_cached(repeat: int) -> list[dict[str, Any]]:
+    """Cached calls of the xla compiler's program vs jax.jit of the jax.numpy version."""
+    import jax
+
+    rows = []
+    soft = [np.random.default_rng(0).standard_normal(4).astype(np.float32)]
+    for name, nxf, jf, data in (
+        ("softmax f32[4]", nx_softmax, jnp_softmax, soft),
+        ("MLP predict f32[2][18]", nx_mlp, jnp_mlp, _mlp_data()),
+    ):
+        ts = [nx.tensor(d, backend="xla") for d in data]
+        js = [t.data for t in ts]
+        f, g = nx.jit(nxf, compiler="xla"), jax.jit(jf)
+        np.testing.assert_allclose(f(*ts).to_numpy(), np.asarray(g(*js)), rtol=1e-5, atol=1e-7)
+        ra, rb = compare_spread(
+            lambda f=f, ts=ts: f(*ts).data.block_until_ready(),
+            lambda g=g, js=js: g(*js).block_until_ready(),
+            max(repeat, 11),
+        )
+        rows.append(_spread_row(f"xla compiler, {name}, cached call", "jax.jit(jax.numpy)",
+                                ra, rb, "<= 1.1x"))  # fmt: skip
+    return rows
+
+
+_FIRST_CALL = """
+import sys, time, warnings
+warnings.simplefilter("ignore")
+sys.path.insert(0, BENCH)
+import numpy as np
+import jax
+import numerix as nx
+import compilers as c
+
+side, case = sys.argv[1], sys.argv[2]
+data = [np.random.default_rng(0).standard_normal(4).astype(np.float32)] if case == "softmax" else c._mlp_data()
+if side == "numerix":
+    args = [nx.tensor(d, backend="xla") for d in data]
+    f = nx.jit(c.nx_softmax if case == "softmax" else c.nx_mlp, compiler="xla")
+    sync = lambda r: r.data.block_until_ready()
+else:
+    args = [jax.numpy.asarray(d) for d in data]
+    f = jax.jit(c.jnp_softmax if case == "softmax" else c.jnp_mlp)
+    sync = lambda r: r.block_until_ready()
+for a in args:  # the arguments are on the device before the clock starts
+    (a.data if side == "numerix" else a).block_until_ready()
+t = time.perf_counter()
+sync(f(*args))
+print(time.perf_counter() - t)
+"""
+
+
+def bench_xla_first_call(rounds: int) -> list[dict[str, Any]]:
+    """The first call of a jitted softmax f32[4] and MLP, each sample a fresh process
+    (after the imports and the arguments' creation), the sides alternating."""
+    import os
+    import subprocess
+    import tempfile
+
+    bench = os.path.dirname(os.path.abspath(__file__))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "first_call.py")  # a file: the xla plugin loads from __main__
+        with open(script, "w") as fh:
+            fh.write(f"BENCH = {bench!r}\n" + _FIRST_CALL)
+        for case, label in (("softmax", "softmax f32[4]"), ("mlp", "MLP predict f32[2][18]")):
+            times: dict[str, list[float]] = {"numerix": [], "jax": []}
+            for _ in range(rounds):
+                for side in ("numerix", "jax"):
+                    out = subprocess.run([sys.executable, "-W", "ignore", script, side, case],
+                                         capture_output=True, text=True, check=True)  # fmt: skip
+                    times[side].append(float(out.stdout.strip().splitlines()[-1]))
+            rows.append(_spread_row(f"xla compiler, {label}, first call in a fresh process",
+                                    "jax.jit(jax.numpy)", times["numerix"], times["jax"],
+                                    "<= 1.2x"))  # fmt: skip
+    return rows
+
+
+def bench_flat(quick: bool) -> list[dict[str, Any]]:
+    rows = bench_xla_trace_compile((20, 2000) if quick else (20, 2000, 10000), 3 if quick else 7)
+    rows += bench_xla_first_call(3 if quick else 9)
+    rows += bench_xla_cached(3 if quick else 11)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer loops: a smoke test")
     p.add_argument("--repeat", type=int, default=11, help="timeit loops per side")
+    p.add_argument("--only", choices=("flat",), help="the xla compiler's flat-program rows alone")
     args = p.parse_args(argv)
     repeat = 3 if args.quick else args.repeat
     names = set(plugins.compiler_entries())
     rows = []
+    if args.only == "flat":
+        return _print(bench_flat(args.quick))
     rows += bench_evaluator(repeat)
     rows += bench_xla(repeat)
     rows += bench_xla_host_arguments(repeat)
@@ -211,6 +406,11 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench_torch(repeat)
     else:
         print("(numerix-torch's compiler is not installed: no torch row)")
+    rows += bench_flat(args.quick)
+    return _print(rows)
+
+
+def _print(rows: list[dict[str, Any]]) -> int:
     w = max(len(r["name"]) for r in rows)
     for r in rows:
         print(

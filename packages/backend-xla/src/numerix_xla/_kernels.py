@@ -52,7 +52,10 @@ def jitted(
         except KeyError:  # another thread evicted it meanwhile: still a valid kernel
             pass
         return fn
-    fn = jax.jit(build(), **jit_options)
+    # inline: traced inside another jit (the xla compiler's program), the kernel's lax
+    # operations go into the caller's body, not one nested jitted call per kernel; an
+    # eager call is the same cached executable as without it
+    fn = jax.jit(build(), inline=True, **jit_options)
     with _lock:
         _KERNELS[key] = fn
         while len(_KERNELS) > CACHE_SIZE:

@@ -13,8 +13,10 @@ passed to the executable as extra arguments (small constants are literals).
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+import gc
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import jax
@@ -26,19 +28,8 @@ from numerix._meeting import check_live, meeting_backend
 from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
-from numerix.defn.expr import (
-    BLOCK,
-    COND,
-    CONSTANT,
-    ELEM,
-    FOLD_LIMIT,
-    HOOK,
-    PARAMETER,
-    TENSOR,
-    WHILE,
-    Graph,
-    Node,
-)
+from numerix.defn.expr import CONSTANT, FOLD_LIMIT, PARAMETER, Graph, Node
+from numerix.defn.graph import GraphWalk, last_reads, native_block, subgraph_inputs
 from numerix.defn.replay import runner
 from numerix.errors import ArgumentError
 from numerix.ops._core import new_out
@@ -76,9 +67,19 @@ class XlaCompiler(Compiler):
         backend = target_backend(args_spec, options)
         if not x64_on():  # JAX would narrow a 64-bit value anywhere in the program
             check_64bit("jit (compiler xla)", backend, _dtypes(graph))
+        with collector_paused():
+            return self._compile(graph, args_spec, options, backend)
+
+    def _compile(
+        self,
+        graph: Graph,
+        args_spec: Sequence[ArgSpec],
+        options: Mapping[str, Any],
+        backend: XlaBackend,
+    ) -> Executable:
         lowering = _Lowering(backend)
         body = lowering.graph(graph)
-        caps = lowering.captured
+        caps = lowering.captured_payloads
         n = len(args_spec)
         in_types = [(s.shape, s.dtype) for s in args_spec]
 
@@ -107,13 +108,43 @@ class XlaCompiler(Compiler):
         # compiled now (errors surface here, not on the first call); jax.jit keeps the
         # executable, so calls go through jax's own dispatch with no recompile
         jitted.lower(*specs).compile()
-        out_types = [(o.shape, o.dtype) for o in graph.outputs]
+        out_types: list[Any] = [(o.shape, o.dtype) for o in graph.outputs]
         run = runner(
             jitted, out_types, backend, args_spec, trailing=tuple(caps), bare=single,
-            host_payloads=True, captured=lowering.captured_tensors,
+            host_payloads=True, captured=lowering.captured,
         )  # fmt: skip
         run.lowered = jitted  # type: ignore[attr-defined]
         return run
+
+
+_pause_lock = threading.Lock()
+_pauses = 0
+_collector_was_on = False
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (``gc.disable``) for the block, and for
+    as long as any thread is inside one; turned back on after the last one if it was on.
+
+    Lowering a graph keeps its nodes, their steps and JAX's tracers alive together: at
+    10,000 ops that is enough objects to set off full collections, each traversing the
+    whole heap (JAX's own included), which raw ``jax.jit`` of the same function does not
+    set off. What a compile allocates is freed by reference counting when it ends.
+    """
+    global _pauses, _collector_was_on
+    with _pause_lock:
+        if _pauses == 0:
+            _collector_was_on = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _collector_was_on:
+                gc.enable()
 
 
 def target_backend(args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> XlaBackend:
@@ -144,72 +175,52 @@ def target_backend(args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> 
     return backend
 
 
-class _Lowering:
-    """Turns graphs into Python functions over tensor shells of ``backend``; collects
-    the captured tensors (moved to the device once) that the program takes as extra
-    arguments."""
+class _Lowering(GraphWalk):
+    """Turns graphs into Python functions over tensor shells of ``backend`` (the one walk
+    of :mod:`numerix.defn.graph`: ``env`` maps a node to its step, the context is the
+    graph's slots); collects the captured tensors (moved to the device once) that the
+    program takes as extra arguments."""
 
-    def __init__(self, backend: XlaBackend) -> None:
-        self.backend = backend
-        self.captured: list[Any] = []
-        #: weak references to the captured tensors, as the user holds them
-        self.captured_tensors: list[weakref.ref[Tensor]] = []
-        self._cap_index: dict[int, int] = {}
+    backend: XlaBackend
 
     def graph(self, g: Graph) -> Callable[[list[Any], Sequence[Any]], list[Any]]:
         """``f(args, caps)``: the values of ``g.outputs`` from those of ``g.parameters``."""
-        slot: dict[int, int] = {}
-        steps: list[tuple[int, _Step]] = []
-        nslots = 0
-        for n in g.nodes:
-            slot[n.id] = nslots
-            nslots += 1
+        slot = {n.id: k for k, n in enumerate(g.nodes)}
+        nslots = len(g.nodes)
         param_slots = [slot[p.id] for p in g.parameters]
-        for n in g.nodes:
-            if n.op == PARAMETER:
-                continue
-            steps.append((slot[n.id], self._node(n, slot)))
         out_slots = [slot[o.id] for o in g.outputs]
+        made: dict[int, _Step] = {}
+        self.walk(g, made, slot)
+        # each value is dropped after its last reader: the shells (and what they hold)
+        # do not outlive their use while JAX traces the rest of the graph
+        frees: dict[int, list[int]] = {}
+        keep = set(out_slots)
+        for node_id, k in last_reads(g).items():
+            if slot[node_id] not in keep:
+                frees.setdefault(k, []).append(slot[node_id])
+        steps = [
+            (slot[n.id], made[n.id], tuple(frees.get(k, ())))
+            for k, n in enumerate(g.nodes)
+            if n.op != PARAMETER
+        ]
 
         def run(args: list[Any], caps: Sequence[Any]) -> list[Any]:
             env: list[Any] = [None] * nslots
             for s, a in zip(param_slots, args):
                 env[s] = a
-            for s, step in steps:
+            for s, step, free in steps:
                 env[s] = step(env, caps)
+                for f in free:
+                    env[f] = None
             return [env[s] for s in out_slots]
 
         return run
 
-    # ------------------------------------------------------------ one node
-    def _node(self, n: Node, slot: dict[int, int]) -> _Step:
+    # ------------------------------------------------------------ one node per kind
+    def primitive(self, n: Node, env: dict[int, Any], slot: dict[int, int]) -> _Step:
         b = self.backend
         get = _getter(n.inputs, slot)
-        if n.op in (CONSTANT, TENSOR):
-            return self._captured(n)
-        if n.op == ELEM:
-            src, index = slot[n.inputs[0].id], n.params["index"]
-            return lambda env, caps: env[src][index]
-        if n.op == HOOK:
-            return _hook(n, slot[n.inputs[0].id])
-        if n.op == COND:
-            return self._cond(n, slot)
-        if n.op == WHILE:
-            return self._while(n, slot)
-        if n.op == BLOCK:
-            impl = getattr(type(b), n.value.method, None)
-            if impl is not None:
-                return _native_block(impl, b, n, get)
-            fb = self.graph(n.fallback)
-            multi = n.types is not None
-
-            def block(env: list[Any], caps: Sequence[Any]) -> Any:
-                r = fb(get(env), caps)
-                return r if multi else r[0]
-
-            return block
-        method = _LOWERINGS.get(n.op)
-        kernel = getattr(b, n.op) if method is None else method.__get__(b)
+        kernel = getattr(b, n.op)
         shape, dtype, params = n.shape, n.dtype, n.params
         assert shape is not None and dtype is not None  # a primitive has one value
 
@@ -218,36 +229,51 @@ class _Lowering:
 
         return prim
 
-    def _captured(self, n: Node) -> _Step:
+    def elem(self, n: Node, env: dict[int, Any], slot: dict[int, int]) -> _Step:
+        src, index = slot[n.inputs[0].id], n.params["index"]
+        return lambda env, caps: env[src][index]
+
+    def hook(self, n: Node, env: dict[int, Any], slot: dict[int, int]) -> _Step:
+        return _hook(n, slot[n.inputs[0].id])
+
+    def block(self, n: Node, env: dict[int, Any], slot: dict[int, int]) -> _Step:
+        b = self.backend
+        get = _getter(n.inputs, slot)
+        impl = native_block(b, n)
+        if impl is not None:
+            return _native_block(impl, b, n, get)
+        fb = self.graph(n.fallback)
+        multi = n.types is not None
+
+        def block(env: list[Any], caps: Sequence[Any]) -> Any:
+            r = fb(get(env), caps)
+            return r if multi else r[0]
+
+        return block
+
+    def constant(self, n: Node, env: dict[int, Any], slot: dict[int, int]) -> _Step:
         b = self.backend
         shape, dtype = n.shape, n.dtype
         assert shape is not None and dtype is not None
         v: Tensor = n.value
-        check_live("jit", v, "a captured tensor")
         if n.op == CONSTANT and v.size <= FOLD_LIMIT:
+            check_live("jit", v, "a captured tensor")
             # small host data: a literal of the program
             lit = np.asarray(v.backend.to_numpy(v), dtype=dtype.numpy_dtype)
             return lambda env, caps: new_out(shape, dtype, b, lit)
-        k = self._cap_index.get(n.id)
-        if k is None:
-            from numerix.ops._core import on_backend
-
-            k = self._cap_index[n.id] = len(self.captured)
-            self.captured.append(on_backend(v, b).data)
-            self.captured_tensors.append(weakref.ref(v))
+        k, _ = self.captured_payload(n)
         return lambda env, caps: new_out(shape, dtype, b, caps[k])
 
-    def _cond(self, n: Node, slot: dict[int, int]) -> _Step:
+    def cond(self, n: Node, env: dict[int, Any], slot: dict[int, int]) -> _Step:
         b = self.backend
         tg, fg = n.subgraphs
         tf, ff = self.graph(tg), self.graph(fg)
         pred = slot[n.inputs[0].id]
-        targ = _subgraph_args(n, tg, 1, slot)
-        farg = _subgraph_args(n, fg, 1, slot)
+        t_ins, f_ins = subgraph_inputs(n, tg, 1), subgraph_inputs(n, fg, 1)
+        targ, farg = [slot[x.id] for x in t_ins], [slot[x.id] for x in f_ins]
         assert n.types is not None
         types = n.types
-        t_in = _types_of(n, tg, 1)
-        f_in = _types_of(n, fg, 1)
+        t_in, f_in = _types(t_ins), _types(f_ins)
 
         def cond(env: list[Any], caps: Sequence[Any]) -> Any:
             p = env[pred].data
@@ -273,14 +299,14 @@ class _Lowering:
 
         return cond
 
-    def _while(self, n: Node, slot: dict[int, int]) -> _Step:
+    def loop(self, n: Node, env: dict[int, Any], slot: dict[int, int]) -> _Step:
         b = self.backend
         cg, bg = n.subgraphs
         cf, bf = self.graph(cg), self.graph(bg)
         k = cg.n_args
         init = [slot[i.id] for i in n.inputs[:k]]
-        cfree = [slot[f.id] for f in cg.free]
-        bfree = [slot[f.id] for f in bg.free]
+        cfree = [slot[f.id] for f in subgraph_inputs(n, cg, 0)[k:]]
+        bfree = [slot[f.id] for f in subgraph_inputs(n, bg, 0)[k:]]
         assert n.types is not None
         types = n.types
 
@@ -326,13 +352,7 @@ def _getter(inputs: Sequence[Any], slot: dict[int, int]) -> Callable[[list[Any]]
     return lambda env: [env[v] if is_node else v for is_node, v in parts]
 
 
-def _subgraph_args(n: Node, g: Graph, skip: int, slot: dict[int, int]) -> list[int]:
-    explicit = [slot[i.id] for i in n.inputs[skip : skip + g.n_args]]
-    return explicit + [slot[f.id] for f in g.free]
-
-
-def _types_of(n: Node, g: Graph, skip: int) -> list[tuple[Any, Any]]:
-    nodes = list(n.inputs[skip : skip + g.n_args]) + list(g.free)
+def _types(nodes: Sequence[Node]) -> list[tuple[Any, Any]]:
     return [(x.shape, x.dtype) for x in nodes]
 
 
@@ -368,8 +388,3 @@ def _native_block(impl: Any, b: Backend, n: Node, get: Callable[[list[Any]], lis
         return list(r) if isinstance(r, tuple) else r
 
     return block
-
-
-#: Primitives whose backend kernel is not trace-safe, lowered here instead (none today:
-#: every xla kernel is a jitted lax function or puts host constants).
-_LOWERINGS: dict[str, Any] = {}

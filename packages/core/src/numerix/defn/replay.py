@@ -24,21 +24,11 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from numerix._meeting import DEALLOCATED, check_live, deallocated_error, meeting_backend
+from numerix._meeting import DEALLOCATED, deallocated_error, meeting_backend
 from numerix._tensor import Tensor
 from numerix.backend import Backend
-from numerix.defn.expr import (
-    BLOCK,
-    COND,
-    CONSTANT,
-    ELEM,
-    HOOK,
-    PARAMETER,
-    TENSOR,
-    WHILE,
-    Graph,
-    Node,
-)
+from numerix.defn.expr import COND, ELEM, HOOK, WHILE, Graph, Node
+from numerix.defn.graph import GraphWalk, native_block
 from numerix.ops._core import new_out
 
 __all__ = ["Program", "lower", "run_program", "runner"]
@@ -243,17 +233,21 @@ def _truth_of(backend: Backend, dtype: Any) -> Callable[[Any], bool]:
     return truth
 
 
-class _Writer:
-    """Writes the lines of ``program``; values are local variables ``v0, v1 ...``."""
+class _Writer(GraphWalk):
+    """Writes the lines of ``program``; values are local variables ``v0, v1 ...`` (the
+    one walk of :mod:`numerix.defn.graph`: ``env`` maps a node to its variable, or the
+    list of them of a multi-valued node; the context is the indent and the names the
+    level owns)."""
 
     def __init__(self, backend: Backend) -> None:
-        self.backend = backend
+        super().__init__(backend)
         self.ns: dict[str, Any] = {}
         self.lines: list[str] = []
         self.moved: dict[int, str] = {}  # node id -> global holding its payload
-        self.captured: list[weakref.ref[Tensor]] = []  # the tensors of those nodes
         self.names = itertools.count()
         self.globals = itertools.count()
+        #: per level being written: (line index after each node, names the node read)
+        self._uses: list[list[tuple[int, list[str]]]] = []
 
     def var(self) -> str:
         return f"v{next(self.names)}"
@@ -269,13 +263,12 @@ class _Writer:
     def graph(self, g: Graph, env: dict[int, Any], indent: int, owned: set[str]) -> None:
         """Write the nodes of ``g`` (its parameters already in ``env``); each variable this
         level owns is deleted after its last use, unless it is an output."""
-        uses: list[tuple[int, list[str]]] = []  # (line index after the node, names read)
-        for n in g.nodes:
-            if n.op == PARAMETER:
-                continue
-            read = _names([env[i.id] for i in n.inputs if isinstance(i, Node)])
-            self.node(n, env, indent, owned)
-            uses.append((len(self.lines), read))
+        uses: list[tuple[int, list[str]]] = []
+        self._uses.append(uses)
+        try:
+            self.walk(g, env, indent, owned)
+        finally:
+            self._uses.pop()
         keep = set(_names([env[o.id] for o in g.outputs]))
         last: dict[str, int] = {}
         for k, names in uses:
@@ -288,52 +281,50 @@ class _Writer:
         for k in sorted(frees, reverse=True):
             self.lines.insert(k, "    " * indent + "del " + ", ".join(sorted(frees[k])))
 
+    def visited(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> None:
+        read = _names([env[i.id] for i in n.inputs if isinstance(i, Node)])
+        self._uses[-1].append((len(self.lines), read))
+
     def args(self, n: Node, env: dict[int, Any]) -> list[str]:
         return [env[i.id] if isinstance(i, Node) else self.glob(i) for i in n.inputs]
 
-    def node(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> None:
-        op = n.op
-        b = self.backend
-        if op in (CONSTANT, TENSOR):
-            name = self.moved.get(n.id)
-            if name is None:
-                from numerix.ops._core import on_backend
+    # ------------------------------------------------------------ one node per kind
+    def constant(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> str:
+        name = self.moved.get(n.id)
+        if name is None:
+            _, payload = self.captured_payload(n)
+            name = self.moved[n.id] = self.glob(payload, "c")
+        return name
 
-                check_live("jit", n.value, "a captured tensor")
-                self.captured.append(weakref.ref(n.value))
-                name = self.moved[n.id] = self.glob(on_backend(n.value, b).data, "c")
-            env[n.id] = name
-        elif op == ELEM:
-            src, i = env[n.inputs[0].id], n.params["index"]
-            if isinstance(src, list):
-                env[n.id] = src[i]
-            else:
-                v = env[n.id] = self.var()
-                owned.add(v)
-                self.emit(f"{v} = {src}[{i}]", indent, op)
-        elif op == HOOK:
-            (x,) = self.args(n, env)
-            assert n.shape is not None
-            wrap = self.glob(_wrapper(n.shape, n.dtype, b), "w")
-            self.emit(f"{self.glob(n.value, 'h')}({wrap}({x}))", indent, op)
-            env[n.id] = x
-        elif op == COND:
-            self.cond(n, env, indent, owned)
-        elif op == WHILE:
-            self.loop(n, env, indent, owned)
-        elif op == BLOCK:
-            self.block(n, env, indent, owned)
-        else:
-            ins = [(i.shape, i.dtype) if isinstance(i, Node) else None for i in n.inputs]
-            out = (n.shape, n.dtype)
-            fn = None
-            if None not in ins:
-                fn = b.lower(op, n.params, tuple(ins), out)  # type: ignore[arg-type]
-            if fn is None:
-                fn = _method_call(b, getattr(b, op), ins, out, False, n.params)
-            v = env[n.id] = self.var()
-            owned.add(v)
-            self.emit(f"{v} = {self.glob(fn, 'k')}({', '.join(self.args(n, env))})", indent, op)
+    def elem(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> str:
+        src, i = env[n.inputs[0].id], n.params["index"]
+        if isinstance(src, list):
+            return src[i]
+        v = self.var()
+        owned.add(v)
+        self.emit(f"{v} = {src}[{i}]", indent, ELEM)
+        return v
+
+    def hook(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> str:
+        (x,) = self.args(n, env)
+        assert n.shape is not None
+        wrap = self.glob(_wrapper(n.shape, n.dtype, self.backend), "w")
+        self.emit(f"{self.glob(n.value, 'h')}({wrap}({x}))", indent, HOOK)
+        return x
+
+    def primitive(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> str:
+        b, op = self.backend, n.op
+        ins = [(i.shape, i.dtype) if isinstance(i, Node) else None for i in n.inputs]
+        out = (n.shape, n.dtype)
+        fn = None
+        if None not in ins:
+            fn = b.lower(op, n.params, tuple(ins), out)  # type: ignore[arg-type]
+        if fn is None:
+            fn = _method_call(b, getattr(b, op), ins, out, False, n.params)
+        v = self.var()
+        owned.add(v)
+        self.emit(f"{v} = {self.glob(fn, 'k')}({', '.join(self.args(n, env))})", indent, op)
+        return v
 
     def results(self, n: Node, owned: set[str]) -> list[str]:
         assert n.types is not None
@@ -383,7 +374,7 @@ class _Writer:
         b = self.backend
         method = n.value.method
         ins = self.args(n, env)
-        impl = getattr(b, method, None) if getattr(type(b), method, None) is not None else None
+        impl = native_block(b, n)
         if impl is None:  # the core's version, inlined
             outs = self.sub(n.fallback, ins, env, indent)
             # what the inlined version computed belongs to this level from here on
@@ -394,7 +385,8 @@ class _Writer:
         types = [(i.shape, i.dtype) for i in n.inputs]
         multi = n.types is not None
         out: Any = n.types if multi else (n.shape, n.dtype)
-        fn = self.glob(_method_call(b, impl, types, out, multi, n.params), "k")
+        bound = impl.__get__(b, type(b))
+        fn = self.glob(_method_call(b, bound, types, out, multi, n.params), "k")
         if multi:
             rs = self.results(n, owned)
             self.emit(f"{''.join(r + ', ' for r in rs)}= {fn}({', '.join(ins)})", indent, method)
