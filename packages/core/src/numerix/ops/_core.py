@@ -167,6 +167,31 @@ def scalar(value: Any, dtype: DType, backend: Backend) -> Tensor:
     return bind(_full, new_out((), dtype, backend), value=stored(value, dtype))
 
 
+# A Python scalar meeting a tensor (x * 1.0001) becomes a 0-d operand on the tensor's
+# backend; making it (the backend's full) costs more than the op on a small tensor, so
+# each (backend, dtype, value) is made once and kept. Tensors are immutable and these
+# operands never leave the op that made them. NaN and complex values are not kept
+# (equality does not tell them apart), nor the operands of a tracing backend.
+_OPERANDS: dict[tuple[Any, ...], Tensor] = {}
+_OPERANDS_MAX = 1024
+
+
+def scalar_operand(value: Any, dtype: DType, backend: Backend) -> Tensor:
+    """:func:`scalar`, kept per (backend, dtype, value): the 0-d operand a Python scalar
+    becomes in an element-wise op."""
+    t = type(value)
+    if t is complex or value != value or backend.is_tracing:
+        return scalar(value, dtype, backend)
+    # 1, 1.0 and True, and 0.0 and -0.0, are equal keys: the type and the sign part them
+    key = (backend, dtype, t, value, t is float and value == 0.0 and str(value) == "-0.0")
+    st = _OPERANDS.get(key)
+    if st is None or st.backend is not backend:  # an equal backend, or deallocated
+        if len(_OPERANDS) >= _OPERANDS_MAX:
+            _OPERANDS.clear()
+        st = _OPERANDS[key] = scalar(value, dtype, backend)
+    return st
+
+
 # ---------------------------------------------------------------- element-wise dispatch
 
 
@@ -257,7 +282,8 @@ def _with_scalars(
             raise _dtype_error(prim, x1, x2)
         check_scalar_fits(prim.name, x1, r[0])
         check_scalar_fits(prim.name, x2, r[0])
-        return scalar(x1, r[0], backend), scalar(x2, r[0], backend), backend, r[0], r[1]
+        return (scalar_operand(x1, r[0], backend), scalar_operand(x2, r[0], backend), backend,
+                r[0], r[1])  # fmt: skip
     if w1 or w2:
         t, s = (x2, x1) if w1 else (x1, x2)
         if type(t) is not Tensor:
@@ -268,7 +294,7 @@ def _with_scalars(
             raise _dtype_error(prim, x1, x2)
         cdt, odt = r
         check_scalar_fits(prim.name, s, cdt)
-        st = scalar(s, cdt, t.backend)
+        st = scalar_operand(s, cdt, t.backend)
         t = cast(t, cdt)
         return (st, t, t.backend, cdt, odt) if w1 else (t, st, t.backend, cdt, odt)
     backend, (t1, t2) = unify(prim.name, x1, x2)
