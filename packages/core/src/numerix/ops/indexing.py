@@ -16,7 +16,7 @@ import numpy as np
 
 from numerix import dtypes as D
 from numerix._meeting import DEALLOCATED, meeting_backend
-from numerix._shapes import broadcast_shapes
+from numerix._shapes import broadcast_shapes, check_shape, normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, IndexingError, ShapeError
 from numerix.ops._core import (
@@ -27,9 +27,13 @@ from numerix.ops._core import (
     is_concrete,
     new_out,
     on_backend,
+    scalar,
 )
+from numerix.ops.elementwise import add, clip, minimum, where
+from numerix.ops.shape import broadcast_to, fit_to, reshape, stack, transpose
 from numerix.primitives import indexing as PI
 from numerix.primitives import shape as PS
+from numerix.primitives.creation import iota
 
 __all__ = [
     "getitem", "take", "take_along_axis", "dynamic_slice", "put_slice", "indexed_add",
@@ -50,6 +54,8 @@ def _is_int(k: Any) -> bool:
 _BASIC: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
 _BASIC_MAX = 4096
 _int = int
+_new = Tensor.__new__
+_SMALL_INDEX = 64  # index tensors up to this size are bounds-checked as a Python list
 
 
 def _basic_key(key: Any) -> tuple[Any, ...] | None:
@@ -76,8 +82,9 @@ def _basic_key(key: Any) -> tuple[Any, ...] | None:
 
 
 def _basic_plan(shape: tuple[int, ...], items: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """(slice parameters or None, the sliced shape, the output shape) of a basic key, or
-    None when the general path must take it (its errors, negative steps)."""
+    """(the slice's start, stop and strides or None, the sliced shape, the output shape)
+    of a basic key, or None when the general path must take it (its errors, negative
+    steps)."""
     if len(items) > len(shape):
         return None
     starts, stops, strides, sliced, out_shape = [], [], [], [], []
@@ -108,14 +115,15 @@ def _basic_plan(shape: tuple[int, ...], items: tuple[Any, ...]) -> tuple[Any, ..
         out_shape.append(len(r))
     params = None
     if tuple(sliced) != shape or any(s != 1 for s in strides):
-        params = {"start": tuple(starts), "stop": tuple(stops), "strides": tuple(strides)}
+        params = (tuple(starts), tuple(stops), tuple(strides))
     return params, tuple(sliced), tuple(out_shape)
 
 
 def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
     """``x[key]`` with numpy semantics; ``op`` names the operation in the errors of
     integer index tensors (``take`` indexes through here)."""
-    hkey = _basic_key(key)
+    # the fast paths call the kernels themselves, with the output their plan inferred
+    hkey = (key,) if type(key) is _int else _basic_key(key)
     if hkey is not None:
         ck = (x.shape, hkey)
         try:
@@ -127,26 +135,34 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
         if plan is not None:
             params, sliced, out_shape = plan
             backend = x.backend
+            dtype = x.dtype
             y = x
             if params is not None:
-                y = bind(PS.slice, new_out(sliced, x.dtype, backend), x, **params)
+                out = _new(Tensor)
+                out.shape, out.dtype, out.backend, out.data = sliced, dtype, backend, None
+                y = backend.slice(out, x, start=params[0], stop=params[1], strides=params[2])
             if out_shape != sliced:
-                y = bind(PS.reshape, new_out(out_shape, x.dtype, backend), y)
+                out = _new(Tensor)
+                out.shape, out.dtype, out.backend, out.data = out_shape, dtype, backend, None
+                y = backend.reshape(out, y)
             return y
     elif (
         type(key) is Tensor
         and key.dtype.kind in "iu"
         and key.backend is x.backend
-        and x.ndim
+        and x.shape
         and x.backend is not DEALLOCATED
         and not x.backend.is_tracing
     ):
         # one integer tensor indexing axis 0 (x[idx]): the index checked as the general
         # path checks it, then one gather
-        ki = cast(_checked_index(key, x.shape[0], 0, x, x, op), D.int64)
-        indices = bind(PS.reshape, new_out(ki.shape + (1,), ki.dtype, ki.backend), ki)
-        return bind(PI.gather, new_out(ki.shape + x.shape[1:], x.dtype, x.backend), x, indices,
-                    axes=(0,))  # fmt: skip
+        backend = x.backend
+        ki = _checked_index(key, x.shape[0], 0, x, x, op)
+        if ki.dtype is not D.int64:
+            ki = cast(ki, D.int64)
+        indices = backend.reshape(new_out(ki.shape + (1,), D.int64, backend), ki)
+        return backend.gather(new_out(ki.shape + x.shape[1:], x.dtype, backend), x, indices,
+                              axes=(0,))  # fmt: skip
     if not isinstance(key, tuple):
         key = (key,)
     items: list[Any] = []
@@ -274,7 +290,6 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
                  start=tuple(starts), stop=tuple(stops), strides=tuple(strides))  # fmt: skip
     if rev:
         y = bind(PS.reverse, new_out(y.shape, y.dtype, y.backend), y, axes=tuple(rev))
-    from numerix.ops.shape import reshape, transpose
 
     if not advanced:
         out_shape = []
@@ -315,7 +330,6 @@ def _advanced(
             + " cannot be broadcast together (a bool mask counts as one index per dimension, "
             "of its number of true elements)"
         ) from None
-    from numerix.ops.shape import broadcast_to, stack
 
     idx = [broadcast_to(t, bshape) for t in idx]
     indices = stack(idx, axis=-1)
@@ -352,8 +366,6 @@ def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor, op: str
     # A concrete index is bounds-checked here; a traced one (inside jit) cannot be read,
     # so its negative entries are wrapped and the rest clamped into range (XLA's gather
     # rule), the same on every backend.
-    from numerix.ops._core import is_concrete, on_backend
-    from numerix.ops.elementwise import add, clip, where
 
     concrete = is_concrete(k)
     if not concrete and dim == 0 and k.size:
@@ -361,7 +373,11 @@ def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor, op: str
     if concrete:
         host = k.backend.to_numpy(k)
         if host.size:
-            lo, hi = int(host.min()), int(host.max())
+            if host.size <= _SMALL_INDEX:  # two numpy reductions cost more than the list
+                values = host.ravel().tolist()
+                lo, hi = min(values), max(values)
+            else:
+                lo, hi = int(host.min()), int(host.max())
             if lo < -dim or hi >= dim:
                 bad = lo if lo < -dim else hi
                 raise IndexingError(
@@ -400,8 +416,6 @@ def _mask_to_indices(x: Tensor, mask: Tensor, at: int) -> list[Tensor]:
 def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Tensor:
     """Elements of ``x`` at ``indices`` along ``axis`` (array API ``take``); ``axis=None``
     indexes the flattened tensor."""
-    from numerix._shapes import normalize_axis
-    from numerix.ops.shape import reshape
 
     t = as_tensor(x, "take")
     if axis is None:
@@ -421,7 +435,6 @@ def _in_range(op: str, k: Tensor, axes: Sequence[int], what: Tensor) -> Tensor:
     indices count from the end, as in numpy. Out-of-range indices raise IndexingError
     when ``k`` has values (eagerly); traced indices cannot be read: after wrapping the
     negative ones, they are clamped into range (XLA's rule), the same on every backend."""
-    from numerix.ops.elementwise import add, clip, where
 
     if k.dtype.kind not in "iu":
         raise IndexingError(
@@ -475,8 +488,6 @@ def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Tensor:
 
         nx.take_along_axis(x, nx.tensor([[3], [0]]), axis=1)  # IndexingError: ... index 3 ...
     """
-    from numerix._shapes import normalize_axis
-    from numerix.ops.shape import broadcast_to, stack
 
     t = as_tensor(x, "take_along_axis")
     i = as_tensor(indices, "take_along_axis", t.backend)
@@ -503,7 +514,6 @@ def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Tensor:
         from numerix.ops._core import on_backend
 
         i = on_backend(i, t.backend)
-    from numerix.primitives.creation import iota
 
     t = broadcast_to(t, b[:ax] + (t.shape[ax],) + b[ax + 1 :])
     cols = [
@@ -523,7 +533,6 @@ def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Tensor:
 def _starts(op: str, t: Tensor, start_indices: Any, sizes: tuple[int, ...]) -> list[Any]:
     """One start per axis: Python ints clamped here, 0-d tensors as int64 (the backend
     clamps those)."""
-    from numerix.ops.elementwise import minimum
 
     starts = start_indices
     if type(starts) is Tensor or isinstance(starts, np.ndarray):
@@ -566,7 +575,6 @@ def _starts(op: str, t: Tensor, start_indices: Any, sizes: tuple[int, ...]) -> l
 
 
 def _as_start_tensors(starts: list[Any], t: Tensor) -> list[Tensor]:
-    from numerix.ops._core import scalar
 
     return [s if type(s) is Tensor else scalar(s, D.int64, t.backend) for s in starts]
 
@@ -591,8 +599,6 @@ def dynamic_slice(x: Any, /, start_indices: Any, sizes: Sequence[int]) -> Tensor
 
         nx.dynamic_slice(x, [0], [7])  # ShapeError: dynamic_slice: size 7 ...
     """
-    from numerix._shapes import check_shape
-    from numerix.primitives import shape as PSH
 
     t = as_tensor(x, "dynamic_slice")
     sz = check_shape("dynamic_slice", sizes)
@@ -605,9 +611,9 @@ def dynamic_slice(x: Any, /, start_indices: Any, sizes: Sequence[int]) -> Tensor
     if all(type(s) is int for s in starts):
         if sz == t.shape:
             return t
-        return bind(PSH.slice, new_out(sz, t.dtype, t.backend), t, start=tuple(starts),
+        return bind(PS.slice, new_out(sz, t.dtype, t.backend), t, start=tuple(starts),
                     stop=tuple(s + n for s, n in zip(starts, sz)), strides=(1,) * t.ndim)  # fmt: skip
-    return bind(PSH.dynamic_slice, new_out(sz, t.dtype, t.backend), t,
+    return bind(PS.dynamic_slice, new_out(sz, t.dtype, t.backend), t,
                 *_as_start_tensors(starts, t), sizes=sz)  # fmt: skip
 
 
@@ -628,8 +634,6 @@ def put_slice(x: Any, /, start_indices: Any, update: Any) -> Tensor:
 
         nx.put_slice(nx.zeros(3, dtype=nx.int32), [0], nx.tensor([0.5]))  # DTypeError
     """
-    from numerix.ops.shape import fit_to
-    from numerix.primitives import shape as PSH
 
     t = as_tensor(x, "put_slice")
     u = fit_to("put_slice", "update", update, t)
@@ -639,7 +643,7 @@ def put_slice(x: Any, /, start_indices: Any, update: Any) -> Tensor:
             f"each no larger"
         )
     starts = _starts("put_slice", t, start_indices, u.shape)
-    return bind(PSH.put_slice, new_out(t.shape, t.dtype, t.backend), t, u,
+    return bind(PS.put_slice, new_out(t.shape, t.dtype, t.backend), t, u,
                 *_as_start_tensors(starts, t))  # fmt: skip
 
 
@@ -647,8 +651,6 @@ def put_slice(x: Any, /, start_indices: Any, update: Any) -> Tensor:
 
 
 def _scatter(op: str, prim: Any, x: Any, indices: Any, updates: Any, axes: Any) -> Tensor:
-    from numerix._shapes import normalize_axis
-    from numerix.ops.shape import broadcast_to, fit_to
 
     t = as_tensor(x, op)
     if prim is PI.indexed_add and t.dtype is D.bool_:

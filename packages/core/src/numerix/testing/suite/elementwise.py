@@ -330,6 +330,28 @@ def test_python_floats_beyond_the_dtype_overflow_as_numpy(dtype: D.DType) -> Non
         check(nx.full((2,), s, dtype=dtype), np.full(2, v), dtype)
 
 
+def test_python_scalar_operands_kept_apart_by_type_sign_and_dtype() -> None:
+    # the 0-d operand a Python scalar becomes is kept per (backend, dtype, value): keys
+    # that compare equal (0.0 and -0.0; 1, 1.0 and True) must not share one
+    a = np.array([1.0, -2.0], np.float32)
+    for s in (0.0, -0.0, 0.0, -0.0):
+        got = nx.multiply(t(a), s)
+        check(got, a * np.float32(s), nx.float32)
+        assert (np.signbit(np.asarray(got)) == np.signbit(a * np.float32(s))).all(), s
+        check(nx.add(s, t(a)), np.float32(s) + a, nx.float32)
+    i = np.array([1, -2], np.int8)
+    for s, want in ((1, nx.int8), (True, nx.int8), (1.0, nx.float32), (1, nx.int8)):
+        check(nx.add(t(i), s), i.astype(want.numpy_dtype) + want.numpy_dtype.type(s), want)
+    b = np.array([True, False])
+    check(nx.add(t(b), 1), b.astype(np.int64) + 1, nx.int64)
+    check(nx.logical_xor(t(b), True), b ^ True, nx.bool_)
+    with np.errstate(invalid="ignore"):
+        check(nx.add(t(a), float("nan")), a + np.float32("nan"), nx.float32)
+    # more values than are kept: each op still meets its own
+    for s in range(0, 1100, 7):
+        check(nx.multiply(t(a), float(s)), a * np.float32(s), nx.float32)
+
+
 @pytest.mark.parametrize(
     ("x", "s", "want"),
     [

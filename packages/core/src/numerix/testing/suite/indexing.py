@@ -214,6 +214,48 @@ def test_getitem_errors() -> None:
     assert isinstance(nx.IndexingError("x"), IndexError)
 
 
+def test_getitem_fast_paths_match_numpy() -> None:
+    # Python ints and slices (planned once per shape and key: each key is taken twice)
+    # and one integer tensor (x[idx]) skip the general machinery: the same results and
+    # errors, on 0-d, empty and 1-d tensors, with negative and repeated indices
+    m = sample(nx.float32, (4, 3), 3)
+    v, e, z = m[:, 0].copy(), np.zeros((0, 3), np.float32), np.array(2.5, np.float32)
+    basic = [(m, 1), (m, -4), (m, (3, -1)), (m, S(1, 3)), (m, (S(None), S(None, None, 2))),
+             (m, S(-1, None)), (m, S(3, 1)), (m, (2, S(0, 2))), (v, 0), (v, -1), (v, S(None)),
+             (e, S(None)), (e, S(0, 0)), (e, (S(None), 1)), (z, ()), (z, E)]  # fmt: skip
+    for a, key in basic:
+        for _ in range(2):
+            check(nx.tensor(a)[key], a[key], nx.float32)
+    idx = [np.array([3, 0, 2, 2]), np.array([-1, -4, 0]), np.array(2), np.array([[1], [-2]]),
+           np.zeros(0, np.int64), np.arange(-4, 4).repeat(12)]  # fmt: skip
+    for i in idx:
+        check(nx.tensor(m)[nx.tensor(i)], m[i], nx.float32)
+    for dt in (np.int8, np.int32, np.uint8):
+        check(nx.tensor(m)[nx.tensor(idx[0].astype(dt))], m[idx[0]], nx.float32)
+        check(nx.tensor(v)[nx.tensor(idx[0].astype(dt))], v[idx[0]], nx.float32)
+    check(nx.tensor(e)[nx.tensor(np.zeros(0, np.int64))], e[np.zeros(0, np.int64)], nx.float32)
+    mask = np.array([True, False, False, True])
+    check(nx.tensor(m)[nx.tensor(mask)], m[mask], nx.float32)  # bool: the general way
+    x = nx.tensor(m)
+    for key, bad in ((4, 4), (-5, -5), ((0, 3), 3), ((0, -4), -4)):
+        with pytest.raises(nx.IndexingError, match=rf"^getitem: index {bad} is out of bounds"):
+            x[key]
+    big = np.arange(-4, 4).repeat(12)  # bounds read by numpy beyond the small-index size
+    for i, bad in (([0, 4], 4), ([-5, 1], -5), (np.append(big, 9), 9), (np.append(big, -9), -9)):
+        with pytest.raises(
+            nx.IndexingError, match=rf"^getitem: index {bad} is out of bounds for axis 0 with size 4"
+        ):
+            x[nx.tensor(np.asarray(i, np.int64))]
+        with pytest.raises(nx.IndexingError, match=rf"^take: index {bad} is out of bounds"):
+            nx.take(x, nx.tensor(np.asarray(i, np.int64)), axis=0)
+    with pytest.raises(nx.IndexingError, match=r"^getitem: index 0 is out of bounds .* size 0"):
+        nx.tensor(e)[0]
+    with pytest.raises(nx.IndexingError, match=r"^getitem: index 0 is out of bounds .* size 0"):
+        nx.tensor(e)[nx.tensor([0])]
+    with pytest.raises(nx.IndexingError, match=r"^getitem: too many indices for f32 "):
+        nx.tensor(z)[nx.tensor([0])]
+
+
 # ---------------------------------------------------------------- take_along_axis
 
 
