@@ -9,13 +9,16 @@ exactly) on edge shapes: 0-d, empty and size-1 axes.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
 
 import numerix as nx
+import numerix.ops.linalg_blocks
 from numerix import dtypes as D
-from numerix.primitives import REGISTRY
+from numerix.primitives import BLOCKS, REGISTRY
 from numerix.primitives import creation as PC
 from numerix.primitives import indexing as PI
 from numerix.primitives import shape as PS
@@ -132,12 +135,79 @@ def test_from_numpy_rule_refuses_an_unknown_dtype() -> None:
 def test_rules_take_the_declared_inputs_and_params() -> None:
     # bind calls rule(*one_per_input, **params, **out_params): each rule must accept it
     wrong = []
-    for p in REGISTRY:
+    for p in [*REGISTRY, *BLOCKS.values()]:
         n = sum(2 if i.startswith("*") else 1 for i in p.inputs)
-        kw = dict.fromkeys(p.params + p.out_params)
+        kw = dict.fromkeys(p.params + getattr(p, "out_params", ()))
         for rule in (p.shape_rule, p.dtype_rule):
             try:
                 inspect.signature(rule).bind(*([None] * n), **kw)
             except TypeError as e:
                 wrong.append(f"{p.name}: {getattr(rule, '__name__', rule)} ({e})")
     assert not wrong, "rules that bind cannot call: " + "; ".join(wrong)
+
+
+def _block_rules(name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    b = BLOCKS[name]
+    assert b.shape_rule is not None and b.dtype_rule is not None, name
+    return b.shape_rule, b.dtype_rule
+
+
+def test_every_block_has_both_rules() -> None:
+    missing = [b.name for b in BLOCKS.values() if b.shape_rule is None or b.dtype_rule is None]
+    assert not missing, f"blocks without a shape or dtype rule: {missing}"
+
+
+@pytest.mark.parametrize("dtype", [D.float32, D.float64, D.complex64, D.complex128], ids=str)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (0, 2, 2), (1, 1)], ids=str)
+def test_square_linalg_block_rules_against_numpy(shape: tuple[int, ...], dtype: D.DType) -> None:
+    a = np.eye(shape[-1], dtype=dtype.numpy_dtype) * np.ones(shape, dtype.numpy_dtype) * 2
+    checks: dict[str, tuple[Any, ...]] = {
+        "cholesky": ((a,), {"upper": False}, np.linalg.cholesky(a)),
+        "inv": ((a,), {}, np.linalg.inv(a)),
+        "det": ((a,), {}, np.linalg.det(a)),
+        "solve": ((a, a), {}, np.linalg.solve(a, a)),
+        "triangular_solve": (
+            (a, a), {"lower": True, "left_side": True, "transform_a": "none"},
+            np.linalg.solve(a, a),
+        ),
+        "eigh": ((a,), {}, tuple(np.linalg.eigh(a))),
+        "lu": ((a,), {}, (a, a, a)),  # numpy has no lu: p, l and u have x's shape and dtype
+    }  # fmt: skip
+    for name, (ins, params, want) in checks.items():
+        shape_rule, dtype_rule = _block_rules(name)
+        shapes = shape_rule(*(x.shape for x in ins), **params)
+        dtypes = dtype_rule(*(D.from_numpy_dtype(x.dtype) for x in ins), **params)
+        if isinstance(want, tuple):
+            assert shapes == tuple(w.shape for w in want), name
+            assert dtypes == tuple(D.from_numpy_dtype(w.dtype) for w in want), name
+        else:
+            assert (shapes, dtypes) == (want.shape, D.from_numpy_dtype(want.dtype)), name
+
+
+@pytest.mark.parametrize("shape", [(3, 2), (2, 3), (4, 1, 5), (0, 3), (1, 1)], ids=str)
+@pytest.mark.parametrize("dtype", [D.float32, D.complex128], ids=str)
+def test_qr_svd_block_rules_against_numpy(shape: tuple[int, ...], dtype: D.DType) -> None:
+    a = np.ones(shape, dtype.numpy_dtype)
+    for mode in ("reduced", "complete"):
+        want = np.linalg.qr(a, mode=mode)
+        assert _block_rules("qr")[0](shape, mode=mode) == (want.Q.shape, want.R.shape)
+        assert _block_rules("qr")[1](dtype, mode=mode) == (dtype, dtype)
+    for full in (True, False):
+        u, s, vh = np.linalg.svd(a, full_matrices=full)
+        assert _block_rules("svd")[0](shape, full_matrices=full) == (u.shape, s.shape, vh.shape)
+        got = _block_rules("svd")[1](dtype, full_matrices=full)
+        assert got == tuple(D.from_numpy_dtype(x.dtype) for x in (u, s, vh))
+
+
+@pytest.mark.parametrize(
+    "shape,axis,k", [((5,), 0, 2), ((3, 4), 1, 0), ((3, 4), 0, 3), ((0, 2), 1, 1)]
+)
+def test_top_k_and_threefry_block_rules(shape: tuple[int, ...], axis: int, k: int) -> None:
+    x = np.zeros(shape, np.float32)
+    vals = np.take(x, np.arange(k), axis=axis)
+    assert _block_rules("top_k")[0](shape, k=k, axis=axis) == (vals.shape, vals.shape)
+    assert _block_rules("top_k")[1](D.float32, k=k, axis=axis) == (D.float32, D.int64)
+    words = (shape, (), (1,) * len(shape), shape)
+    want = np.broadcast_shapes(*words)
+    assert _block_rules("threefry2x32")[0](*words) == (want, want)
+    assert _block_rules("threefry2x32")[1](*[D.uint32] * 4) == (D.uint32, D.uint32)

@@ -48,6 +48,7 @@ from pydantic_settings import (
 )
 
 from numerix import _config_state as _state
+from numerix import _dispatch
 from numerix.backend import Backend
 from numerix.errors import ConfigError, NumerixError, PluginError
 from numerix.plugins import install_command
@@ -55,6 +56,7 @@ from numerix.plugins import install_command
 __all__ = [
     "NumerixSettings",
     "DefnSettings",
+    "DebugSettings",
     "BackendsSettings",
     "Source",
     "Effective",
@@ -122,6 +124,22 @@ class DefnSettings(BaseModel):
     )
 
 
+class DebugSettings(BaseModel):
+    """Checks for backend authors and the conformance kit (``[debug]``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    check_rules: bool = Field(
+        default=False,
+        description="Check every kernel's result against its primitive's shape and dtype "
+        "rules (the tensor's and its native array's); a mismatch raises "
+        "`numerix.errors.RuleCheckError` naming the primitive and the backend. For backend "
+        "authors; the conformance kit turns it on. Read with the environment and the files "
+        "(`numerix.reload_config()` reads it again); nothing is checked, and nothing costs, "
+        "when off.",
+    )
+
+
 class NumerixSettings(BaseSettings):
     """Every setting of numerix. Read it with :func:`settings`; change it with a file, an
     environment variable, ``with numerix.config(...)`` or :func:`load_settings` keywords."""
@@ -170,6 +188,10 @@ class NumerixSettings(BaseSettings):
     backends: BackendsSettings = Field(
         default_factory=BackendsSettings,
         description="One table per installed backend plugin, each with its own keys.",
+    )
+    debug: DebugSettings = Field(
+        default_factory=DebugSettings,
+        description="Checks for backend authors and the conformance kit.",
     )
 
     @field_validator("default_backend", mode="before")
@@ -646,6 +668,7 @@ def current() -> Effective:
                 files = _state.config_files()
                 eff = _build(_read_layers(cls), files)
                 _state.base = eff
+                _dispatch.check_rules_setting(eff.settings.debug.check_rules)
     return eff
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "ArgumentError",
     "TracingError",
     "NumpyFunctionError",
+    "RuleCheckError",
     "clip_long_words",
 ]
 
@@ -118,3 +119,10 @@ class NumpyFunctionError(NumerixError, TypeError):
     """A numpy function or ufunc called on a tensor that numerix does not carry out, or
     with a keyword it does not take (``out=``): the message names the numerix function
     to call, or ``np.asarray(t)`` for an explicit copy to numpy."""
+
+
+class RuleCheckError(NumerixError, RuntimeError):
+    """A kernel whose result differs from its primitive's shape and dtype rules, or an op
+    that built its output differently from them: raised only while the rule check is on
+    (``[debug] check_rules``, which the conformance kit turns on). The message names the
+    primitive, the backend, the inputs and what differs."""

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from numerix import dtypes as D
+from numerix._dispatch import new_out
 from numerix._meeting import DEALLOCATED, deallocated_error, meeting_backend
 from numerix._shapes import broadcast_shapes, size_of
 from numerix._tensor import Tensor
@@ -27,19 +28,11 @@ _PY_SCALARS = (bool, int, float, complex)
 _new = Tensor.__new__
 
 
-def new_out(shape: tuple[int, ...], dtype: DType, backend: Backend, data: Any = None) -> Tensor:
-    """The ``out`` tensor a primitive fills; with ``data``, a tensor holding that payload
-    (compilers wrap their values so), unchecked."""
-    t = _new(Tensor)
-    t.shape = shape
-    t.dtype = dtype
-    t.backend = backend
-    t.data = data
-    return t
-
-
 def bind(prim: Primitive, out: Tensor, *inputs: Any, **params: Any) -> Tensor:
-    """Call ``prim`` on ``out.backend``: the single point where the core meets a backend."""
+    """Call ``prim``'s kernel on ``out.backend`` with an ``out`` the caller built (the
+    element-wise fast paths, whose tables hold the rules' results). Ops that infer their
+    output bind with :meth:`Primitive.bind <numerix._dispatch.bind>`, which runs the
+    primitive's rules."""
     return getattr(out.backend, prim.name)(out, *inputs, **params)
 
 

@@ -14,11 +14,9 @@ from numerix.dtypes import DType
 from numerix.errors import DTypeError, ShapeError, TracingError
 from numerix.ops._core import (
     _PY_SCALARS,
-    bind,
     cast,
     check_concrete,
     check_scalar_fits,
-    new_out,
     resolve,
     stored,
 )
@@ -91,7 +89,7 @@ def tensor(data: Any, dtype: Any = None, backend: Any = None, **backend_options:
         d = dt if dt is not None else D.scalar_dtype(data)
         if t_data is int and d.kind in "iu":
             check_scalar_fits("tensor", data, d)
-        return bind(P.full, new_out((), d, be), value=_scalar_for(data, d, "tensor"))
+        return P.full.bind(shape=(), dtype=d, value=_scalar_for(data, d, "tensor"), backend=be)
     arr = _to_numpy(data, dt)
     t = from_numpy(arr, backend=be)
     return t if dt is None else _convert(t, dt, "tensor")
@@ -239,8 +237,7 @@ def from_numpy(array: np.ndarray, dtype: Any = None, backend: Any = None) -> Ten
     ``binary``; treat the array as read-only afterwards)."""
     be = resolve(backend, "from_numpy")
     arr = _to_numpy(array, None)
-    d = D.from_numpy_dtype(arr.dtype, "from_numpy")
-    t = bind(P.from_numpy, new_out(arr.shape, d, be), arr)
+    t = P.from_numpy.bind(arr, backend=be)
     dt = _opt_dtype(dtype, "from_numpy")
     return t if dt is None else _convert(t, dt, "from_numpy")
 
@@ -263,8 +260,7 @@ def from_binary(data: bytes | bytearray | memoryview, dtype: Any, backend: Any =
         )
     mv = memoryview(data)
     arr = np.frombuffer(mv if mv.c_contiguous else mv.tobytes(), dtype=d.numpy_dtype)
-    be = resolve(backend, "from_binary")
-    return bind(P.from_numpy, new_out(arr.shape, d, be), arr)
+    return P.from_numpy.bind(arr, backend=resolve(backend, "from_binary"))
 
 
 def to_binary(x: Tensor) -> bytes:
@@ -291,7 +287,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, backend: Any = None) ->
         check_bytes("full", s, d.itemsize, dtype=d.name)
     check_scalar_fits("full", fill_value, d)
     be = resolve(backend, "full")
-    return bind(P.full, new_out(s, d, be), value=_scalar_for(fill_value, d, "full"))
+    return P.full.bind(shape=s, dtype=d, value=_scalar_for(fill_value, d, "full"), backend=be)
 
 
 def zeros(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
@@ -372,7 +368,7 @@ def arange(
         for v in (start, start + (n - 1) * step):
             check_scalar_fits("arange", int(v), d)
     be = resolve(backend, "arange")
-    return bind(P.arange, new_out((n,), d, be), start=start, step=step)
+    return P.arange.bind(shape=(n,), dtype=d, start=start, step=step, backend=be)
 
 
 def iota(shape: Any, axis: int | None = None, dtype: Any = None, backend: Any = None) -> Tensor:
@@ -390,7 +386,7 @@ def iota(shape: Any, axis: int | None = None, dtype: Any = None, backend: Any = 
     if d.kind == "b":
         raise DTypeError("iota: dtype must be numeric, got bool")
     be = resolve(backend, "iota")
-    return bind(P.iota, new_out(s, d, be), axis=axis)
+    return P.iota.bind(shape=s, dtype=d, axis=axis, backend=be)
 
 
 def eye(
@@ -402,7 +398,7 @@ def eye(
         raise ShapeError(f"eye: k must be an int, got {k!r}")
     d = _opt_dtype(dtype, "eye") or D.float32
     be = resolve(backend, "eye")
-    return bind(P.eye, new_out(s, d, be), k=k)
+    return P.eye.bind(shape=s, dtype=d, k=k, backend=be)
 
 
 def linspace(
@@ -425,4 +421,6 @@ def linspace(
     if d.kind == "b":
         raise DTypeError("linspace: dtype must be numeric, got bool")
     be = resolve(backend, "linspace")
-    return bind(P.linspace, new_out((n,), d, be), start=start, stop=stop, endpoint=bool(endpoint))
+    return P.linspace.bind(
+        shape=(n,), dtype=d, start=start, stop=stop, endpoint=bool(endpoint), backend=be
+    )

@@ -16,7 +16,7 @@ from numerix import dtypes as D
 from numerix._shapes import normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
-from numerix.ops._core import as_tensor, bind, cast, new_out, resolve
+from numerix.ops._core import as_tensor, cast, resolve
 from numerix.primitives import fft as P
 from numerix.primitives._registry import Primitive
 
@@ -56,9 +56,9 @@ def _transform(prim: Primitive, op: str, x: Any, n: Any, axis: int, norm: str) -
         from numerix.ops.shape import moveaxis
 
         t = moveaxis(t, ax, last)
-    odt = P.fft_complex_dtype(t.dtype)
-    t = cast(t, odt)
-    r = bind(prim, new_out(t.shape[:-1] + (length,), odt, t.backend), t, length=length)
+    # the kernel takes x in its output's dtype: cast to what the dtype rule gives
+    t = cast(t, prim.dtype_rule(t.dtype, length=length))
+    r = prim.bind(t, length=length)
     # the primitives are norm="backward"; other norms rescale
     inverse = prim is P.ifft
     if norm == "ortho":

@@ -36,45 +36,107 @@ from numerix.primitives._registry import declare_block, vjp_rule
 
 __all__ = ["cholesky", "triangular_solve", "solve", "inv", "det", "lu", "qr", "eigh", "svd"]
 
+Shape = tuple[int, ...]
+
+
+def _same_shape(x: Shape, **params: object) -> Shape:
+    return x
+
+
+def _same_dtype(x: DType, *rest: DType, **params: object) -> DType:
+    return x
+
+
+def _rhs_shape(a: Shape, b: Shape, **params: object) -> Shape:
+    # a is broadcast to b's batch first; x has b's shape
+    return b
+
+
+def _det_shape(x: Shape) -> Shape:
+    return x[:-2]
+
+
+def _lu_shape(x: Shape) -> tuple[Shape, Shape, Shape]:
+    return x, x, x
+
+
+def _lu_dtype(x: DType) -> tuple[DType, DType, DType]:
+    return x, x, x
+
+
+def _qr_shape(x: Shape, *, mode: str) -> tuple[Shape, Shape]:
+    *batch, m, n = x
+    k = m if mode == "complete" else min(m, n)
+    return (*batch, m, k), (*batch, k, n)
+
+
+def _qr_dtype(x: DType, *, mode: str) -> tuple[DType, DType]:
+    return x, x
+
+
+def _eigh_shape(x: Shape) -> tuple[Shape, Shape]:
+    return x[:-1], x
+
+
+def _eigh_dtype(x: DType) -> tuple[DType, DType]:
+    return _real_dtype(x), x
+
+
+def _svd_shape(x: Shape, *, full_matrices: bool) -> tuple[Shape, Shape, Shape]:
+    *batch, m, n = x
+    k = min(m, n)
+    full = full_matrices
+    return (*batch, m, m if full else k), (*batch, k), (*batch, n if full else k, n)
+
+
+def _svd_dtype(x: DType, *, full_matrices: bool) -> tuple[DType, DType, DType]:
+    return x, _real_dtype(x), x
+
+
 cholesky_block = declare_block(
     "cholesky", "linalg", inputs=("x",), params=("upper",),
+    shape_rule=_same_shape, dtype_rule=_same_dtype,
     doc="Cholesky factor of Hermitian positive-definite matrices (lower, or upper = L^H), "
         "read from the lower triangle; batched",
 )  # fmt: skip
 triangular_solve_block = declare_block(
     "triangular_solve", "linalg", inputs=("a", "b"),
     params=("lower", "left_side", "transform_a"),
+    shape_rule=_rhs_shape, dtype_rule=_same_dtype,
     doc="x with op(a) x = b (left_side) or x op(a) = b, a triangular (the other triangle is "
         "ignored), op by transform_a in none/transpose/adjoint; b is a matrix, batches equal",
 )  # fmt: skip
 solve_block = declare_block(
-    "solve",
-    "linalg",
-    inputs=("a", "b"),
+    "solve", "linalg", inputs=("a", "b"), shape_rule=_rhs_shape, dtype_rule=_same_dtype,
     doc="x with a x = b for square a (LU with partial pivoting); b is a matrix, batches equal",
-)
-inv_block = declare_block("inv", "linalg", inputs=("x",), doc="inverse of square matrices")
+)  # fmt: skip
+inv_block = declare_block(
+    "inv", "linalg", inputs=("x",), shape_rule=_same_shape, dtype_rule=_same_dtype,
+    doc="inverse of square matrices",
+)  # fmt: skip
 det_block = declare_block(
-    "det", "linalg", inputs=("x",), doc="determinant of square matrices (0 when singular)"
-)
+    "det", "linalg", inputs=("x",), shape_rule=_det_shape, dtype_rule=_same_dtype,
+    doc="determinant of square matrices (0 when singular)",
+)  # fmt: skip
 lu_block = declare_block(
-    "lu", "linalg", inputs=("x",),
+    "lu", "linalg", inputs=("x",), shape_rule=_lu_shape, dtype_rule=_lu_dtype,
     doc="(p, l, u) with x = p l u of square matrices: p a permutation, l unit lower "
         "triangular, u upper triangular (partial pivoting: the first largest |pivot|)",
 )  # fmt: skip
 qr_block = declare_block(
-    "qr", "linalg", inputs=("x",), params=("mode",),
+    "qr", "linalg", inputs=("x",), params=("mode",), shape_rule=_qr_shape, dtype_rule=_qr_dtype,
     doc="(q, r) with x = q r, q with orthonormal columns, r upper triangular; mode "
         "reduced/complete",
 )  # fmt: skip
 eigh_block = declare_block(
-    "eigh", "linalg", inputs=("x",),
+    "eigh", "linalg", inputs=("x",), shape_rule=_eigh_shape, dtype_rule=_eigh_dtype,
     doc="(eigenvalues ascending, in the real dtype; eigenvectors as columns) of Hermitian "
         "matrices, read from the lower triangle",
 )  # fmt: skip
 
 svd_block = declare_block(
     "svd", "linalg", inputs=("x",), params=("full_matrices",),
+    shape_rule=_svd_shape, dtype_rule=_svd_dtype,
     doc="(u, s, vh) with x = u diag(s) vh, s real and descending; u (..., m, m) and vh "
         "(..., n, n) when full_matrices, else (..., m, k) and (..., k, n), k = min(m, n)",
 )  # fmt: skip

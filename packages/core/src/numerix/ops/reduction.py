@@ -20,7 +20,8 @@ def _reduce(prim: Primitive, x: Any, axis: Any, keepdims: bool, dtype: Any = Non
     axes = normalize_axes(prim.name, axis, t.ndim, t.shape)
     assert prim.dtype_rule is not None
     try:
-        odt = prim.dtype_rule(t.dtype) if dtype is None else D.as_dtype(dtype, prim.name)
+        default = prim.extra.get("accumulation", prim.dtype_rule)
+        odt = default(t.dtype) if dtype is None else D.as_dtype(dtype, prim.name)
     except DTypeError as e:
         raise DTypeError(f"{e}; got {t.describe()}") from None
     if not prim.extra["identity"] and 0 in [t.shape[a] for a in axes]:

@@ -14,7 +14,7 @@ from numerix._meeting import DEALLOCATED
 from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis, size_of
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
-from numerix.ops._core import as_tensor, bind, cast, new_out, on_backend, unify
+from numerix.ops._core import as_tensor, cast, on_backend, unify
 from numerix.primitives import shape as P
 
 __all__ = [
@@ -52,7 +52,7 @@ def reshape(x: Any, /, shape: Any) -> Tensor:
             if ok:
                 if shape == x.shape:
                     return x
-                return bind(P.reshape, new_out(shape, x.dtype, x.backend), x)
+                return P.reshape.bind(x, shape=shape)
     t = as_tensor(x, "reshape")
     if isinstance(shape, int) and not isinstance(shape, bool):
         shape = (shape,)
@@ -80,7 +80,7 @@ def reshape(x: Any, /, shape: Any) -> Tensor:
         )
     if shape == t.shape:
         return t
-    return bind(P.reshape, new_out(shape, t.dtype, t.backend), t)
+    return P.reshape.bind(t, shape=shape)
 
 
 def ravel(x: Any, /) -> Tensor:
@@ -94,8 +94,7 @@ def transpose(x: Any, /, axes: Sequence[int] | None = None) -> Tensor:
         s = x.shape
         if len(s) < 2:
             return x
-        return bind(P.transpose, new_out(s[::-1], x.dtype, x.backend), x,
-                    axes=tuple(range(len(s) - 1, -1, -1)))  # fmt: skip
+        return P.transpose.bind(x, axes=tuple(range(len(s) - 1, -1, -1)))
     t = as_tensor(x, "transpose")
     if axes is None:
         perm = tuple(range(t.ndim - 1, -1, -1))
@@ -110,8 +109,7 @@ def transpose(x: Any, /, axes: Sequence[int] | None = None) -> Tensor:
             )
     if perm == tuple(range(t.ndim)):
         return t
-    shape = tuple(t.shape[a] for a in perm)
-    return bind(P.transpose, new_out(shape, t.dtype, t.backend), t, axes=perm)
+    return P.transpose.bind(t, axes=perm)
 
 
 def permute_dims(x: Any, /, axes: Sequence[int]) -> Tensor:
@@ -148,7 +146,7 @@ def broadcast_to(x: Any, /, shape: Any) -> Tensor:
     if s == t.shape:
         return t
     axes = tuple(range(len(s) - t.ndim, len(s)))
-    return bind(P.broadcast, new_out(s, t.dtype, t.backend), t, axes=axes)
+    return P.broadcast.bind(t, axes=axes, shape=s)
 
 
 def broadcast_arrays(*arrays: Any) -> list[Tensor]:
@@ -193,14 +191,13 @@ def concatenate(arrays: Sequence[Any], /, axis: int | None = 0) -> Tensor:
     """
     if type(arrays) in (list, tuple) and len(arrays) > 1 and type(axis) is int:
         # tensors of one dtype and rank on one backend, along an axis in range, the other
-        # axes equal: the output shape directly (anything else: the checks below)
+        # axes equal: bound directly (anything else: the checks below)
         t0 = arrays[0]
         if type(t0) is Tensor and t0.backend is not DEALLOCATED:
             s0, b0, d0, nd = t0.shape, t0.backend, t0.dtype, len(t0.shape)
             a0 = axis + nd if axis < 0 else axis
             if 0 <= a0 < nd:
                 rest = s0[:a0], s0[a0 + 1 :]
-                n = 0
                 for ti in arrays:
                     if (
                         type(ti) is not Tensor
@@ -210,13 +207,11 @@ def concatenate(arrays: Sequence[Any], /, axis: int | None = 0) -> Tensor:
                         or (ti.shape[:a0], ti.shape[a0 + 1 :]) != rest
                     ):
                         break
-                    n += ti.shape[a0]
                 else:
-                    out = (*rest[0], n, *rest[1])
-                    return bind(P.concatenate, new_out(out, d0, b0), *arrays, axis=a0)
+                    return P.concatenate.bind(*arrays, axis=a0)
     if not isinstance(arrays, (list, tuple)) or not arrays:
         raise ShapeError("concatenate: expects a non-empty list or tuple of tensors")
-    backend, ts = unify("concatenate", *arrays)
+    _, ts = unify("concatenate", *arrays)
     if axis is None:
         ts = [reshape(t, (-1,)) for t in ts]
         axis = 0
@@ -242,9 +237,7 @@ def concatenate(arrays: Sequence[Any], /, axis: int | None = 0) -> Tensor:
     ts = [cast(t, d) for t in ts]
     if len(ts) == 1:
         return ts[0]
-    shape = list(ts[0].shape)
-    shape[ax] = sum(t.shape[ax] for t in ts)
-    return bind(P.concatenate, new_out(tuple(shape), d, backend), *ts, axis=ax)
+    return P.concatenate.bind(*ts, axis=ax)
 
 
 concat = concatenate
@@ -272,7 +265,7 @@ def flip(x: Any, /, axis: int | Sequence[int] | None = None) -> Tensor:
     axes = normalize_axes("flip", axis, t.ndim, t.shape)
     if not axes:
         return t
-    return bind(P.reverse, new_out(t.shape, t.dtype, t.backend), t, axes=axes)
+    return P.reverse.bind(t, axes=axes)
 
 
 # ---------------------------------------------------------------- pad
@@ -328,7 +321,7 @@ def _bind_pad(op: str, x: Tensor, v: Tensor, config: tuple[tuple[int, int, int],
             )
     if all(c == (0, 0, 0) for c in config):
         return x
-    return bind(P.pad, new_out(shape, x.dtype, x.backend), x, v, config=config)
+    return P.pad.bind(x, v, config=config)
 
 
 def pad(x: Any, /, pad_width: Any, *, mode: str = "constant", constant_values: Any = 0) -> Tensor:
@@ -614,6 +607,4 @@ def _static_slice(t: Tensor, axis: int, lo: int, hi: int) -> Tensor:
     start = [0] * t.ndim
     stop = list(t.shape)
     start[axis], stop[axis] = lo, hi
-    shape = tuple(b - a for a, b in zip(start, stop))
-    return bind(P.slice, new_out(shape, t.dtype, t.backend), t,
-                start=tuple(start), stop=tuple(stop), strides=(1,) * t.ndim)  # fmt: skip
+    return P.slice.bind(t, start=tuple(start), stop=tuple(stop), strides=(1,) * t.ndim)

@@ -180,7 +180,8 @@ def _cumulative(
     ax = normalize_axis(op, axis, t.ndim, t.shape)
     assert prim.dtype_rule is not None
     try:
-        odt = prim.dtype_rule(t.dtype, axis=ax, reverse=reverse)
+        default = prim.extra.get("accumulation", prim.dtype_rule)
+        odt = default(t.dtype, axis=ax, reverse=reverse)
     except DTypeError as e:
         raise DTypeError(f"{str(e).replace(prim.name, op, 1)}; got {t.describe()}") from None
     if dtype is not None:

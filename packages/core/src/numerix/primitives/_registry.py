@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from numerix._tensor import Tensor
 
 __all__ = [
     "Primitive", "PrimitiveRegistry", "REGISTRY", "CONTRACT_VERSION", "Block", "BLOCKS",
@@ -48,8 +51,8 @@ class Primitive:
     family: str
     inputs: tuple[str, ...]
     params: tuple[str, ...]
-    shape_rule: Callable[..., tuple[int, ...]] | None
-    dtype_rule: Callable[..., Any] | None
+    shape_rule: Callable[..., tuple[int, ...]]
+    dtype_rule: Callable[..., Any]
     doc: str
     vjp: Callable[..., Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -60,7 +63,7 @@ class Primitive:
     #: call when that backend traces). Installed by :mod:`numerix._dispatch`, which
     #: chooses once between the plain call and the one that checks each kernel's result
     #: against the rules (``[debug] check_rules``).
-    bind: ClassVar[Callable[..., Any]]
+    bind: ClassVar[Callable[..., Tensor]]
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
@@ -84,8 +87,8 @@ class PrimitiveRegistry:
         *,
         inputs: tuple[str, ...],
         params: tuple[str, ...] = (),
-        shape_rule: Callable[..., tuple[int, ...]] | None = None,
-        dtype_rule: Callable[..., Any] | None = None,
+        shape_rule: Callable[..., tuple[int, ...]],
+        dtype_rule: Callable[..., Any],
         out_params: tuple[str, ...] = (),
         doc: str,
         **extra: Any,
@@ -141,6 +144,11 @@ class Block:
     #: the derivative rule (see :func:`vjp_rule`); without one, grad differentiates
     #: through the core's fallback.
     vjp: Callable[..., Any] | None = None
+    #: ``(*input_shapes, **params) -> out shape``, a tuple of shapes for a block with
+    #: several outputs; every declared block has one (a test walks :data:`BLOCKS`).
+    shape_rule: Callable[..., Any] | None = None
+    #: ``(*input_dtypes, **params) -> out dtype``, a tuple of dtypes for several outputs.
+    dtype_rule: Callable[..., Any] | None = None
 
     @property
     def method(self) -> str:
@@ -156,12 +164,19 @@ BLOCKS: dict[str, Block] = {}
 
 
 def declare_block(
-    name: str, family: str, *, inputs: tuple[str, ...], params: tuple[str, ...] = (), doc: str
+    name: str,
+    family: str,
+    *,
+    inputs: tuple[str, ...],
+    params: tuple[str, ...] = (),
+    shape_rule: Callable[..., Any],
+    dtype_rule: Callable[..., Any],
+    doc: str,
 ) -> Block:
-    """Declare a block (once); see :class:`Block`."""
+    """Declare a block (once), with its output rules; see :class:`Block`."""
     if name in BLOCKS:
         raise ValueError(f"block {name!r} is declared twice")
-    b = Block(name, family, inputs, params, doc)
+    b = Block(name, family, inputs, params, doc, shape_rule=shape_rule, dtype_rule=dtype_rule)
     BLOCKS[name] = b
     return b
 

@@ -25,12 +25,20 @@ def reduce_shape_rule(
     return tuple(d for i, d in enumerate(x) if i not in axes)
 
 
-def sum_dtype_rule(x: DType, **params: object) -> DType:
-    # array API: integers accumulate in the default integer of their signedness
+def accumulation_dtype(x: DType, **params: object) -> DType:
+    """The dtype ``sum`` and ``prod`` (and their cumulative forms) accumulate ``x`` in when
+    the op is given no ``dtype``: integers in the default integer of their signedness
+    (array API), bool in int64, every other dtype its own. The op casts ``x`` to it (or to
+    the ``dtype`` asked for) before binding the primitive."""
     if x.kind in "bi":
         return D.int64
     if x.kind == "u":
         return D.uint64
+    return x
+
+
+def sum_dtype_rule(x: DType, **params: object) -> DType:
+    # x arrives in the accumulation dtype (accumulation_dtype, or the op's dtype=)
     return x
 
 
@@ -50,15 +58,22 @@ def arg_dtype_rule(x: DType, **params: object) -> DType:
     return D.int64
 
 
-def _reduce(name: str, dtype_rule, identity: bool, doc: str):  # type: ignore[no-untyped-def]
+def _reduce(name: str, dtype_rule, identity: bool, doc: str, **extra):  # type: ignore[no-untyped-def]
     return REGISTRY.declare(
         name, "reduction", inputs=("x",), params=("axes", "keepdims"),
-        shape_rule=reduce_shape_rule, dtype_rule=dtype_rule, doc=doc, identity=identity,
+        shape_rule=reduce_shape_rule, dtype_rule=dtype_rule, doc=doc, identity=identity, **extra,
     )  # fmt: skip
 
 
-sum = _reduce("sum", sum_dtype_rule, True, "sum over axes; x arrives in out.dtype")
-prod = _reduce("prod", sum_dtype_rule, True, "product over axes; x arrives in out.dtype")
+#: ``extra["accumulation"]``: the dtype the op casts x to when given no dtype
+sum = _reduce(
+    "sum", sum_dtype_rule, True, "sum over axes; x arrives in out.dtype",
+    accumulation=accumulation_dtype,
+)  # fmt: skip
+prod = _reduce(
+    "prod", sum_dtype_rule, True, "product over axes; x arrives in out.dtype",
+    accumulation=accumulation_dtype,
+)  # fmt: skip
 max = _reduce("max", minmax_dtype_rule, False, "maximum over axes (NaN propagates)")
 min = _reduce("min", minmax_dtype_rule, False, "minimum over axes (NaN propagates)")
 all = _reduce("all", bool_dtype_rule, True, "logical and over axes -> bool")

@@ -20,6 +20,7 @@ from numerix import dtypes as D
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
 from numerix.primitives._registry import REGISTRY, declare_block, nondifferentiable, vjp_rule
+from numerix.primitives.reduction import accumulation_dtype
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -67,11 +68,7 @@ def cumulative_shape_rule(x: tuple[int, ...], *, axis: int, reverse: bool) -> tu
 
 
 def cumulative_sum_dtype_rule(x: DType, *, axis: int, reverse: bool) -> DType:
-    # as sum: integers accumulate in the default integer of their signedness
-    if x.kind in "bi":
-        return D.int64
-    if x.kind == "u":
-        return D.uint64
+    # x arrives in the accumulation dtype (as sum's: the op casts it first)
     return x
 
 
@@ -99,11 +96,13 @@ _CUM_DOC = (
 cumulative_sum = REGISTRY.declare(
     "cumulative_sum", "sort", inputs=("x",), params=("axis", "reverse"),
     shape_rule=cumulative_shape_rule, dtype_rule=cumulative_sum_dtype_rule,
+    accumulation=accumulation_dtype,
     doc="running sum " + _CUM_DOC + "; integers wrap around",
 )  # fmt: skip
 cumulative_prod = REGISTRY.declare(
     "cumulative_prod", "sort", inputs=("x",), params=("axis", "reverse"),
     shape_rule=cumulative_shape_rule, dtype_rule=cumulative_prod_dtype_rule,
+    accumulation=accumulation_dtype,
     doc="running product " + _CUM_DOC + "; integers wrap around",
 )  # fmt: skip
 cumulative_max = REGISTRY.declare(
@@ -119,8 +118,21 @@ cumulative_min = REGISTRY.declare(
 
 # ---------------------------------------------------------------- blocks
 
+
+def top_k_shape_rule(
+    x: tuple[int, ...], *, k: int, axis: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    shape = x[:axis] + (k,) + x[axis + 1 :]
+    return shape, shape
+
+
+def top_k_dtype_rule(x: DType, *, k: int, axis: int) -> tuple[DType, DType]:
+    return x, D.int64
+
+
 top_k = declare_block(
     "top_k", "sort", inputs=("x",), params=("k", "axis"),
+    shape_rule=top_k_shape_rule, dtype_rule=top_k_dtype_rule,
     doc="(values, int64 indices) of the k largest along axis, in descending sort order "
         "(NaN largest; ties: the lower index first); out is a pair",
 )  # fmt: skip
