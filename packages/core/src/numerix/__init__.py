@@ -6,12 +6,16 @@
 [[7.0, 10.0], [15.0, 22.0]]
 """
 
+import importlib as _importlib
+import sys as _sys
+import types as _types
+from typing import TYPE_CHECKING, Any
+
 from numerix import (
     _numpy_protocol,  # noqa: F401  (Tensor's numpy protocols)
     dtypes,
     nn,
     ops,
-    random,
 )
 from numerix._tensor import Tensor
 from numerix._version import __version__
@@ -24,25 +28,21 @@ from numerix.defaults import (
     set_default_backend,
     set_global_default_backend,
 )
-from numerix.defn import (
-    compile,
-    cond,
-    custom_grad,
-    custom_vjp,
-    defn,
-    fori_loop,
-    grad,
-    hook,
-    jit,
-    jvp,
-    print_value,
-    stop_grad,
-    template,
-    trace,
-    value_and_grad,
-    vjp,
-    while_loop,
-)
+
+if TYPE_CHECKING:
+    from numerix import random
+    from numerix.defn.autodiff import (
+        custom_grad,
+        custom_vjp,
+        grad,
+        jvp,
+        stop_grad,
+        value_and_grad,
+        vjp,
+    )
+    from numerix.defn.control import cond, fori_loop, hook, print_value, while_loop
+    from numerix.defn.jit import compile, defn, jit
+    from numerix.defn.trace import template, trace
 from numerix.dtypes import (
     DType,
     bfloat16,
@@ -99,6 +99,45 @@ from numerix.ops.window import *  # noqa: F403
 from numerix.plugins import clear_caches, devices, get_backend, register_backend, unregister_backend
 
 bool = bool_
+
+# numerix.defn (tracing, jit, grad) and numerix.random load on first use of one of their
+# names (PEP 562 module __getattr__): `import numerix` and eager ops need neither.
+_LAZY = {
+    "random": "numerix.random",
+    **dict.fromkeys(
+        ("defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
+         "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad",
+         "custom_vjp", "custom_grad"),
+        "numerix.defn",
+    ),
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'numerix' has no attribute {name!r}")
+    m = _importlib.import_module(module)
+    value = m if name == "random" else getattr(m, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+class _Package(_types.ModuleType):
+    # NOTE: importing the subpackage numerix.defn (numerix.defn.jit, from a compiler)
+    # binds the subpackage as the attribute `defn` of this module, where `numerix.defn`
+    # is the decorator: keep the decorator
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "defn" and isinstance(value, _types.ModuleType):
+            value = value.defn
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "__version__", "Tensor", "Backend", "DType", "dtypes", "nn", "random",

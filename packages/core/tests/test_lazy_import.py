@@ -1,0 +1,78 @@
+"""`import numerix` loads what an eager op needs; numerix.defn and numerix.random load on
+first use of one of their names (PEP 562), each check in a fresh interpreter."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import textwrap
+
+import numerix as nx
+
+
+def _fresh(code: str) -> list[str]:
+    r = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+def test_import_numerix_and_an_eager_op_load_neither_defn_nor_random() -> None:
+    out = _fresh("""
+        import sys
+        import numerix as nx
+        lazy = ("numerix.defn", "numerix.defn.autodiff", "numerix.defn.jit", "numerix.random",
+                "jax", "torch")
+        print(sorted(m for m in lazy if m in sys.modules))
+        x = nx.ones(3)
+        print((x + x * 2.0).tolist(), x[1:].shape)
+        print(sorted(m for m in lazy if m in sys.modules))
+        nx.grad
+        print(sorted(m for m in ("numerix.defn.autodiff", "numerix.random") if m in sys.modules))
+        nx.random
+        print("numerix.random" in sys.modules)
+    """)
+    assert out == [
+        "[]", "[3.0, 3.0, 3.0] (2,)", "[]", "['numerix.defn.autodiff']", "True"
+    ]  # fmt: skip
+
+
+def test_lazy_names_are_the_functions_and_listed() -> None:
+    autodiff, control, jit, trace = (
+        importlib.import_module(f"numerix.defn.{m}")
+        for m in ("autodiff", "control", "jit", "trace")
+    )
+    assert nx.grad is autodiff.grad and nx.vjp is autodiff.vjp
+    assert nx.cond is control.cond and nx.while_loop is control.while_loop
+    assert nx.jit is jit.jit and nx.defn is jit.defn and nx.trace is trace.trace
+    assert callable(nx.defn)
+    for name in ("defn", "jit", "grad", "random", "value_and_grad", "custom_vjp"):
+        assert name in dir(nx) and name in nx.__all__
+    missing = [n for n in nx.__all__ if not hasattr(nx, n)]
+    assert missing == []
+    try:
+        nx.no_such_name  # noqa: B018
+    except AttributeError as e:
+        assert "module 'numerix' has no attribute 'no_such_name'" in str(e)
+    else:
+        raise AssertionError("numerix.no_such_name did not raise AttributeError")
+
+
+def test_importing_the_defn_subpackage_first_keeps_the_decorator() -> None:
+    # a compiler imports numerix.defn.jit before numerix.defn is ever read: Python binds
+    # the subpackage as numerix's attribute `defn`, where numerix.defn is the decorator
+    out = _fresh("""
+        import numerix
+        import numerix.defn.compilers
+        import numerix.defn.jit
+        print(type(numerix.defn).__name__)
+        @numerix.defn
+        def f(x):
+            return x * 2
+        print(f(numerix.tensor([1.0, 2.0])).tolist())
+        from numerix import *
+        print(type(defn).__name__, type(jit).__name__, type(random).__name__)
+    """)
+    assert out == ["function", "[2.0, 4.0]", "function function module"]
