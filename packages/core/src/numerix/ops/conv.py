@@ -8,7 +8,7 @@ from typing import Any
 from numerix import dtypes as D
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
-from numerix.ops._core import bind, cast, new_out, unify
+from numerix.ops._core import cast, unify
 from numerix.ops.window import resolve_padding, static_ints
 from numerix.primitives import conv as P
 
@@ -123,5 +123,4 @@ def conv(
         "strides": st, "padding": pad, "input_dilation": di, "kernel_dilation": dk,
         "feature_group_count": fg, "batch_group_count": bg,
     }  # fmt: skip
-    shape = P.conv_shape_rule(t.shape, k.shape, **params)
-    return bind(P.conv, new_out(shape, odt, t.backend), cast(t, odt), cast(k, odt), **params)
+    return P.conv.bind(cast(t, odt), cast(k, odt), **params)

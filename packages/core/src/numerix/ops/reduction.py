@@ -8,7 +8,7 @@ from numerix import dtypes as D
 from numerix._shapes import normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
-from numerix.ops._core import as_tensor, bind, cast, new_out
+from numerix.ops._core import as_tensor, cast
 from numerix.primitives import reduction as P
 from numerix.primitives._registry import Primitive
 
@@ -31,8 +31,7 @@ def _reduce(prim: Primitive, x: Any, axis: Any, keepdims: bool, dtype: Any = Non
         )
     if prim.name in ("sum", "prod"):
         t = cast(t, odt)
-    shape = P.reduce_shape_rule(t.shape, axes=axes, keepdims=bool(keepdims))
-    return bind(prim, new_out(shape, odt, t.backend), t, axes=axes, keepdims=bool(keepdims))
+    return prim.bind(t, axes=axes, keepdims=bool(keepdims))
 
 
 def sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
@@ -74,9 +73,8 @@ def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 def _arg(prim: Primitive, x: Any, axis: Any, keepdims: bool) -> Tensor:
     t = as_tensor(x, prim.name)
-    assert prim.dtype_rule is not None
     try:
-        odt = prim.dtype_rule(t.dtype)
+        prim.dtype_rule(t.dtype)  # refused first, with the operand named
     except DTypeError as e:
         raise DTypeError(f"{e}; got {t.describe()}") from None
     if axis is not None:
@@ -86,8 +84,7 @@ def _arg(prim: Primitive, x: Any, axis: Any, keepdims: bool) -> Tensor:
         empty = t.size == 0
     if empty:
         raise ShapeError(f"{prim.name}: cannot take {prim.name} of an empty axis of {t.describe()}")
-    shape = P.arg_shape_rule(t.shape, axis=axis, keepdims=bool(keepdims))
-    return bind(prim, new_out(shape, odt, t.backend), t, axis=axis, keepdims=bool(keepdims))
+    return prim.bind(t, axis=axis, keepdims=bool(keepdims))
 
 
 def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:

@@ -15,7 +15,7 @@ from numerix import dtypes as D
 from numerix._shapes import normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
-from numerix.ops._core import as_tensor, bind, cast, new_out, run_block
+from numerix.ops._core import as_tensor, cast, new_out, run_block
 from numerix.primitives import sort as P
 from numerix.primitives._registry import Primitive
 
@@ -55,8 +55,7 @@ def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = 
     """
     t = as_tensor(x, "sort")
     ax = normalize_axis("sort", axis, t.ndim, t.shape)
-    out = new_out(t.shape, t.dtype, t.backend)
-    return bind(P.sort, out, t, axis=ax, descending=bool(descending))
+    return P.sort.bind(t, axis=ax, descending=bool(descending))
 
 
 def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
@@ -83,8 +82,7 @@ def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool
     """
     t = as_tensor(x, "argsort")
     ax = normalize_axis("argsort", axis, t.ndim, t.shape)
-    out = new_out(t.shape, D.int64, t.backend)
-    return bind(P.argsort, out, t, axis=ax, descending=bool(descending))
+    return P.argsort.bind(t, axis=ax, descending=bool(descending))
 
 
 def top_k(x: Any, k: int, *, axis: int = -1) -> tuple[Tensor, Tensor]:
@@ -134,19 +132,17 @@ def _top_k_fallback(t: Tensor, *, k: int, axis: int) -> tuple[Tensor, Tensor]:
     from numerix.primitives import indexing as PI
     from numerix.primitives import shape as PS
 
-    idx = bind(P.argsort, new_out(t.shape, D.int64, t.backend), t, axis=axis, descending=True)
+    idx = P.argsort.bind(t, axis=axis, descending=True)
     if k != t.shape[axis]:
         stop = t.shape[:axis] + (k,) + t.shape[axis + 1 :]
-        idx = bind(PS.slice, new_out(stop, D.int64, t.backend), idx,
-                   start=(0,) * t.ndim, stop=stop, strides=(1,) * t.ndim)  # fmt: skip
+        idx = PS.slice.bind(idx, start=(0,) * t.ndim, stop=stop, strides=(1,) * t.ndim)
     # take_along_axis as one gather: full coordinates, iota on every other axis
     coords = [
         reshape(idx if j == axis else iota(idx.shape, axis=j, backend=t.backend), idx.shape + (1,))
         for j in range(t.ndim)
     ]
     indices = coords[0] if t.ndim == 1 else concatenate(coords, axis=-1)
-    values = bind(PI.gather, new_out(idx.shape, t.dtype, t.backend), t, indices,
-                  axes=tuple(range(t.ndim)))  # fmt: skip
+    values = PI.gather.bind(t, indices, axes=tuple(range(t.ndim)))
     return values, idx
 
 
@@ -194,7 +190,7 @@ def _cumulative(
                 f"part; take numerix.real(x) first"
             )
     t = cast(t, odt)
-    r = bind(prim, new_out(t.shape, odt, t.backend), t, axis=ax, reverse=bool(reverse))
+    r = prim.bind(t, axis=ax, reverse=bool(reverse))
     if not include_initial:
         return r
     from numerix.ops.creation import full

@@ -16,10 +16,8 @@ from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import (
     as_tensor,
-    bind,
     cast,
     check_scalar_fits,
-    new_out,
     result_dtype,
     scalar,
     unify,
@@ -118,16 +116,14 @@ def _window(
     prim: Primitive, x: Any, window_shape: Any, strides: Any, padding: Any, window_dilations: Any
 ) -> Tensor:
     t = as_tensor(x, prim.name)
-    assert prim.dtype_rule is not None
     try:
-        odt = prim.dtype_rule(t.dtype)
+        prim.dtype_rule(t.dtype)  # refused first, with the operand named
     except DTypeError as e:
         fix = "; cast with astype first" if t.dtype.kind == "b" else ""
         why = str(e).split(": ", 1)[1]
         raise DTypeError(f"{prim.name}: {why}; got {t.describe()}{fix}") from None
     params = _params(prim.name, t, window_shape, strides, padding, window_dilations)
-    shape = P.window_reduce_shape_rule(t.shape, **params)
-    return bind(prim, new_out(shape, odt, t.backend), t, **params)
+    return prim.bind(t, **params)
 
 
 def window_sum(
@@ -242,8 +238,7 @@ def window_mean(
     if t.dtype.kind in "biu":
         t = cast(t, D.default_float())
     params = _params("window_mean", t, window_shape, strides, padding, window_dilations)
-    shape = P.window_reduce_shape_rule(t.shape, **params)
-    s = bind(P.window_sum, new_out(shape, t.dtype, t.backend), t, **params)
+    s = P.window_sum.bind(t, **params)
     volume = 1
     for w in params["window_dimensions"]:
         volume *= w
@@ -291,7 +286,7 @@ def _scatter(
         init = cast(ts[2], odt)
     else:
         init = scalar(init_value, odt, t.backend)
-    return bind(prim, new_out(t.shape, odt, t.backend), t, cast(src, odt), init, **params)
+    return prim.bind(t, cast(src, odt), init, **params)
 
 
 def window_scatter_max(
