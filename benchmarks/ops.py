@@ -38,9 +38,6 @@ import numpy as np
 import numerix as nx
 from numerix import plugins
 
-# the timing helper of benchmarks/run.py (this folder is on sys.path when run as a script)
-from run import _calibrate
-
 LOOP_OPS = 10_000
 
 
@@ -166,18 +163,39 @@ def cases(loop_ops: int) -> list[tuple[str, list[np.ndarray], Callable[..., Any]
 
 
 # ---------------------------------------------------------------- measuring
+# The harness every benchmark here shares (run.py, backends.py and compilers.py import
+# it): interleaved rounds, and a row's median and spread.
+def calibrate(timer: timeit.Timer, min_time: float) -> int:
+    """Calls per loop so that one loop takes at least ``min_time`` (``Timer.autorange``'s idea)."""
+    number = 1
+    while True:
+        t = timer.timeit(number)
+        if t >= min_time:
+            return number
+        number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.1))
+
+
 def rounds(
     fn_a: Callable[[], Any], fn_b: Callable[[], Any], n: int, min_time: float
 ) -> tuple[list[float], list[float]]:
     """Seconds per call of ``fn_a`` and ``fn_b`` in ``n`` rounds each, alternating."""
     ta, tb = timeit.Timer(fn_a), timeit.Timer(fn_b)
-    na, nb = _calibrate(ta, min_time), _calibrate(tb, min_time)
+    na, nb = calibrate(ta, min_time), calibrate(tb, min_time)
     ra: list[float] = []
     rb: list[float] = []
     for _ in range(n):  # timeit turns gc off inside each loop
         ra.append(ta.timeit(na) / na)
         rb.append(tb.timeit(nb) / nb)
     return ra, rb
+
+
+def spread(ra: list[float], rb: list[float]) -> dict[str, float]:
+    """The figures of a row: each side's median and min–max over its rounds (seconds),
+    the ratio and the difference of the medians."""
+    ma, mb = statistics.median(ra), statistics.median(rb)
+    return {"numerix_s": ma, "numerix_min_s": min(ra), "numerix_max_s": max(ra),
+            "raw_s": mb, "raw_min_s": min(rb), "raw_max_s": max(rb),
+            "ratio": ma / mb, "difference_s": ma - mb}  # fmt: skip
 
 
 def _same(name: str, got: np.ndarray, want: np.ndarray) -> None:
@@ -210,11 +228,7 @@ def bench_backend(backend: str, n: int, min_time: float, loop_ops: int, pattern:
             n,
             min_time,
         )
-        ma, mb = statistics.median(ra), statistics.median(rb)
-        rows.append({"backend": backend, "name": name, "raw": b_side.label,
-                     "numerix_s": ma, "numerix_min_s": min(ra), "numerix_max_s": max(ra),
-                     "raw_s": mb, "raw_min_s": min(rb), "raw_max_s": max(rb),
-                     "ratio": ma / mb, "difference_s": ma - mb})  # fmt: skip
+        rows.append({"backend": backend, "name": name, "raw": b_side.label, **spread(ra, rb)})
     return rows
 
 
@@ -247,7 +261,9 @@ def render(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"numerix {meta['numerix']}, numpy {meta['numpy']}, {meta['python']}, {meta['machine']}"
         + "".join(f", {k}={v}" for k, v in meta["blas_threads"].items()),
         f"per call: median of {meta['rounds']} rounds (min–max over the rounds), numerix and "
-        f"raw rounds alternating, each round a timeit loop of at least {meta['min_time']} s",
+        f"raw rounds alternating, each round a timeit loop of at least {meta['min_time']} s; "
+        f"load average {meta['load_average'][0]} at the start, {meta['load_average'][1]} at "
+        "the end",
         "", fmt(head), "  ".join("-" * w for w in widths), *map(fmt, body),
     ])  # fmt: skip
 
@@ -268,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     backends = [b for b in ("binary", "torch", "xla") if b in installed]
     if args.backend:
         backends = [b for b in backends if b in args.backend]
+    load_before = os.getloadavg()
     rows: list[dict[str, Any]] = []
     for b in backends:
         rows += bench_backend(b, n, min_time, loop_ops, args.pattern)
@@ -284,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         },
         "rounds": n,
         "min_time": min_time,
+        # a shared machine: the 1-minute load average when the run began and ended
+        "load_average": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
     }
     if args.json:
         print(json.dumps({"meta": meta, "results": rows}, indent=2))

@@ -16,8 +16,12 @@ a. eager dispatch overhead: ``numerix.add`` of two 4-element float32 vectors vs
 b. softmax of a 256×256 float32 written with numerix ops vs the same with numpy;
 c. the seeds' matmul ({10000,784}·{784,10} float32, ``numerix.dot`` on binary) vs
    raw numpy ``@``: time ratio and peak-memory ratio (tracemalloc);
-d. ``import numerix`` in a fresh interpreter: ``python -c "import numerix"`` minus
-   ``python -c "pass"`` (median of several), and ``-X importtime``'s own figure.
+d. ``import numerix`` beside ``import numpy``, each in fresh interpreters interleaved
+   with a bare one (``python -c "pass"``), whose time each round's figure leaves out;
+   and ``-X importtime``'s own figure.
+
+Every time is the median and the spread (min–max) of interleaved rounds, timed by the
+harness of ``benchmarks/ops.py``.
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ import statistics
 import subprocess
 import sys
 import time
-import timeit
 import tracemalloc
 from collections.abc import Callable
 from typing import Any
@@ -40,39 +43,30 @@ from typing import Any
 import numpy as np
 
 import numerix as nx
+from ops import calibrate, rounds, spread
 
 BACKEND = "binary"
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 # ---------------------------------------------------------------- measuring
-def _calibrate(timer: timeit.Timer, min_time: float) -> int:
-    """Calls per loop so that one loop takes at least ``min_time`` (``Timer.autorange``'s idea)."""
-    number = 1
-    while True:
-        t = timer.timeit(number)
-        if t >= min_time:
-            return number
-        number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.1))
+# the harness of benchmarks/ops.py (this folder is on sys.path when run as a script)
+_calibrate = calibrate
 
 
 def compare(
     fn_a: Callable[[], Any], fn_b: Callable[[], Any], repeat: int, min_time: float = 0.1
 ) -> tuple[float, float]:
-    """Median seconds per call of ``fn_a`` and of ``fn_b``.
-
-    Each is timed in timeit loops of at least ``min_time`` seconds; the loops of the two
-    alternate (a, b, a, b ...) ``repeat`` times each, so that a slow spell of the machine
-    hits both sides alike, and the median loop of each side is reported.
-    """
-    ta, tb = timeit.Timer(fn_a), timeit.Timer(fn_b)
-    na, nb = _calibrate(ta, min_time), _calibrate(tb, min_time)
-    ra: list[float] = []
-    rb: list[float] = []
-    for _ in range(repeat):  # timeit turns gc off inside each loop
-        ra.append(ta.timeit(na) / na)
-        rb.append(tb.timeit(nb) / nb)
+    """Median seconds per call of ``fn_a`` and of ``fn_b`` over ``repeat`` interleaved
+    rounds each (:func:`ops.rounds`)."""
+    ra, rb = rounds(fn_a, fn_b, repeat, min_time)
     return statistics.median(ra), statistics.median(rb)
+
+
+def timed(fn_a: Callable[[], Any], fn_b: Callable[[], Any], repeat: int) -> dict[str, float]:
+    """A row's figures (:func:`ops.spread`): numerix's and numpy's median and min–max over
+    ``repeat`` interleaved rounds of at least 0.1 s."""
+    return spread(*rounds(fn_a, fn_b, repeat, 0.1))
 
 
 def peak_memory(fn: Callable[[], Any]) -> int:
@@ -90,9 +84,11 @@ def peak_memory(fn: Callable[[], Any]) -> int:
     return peak - base
 
 
-def check(name: str, got: Any, expected: np.ndarray, **tol: float) -> None:
+def check(
+    name: str, got: Any, expected: np.ndarray, rtol: float = 1e-5, atol: float = 1e-8
+) -> None:
     got = np.asarray(got.to_numpy() if hasattr(got, "to_numpy") else got)
-    if got.shape != expected.shape or not np.allclose(got, expected, **tol):
+    if got.shape != expected.shape or not np.allclose(got, expected, rtol=rtol, atol=atol):
         raise SystemExit(
             f"benchmarks: {name}: numerix and numpy disagree; not timing a wrong answer"
         )
@@ -106,14 +102,10 @@ def bench_dispatch(repeat: int) -> dict[str, Any]:
     b = nx.tensor(b_np, backend=BACKEND)
     check("add", nx.add(a, b), np.add(a_np, b_np))
     add, np_add = nx.add, np.add
-    t_nx, t_np = compare(lambda: add(a, b), lambda: np_add(a_np, b_np), repeat)
     return {
         "name": "a. add f32[4] + f32[4] (eager dispatch)",
-        "numerix_s": t_nx,
-        "numpy_s": t_np,
         "unit": "us",
-        "ratio": t_nx / t_np,
-        "difference_s": t_nx - t_np,
+        **timed(lambda: add(a, b), lambda: np_add(a_np, b_np), repeat),
     }
 
 
@@ -136,14 +128,10 @@ def bench_softmax(repeat: int) -> dict[str, Any]:
     except Exception as e:  # a failing op is a finding; the other figures still count
         return {"name": name, "error": f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"}
     check("softmax", got, _softmax_np(x_np), rtol=1e-5, atol=1e-7)
-    t_nx, t_np = compare(lambda: _softmax_nx(x), lambda: _softmax_np(x_np), repeat)
     return {
         "name": name,
-        "numerix_s": t_nx,
-        "numpy_s": t_np,
         "unit": "us",
-        "ratio": t_nx / t_np,
-        "difference_s": t_nx - t_np,
+        **timed(lambda: _softmax_nx(x), lambda: _softmax_np(x_np), repeat),
     }
 
 
@@ -157,16 +145,13 @@ def bench_matmul(repeat: int) -> dict[str, Any]:
     check("matmul", nx.dot(x, w), expected, rtol=1e-4, atol=1e-3)
     check("matmul (numpy)", x_np @ w_np, expected, rtol=1e-4, atol=1e-3)
     dot = nx.dot
-    t_nx, t_np = compare(lambda: dot(x, w), lambda: x_np @ w_np, repeat)
+    figures = timed(lambda: dot(x, w), lambda: x_np @ w_np, repeat)
     m_nx = statistics.median(peak_memory(lambda: dot(x, w)) for _ in range(3))
     m_np = statistics.median(peak_memory(lambda: x_np @ w_np) for _ in range(3))
     return {
         "name": "c. matmul f32[10000][784]·f32[784][10] (seed)",
-        "numerix_s": t_nx,
-        "numpy_s": t_np,
         "unit": "ms",
-        "ratio": t_nx / t_np,
-        "difference_s": t_nx - t_np,
+        **figures,
         "numerix_peak_bytes": m_nx,
         "numpy_peak_bytes": m_np,
         "memory_ratio": m_nx / m_np,
@@ -184,11 +169,13 @@ def _run_python(code: str, *flags: str) -> tuple[float, str]:
 
 def bench_import(runs: int) -> dict[str, Any]:
     _run_python("import numerix")  # warm the file-system cache and the .pyc files
-    with_nx, bare = [], []
-    for _ in range(runs):  # interleaved, so drift hits both alike
+    with_nx, with_np, bare = [], [], []
+    for _ in range(runs):  # interleaved, so drift hits all alike
         bare.append(_run_python("pass")[0])
+        with_np.append(_run_python("import numpy")[0])
         with_nx.append(_run_python("import numerix")[0])
-    t_nx, t_bare = statistics.median(with_nx), statistics.median(bare)
+    # each round's import time: its interpreter's time minus the bare one of that round
+    figures = spread([a - c for a, c in zip(with_nx, bare)], [b - c for b, c in zip(with_np, bare)])
     own = []
     for _ in range(max(3, runs // 3)):
         _, err = _run_python("import numerix", "-X", "importtime")
@@ -196,20 +183,19 @@ def bench_import(runs: int) -> dict[str, Any]:
         if m:
             own.append(int(m.group(1)) * 1e-6)
     code = (
-        "import sys, numerix; heavy = ('rich', 'numerix.cli', 'jax', 'torch'); "
+        "import sys, numerix; heavy = ('rich', 'numerix.cli', 'jax', 'torch', "
+        "'numerix.defn.autodiff', 'numerix.random'); "
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     leaked = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True
     ).stdout.strip()
     return {
-        "name": "d. import numerix (fresh interpreter)",
-        "numerix_s": t_nx - t_bare,
-        "numpy_s": None,
+        "name": "d. import numerix vs import numpy (fresh interpreters)",
         "unit": "ms",
-        "ratio": None,
+        **figures,
         "difference_s": None,
-        "interpreter_s": t_bare,
+        "interpreter_s": statistics.median(bare),
         "importtime_s": statistics.median(own) if own else None,
         "heavy_modules_imported": leaked.split(",") if leaked else [],
     }
@@ -220,6 +206,12 @@ def _t(s: float | None, unit: str) -> str:
     if s is None:
         return "-"
     return f"{s * 1e6:,.2f} µs" if unit == "us" else f"{s * 1e3:,.2f} ms"
+
+
+def _m(lo: float, hi: float, unit: str) -> str:
+    """min–max, in the unit of the median beside it"""
+    k = 1e6 if unit == "us" else 1e3
+    return f"{lo * k:,.2f}–{hi * k:,.2f}"
 
 
 def _b(n: float) -> str:
@@ -249,8 +241,8 @@ def render(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         rows.append(
             (
                 r["name"],
-                _t(r["numerix_s"], r["unit"]),
-                _t(r["numpy_s"], r["unit"]),
+                f"{_t(r['numerix_s'], r['unit'])} ({_m(r['numerix_min_s'], r['numerix_max_s'], r['unit'])})",
+                f"{_t(r['raw_s'], r['unit'])} ({_m(r['raw_min_s'], r['raw_max_s'], r['unit'])})",
                 "-" if r["ratio"] is None else f"×{r['ratio']:.2f}",
                 "-"
                 if r["difference_s"] is None
@@ -271,8 +263,8 @@ def render(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"numerix {meta['numerix']} on {meta['backend']}, numpy {meta['numpy']}, "
         f"{meta['python']}, {meta['machine']}"
         + "".join(f", {k}={v}" for k, v in meta["blas_threads"].items()),
-        f"all figures from one run; each time is the median of {meta['repeat']} timeit loops, "
-        "numerix and numpy loops alternating",
+        f"all figures from one run; each time is the median (min–max) of {meta['repeat']} "
+        "rounds, numerix and numpy rounds alternating (benchmarks/ops.py's harness)",
         "",
         fmt(head),
         line,
