@@ -100,12 +100,21 @@ def bind(prim: Primitive, *inputs: Any, backend: Backend | None = None, **params
     :param params: the kernel's parameters and the rules-only ones
         (:attr:`Primitive.out_params`).
     """
-    b, inputs = _meet(prim, inputs, backend)
-    shapes = [x.shape for x in inputs]
-    dtypes = [x.dtype for x in inputs]
-    out = new_out(prim.shape_rule(*shapes, **params), prim.dtype_rule(*dtypes, **params), b)
-    if prim.out_params:
-        params = {k: v for k, v in params.items() if k not in prim.out_params}
+    out = _new(Tensor)
+    if backend is None and len(inputs) == 1 and type(inputs[0]) is Tensor:
+        # one tensor input (most shape ops): its backend, nothing to meet
+        x = inputs[0]
+        b = x.backend
+        out.shape = prim.shape_rule(x.shape, **params)
+        out.dtype = prim.dtype_rule(x.dtype, **params)
+    else:
+        b, inputs = _meet(prim, inputs, backend)
+        out.shape = prim.shape_rule(*[x.shape for x in inputs], **params)
+        out.dtype = prim.dtype_rule(*[x.dtype for x in inputs], **params)
+    out.backend = b
+    out.data = None
+    for k in prim.out_params:  # the rules' alone (params is this call's own dict)
+        del params[k]
     return getattr(b, prim.name)(out, *inputs, **params)
 
 

@@ -35,7 +35,7 @@ reshape = REGISTRY.declare(
 
 
 def transpose_shape_rule(x: tuple[int, ...], *, axes: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(x[a] for a in axes)
+    return tuple([x[a] for a in axes])
 
 
 transpose = REGISTRY.declare(
@@ -74,7 +74,7 @@ def slice_shape_rule(
     x: tuple[int, ...], *, start: tuple[int, ...], stop: tuple[int, ...], strides: tuple[int, ...]
 ) -> tuple[int, ...]:
     # ceil((stop - start) / stride) elements per axis
-    return tuple(-((a - b) // s) for a, b, s in zip(start, stop, strides))
+    return tuple([-((a - b) // s) for a, b, s in zip(start, stop, strides)])
 
 
 slice = REGISTRY.declare(
