@@ -840,11 +840,12 @@ class XlaBackend(ExtraKernels, Backend):
     # ------------------------------------------------------------ reductions
     def _reduce(self, name: str, out: Tensor, x: Tensor, axes: tuple[int, ...],
                 keepdims: bool) -> Tensor:  # fmt: skip
-        if out.dtype in WIDE:
-            check_64bit(name, self, (out.dtype,))
-        dt = _np_dtype(out.dtype)
-        key = (name, axes, keepdims, out.dtype.name)
-        out.data = jitted(key, lambda: _reduction(name, axes, keepdims, dt))(x.data)
+        d = out.dtype
+        if d in WIDE:
+            check_64bit(name, self, (d,))
+        # the kernel's numpy dtype is read when it is built, not on every call
+        key = (name, axes, keepdims, d.name)
+        out.data = jitted(key, lambda: _reduction(name, axes, keepdims, _np_dtype(d)))(x.data)
         return out
 
     def sum(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
@@ -881,11 +882,11 @@ class XlaBackend(ExtraKernels, Backend):
     def dot(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
             batch_x: tuple[int, ...], contract_y: tuple[int, ...],
             batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
-        if out.dtype in WIDE:
-            check_64bit("dot", self, (out.dtype,))
-        dt = _np_dtype(out.dtype)
-        key = ("dot", contract_x, batch_x, contract_y, batch_y, out.dtype.name)
-        k = jitted(key, lambda: _dot(contract_x, batch_x, contract_y, batch_y, dt))
+        d = out.dtype
+        if d in WIDE:
+            check_64bit("dot", self, (d,))
+        key = ("dot", contract_x, batch_x, contract_y, batch_y, d.name)
+        k = jitted(key, lambda: _dot(contract_x, batch_x, contract_y, batch_y, _np_dtype(d)))
         out.data = k(x.data, y.data)
         return out
 
