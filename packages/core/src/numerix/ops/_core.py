@@ -281,14 +281,18 @@ def _with_scalars(
         t, s = (x2, x1) if w1 else (x1, x2)
         if type(t) is not Tensor:
             t = as_tensor(t, prim.name)
-        d = D.weak_promote(t.dtype, s)
+        d = t.dtype
+        if type(s) is not float or d.kind not in "fc":  # a float keeps a float tensor's
+            d = D.weak_promote(d, s)
         r = prim.extra["unary_table"][d]
         if r is None:
             raise _dtype_error(prim, x1, x2)
         cdt, odt = r
-        check_scalar_fits(prim.name, s, cdt)
+        if type(s) is int:
+            check_scalar_fits(prim.name, s, cdt)
         st = scalar_operand(s, cdt, t.backend)
-        t = cast(t, cdt)
+        if t.dtype is not cdt:
+            t = cast(t, cdt)
         return (st, t, t.backend, cdt, odt) if w1 else (t, st, t.backend, cdt, odt)
     backend, (t1, t2) = unify(prim.name, x1, x2)
     r = prim.extra["table"][(t1.dtype, t2.dtype)]
