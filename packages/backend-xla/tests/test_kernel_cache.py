@@ -176,3 +176,25 @@ def test_python_scalar_operands_share_one_device_constant_that_deallocate_keeps(
     )
     with pytest.raises(nx.NumerixError, match="deallocated"):
         a + 1.0
+
+
+def test_constants_are_kept_in_the_kernels_lru(monkeypatch):
+    # the 0-d constants share the kernels' LRU: past the bound, the least recently used
+    # one goes alone (and is no longer a shared constant), the others stay
+    monkeypatch.setattr(xk, "CONSTANTS_SIZE", 2)
+    monkeypatch.setattr(xk, "_CONSTANTS", OrderedDict())
+    monkeypatch.setattr(xk, "_CONSTANT_IDS", {})
+    a, b = (nx.full((), v, dtype=nx.float32, backend="xla") for v in (1.5, 2.5))
+    assert nx.full((), 1.5, dtype=nx.float32, backend="xla").data is a.data  # a recent again
+    c = nx.full((), 3.5, dtype=nx.float32, backend="xla")
+    assert [k[-1] for k in xk._CONSTANTS] == [(float, 1.5), (float, 3.5)]
+    assert xk.is_constant(a.data) and xk.is_constant(c.data) and not xk.is_constant(b.data)
+    assert [t.item() for t in (a, b, c)] == [1.5, 2.5, 3.5]
+    # a deleted constant is put again under its key, the deleted one forgotten
+    a.data.delete()
+    d = nx.full((), 1.5, dtype=nx.float32, backend="xla")
+    assert d.data is not a.data and d.item() == 1.5
+    assert xk.is_constant(d.data) and not xk.is_constant(a.data)
+    assert len(xk._CONSTANT_IDS) == 2
+    nx.clear_caches()
+    assert not xk._CONSTANTS and not xk._CONSTANT_IDS

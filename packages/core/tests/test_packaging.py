@@ -101,6 +101,8 @@ def _imports(folder: Path) -> dict[str, set[str]]:
                 if top in ("tomli", "tomllib") or top.startswith("numerix"):
                     # tomllib: the stdlib's from 3.11; tomli before (declared with a marker)
                     continue
+                if (folder.parent / f"{top}.py").is_file():
+                    continue  # a module the distribution ships beside its package
                 found.setdefault(top, set()).add(str(f.relative_to(folder)))
     return found
 

@@ -38,6 +38,33 @@ _KERNELS: OrderedDict[Any, Callable[..., Any]] = OrderedDict()
 _lock = threading.Lock()
 
 
+# ---------------------------------------------------------------- the LRU
+# The kernels and the 0-d constants below are kept the same way: a bounded map whose
+# least recently used entry goes first.
+
+
+def _recall(cache: OrderedDict[Any, Any], key: Any) -> Any:
+    """What ``cache`` holds under ``key`` (now its most recently used), or None."""
+    value = cache.get(key)
+    if value is not None:
+        try:
+            cache.move_to_end(key)
+        except KeyError:  # another thread evicted it meanwhile: still a valid value
+            pass
+    return value
+
+
+def _keep(cache: OrderedDict[Any, Any], key: Any, value: Any, size: int) -> list[Any]:
+    """Put ``value`` in ``cache`` under ``key``; past ``size`` entries, drop the least
+    recently used ones. Returns what was dropped."""
+    dropped = []
+    with _lock:
+        cache[key] = value
+        while len(cache) > size:
+            dropped.append(cache.popitem(last=False)[1])
+    return dropped
+
+
 def jitted(
     key: Any, build: Callable[[], Callable[..., Any]], **jit_options: Any
 ) -> Callable[..., Any]:
@@ -45,21 +72,14 @@ def jitted(
     by ``build()`` on first use and kept while it is among the :data:`CACHE_SIZE` most
     recently used; ``jit_options`` go to ``jax.jit`` (``out_shardings`` for kernels
     without inputs, whose device is part of ``key``)."""
-    fn = _KERNELS.get(key)
+    fn = _recall(_KERNELS, key)
     if fn is not None:
-        try:
-            _KERNELS.move_to_end(key)
-        except KeyError:  # another thread evicted it meanwhile: still a valid kernel
-            pass
         return fn
     # inline: traced inside another jit (the xla compiler's program), the kernel's lax
     # operations go into the caller's body, not one nested jitted call per kernel; an
     # eager call is the same cached executable as without it
     fn = jax.jit(build(), inline=True, **jit_options)
-    with _lock:
-        _KERNELS[key] = fn
-        while len(_KERNELS) > CACHE_SIZE:
-            _KERNELS.popitem(last=False)
+    _keep(_KERNELS, key, fn, CACHE_SIZE)
     return fn
 
 
@@ -69,8 +89,9 @@ def jitted(
 # (device, dtype, value) is put once and kept. jax arrays are immutable; a cached one
 # that was deleted (donated to a program) is put again; numerix.deallocate of a tensor
 # holding one drops the tensor's reference only (other tensors may hold the array).
+# They are kept as the kernels are (the LRU above), at most CONSTANTS_SIZE of them.
 CONSTANTS_SIZE = 1024
-_CONSTANTS: dict[Any, Any] = {}
+_CONSTANTS: OrderedDict[Any, Any] = OrderedDict()
 _CONSTANT_IDS: dict[int, Any] = {}
 
 
@@ -89,12 +110,13 @@ def constant_key(value: Any) -> Any:
 
 def constant(key: Any, make: Callable[[], Any]) -> Any:
     """The device array cached under ``key``, made by ``make()`` when absent or deleted."""
-    a = _CONSTANTS.get(key)
+    a = _recall(_CONSTANTS, key)
     if a is None or a.is_deleted():
-        if len(_CONSTANTS) >= CONSTANTS_SIZE:
-            _CONSTANTS.clear()
-            _CONSTANT_IDS.clear()
-        a = _CONSTANTS[key] = make()
+        if a is not None:
+            _CONSTANT_IDS.pop(id(a), None)
+        a = make()
+        for old in _keep(_CONSTANTS, key, a, CONSTANTS_SIZE):
+            _CONSTANT_IDS.pop(id(old), None)
         _CONSTANT_IDS[id(a)] = a
     return a
 
@@ -113,7 +135,7 @@ def clear() -> None:
     next call too."""
     with _lock:
         _KERNELS.clear()
-    _CONSTANTS.clear()
+        _CONSTANTS.clear()
     _CONSTANT_IDS.clear()
     jax.clear_caches()
 
