@@ -55,6 +55,7 @@ from _numerix_pytestplugin import (
     op_of,
     register_hypothesis_profile,
 )
+from numerix import _dispatch
 from numerix.dtypes import DType
 from numerix.plugins import clear_caches
 from numerix.primitives import REGISTRY
@@ -177,6 +178,8 @@ def run_with_backend(request: pytest.FixtureRequest, spec: Any) -> Iterator[None
     ``spec``: that backend is the default around the test; a kit test of a dtype it does
     not claim is skipped as not claimed."""
     backend = nx.defaults.resolve_backend(spec, "numerix kit")
+    # every kernel's result is checked against its primitive's rules (once on, it stays)
+    _dispatch.check_rules(True)
     item = request.node
     kit = is_kit(item)
     if kit:
