@@ -21,6 +21,8 @@ from numerix.plugins import (
     PluginEntry,
     backend_entries,
     compiler_entries,
+    register_compiler,
+    unregister_compiler,
 )
 from numerix.primitives._registry import CONTRACT_VERSION
 from numerix_binary.backend import BinaryBackend
@@ -251,3 +253,40 @@ def test_clamp_starts_is_xlas_rule() -> None:
     assert clamp_starts([-3, 2, 9, 1], (5, 5, 5, 0), (2, 2, 2, 0)) == [0, 2, 3, 0]
     assert clamp_starts([np.int64(4)], (4,), (4,)) == [0]
     assert clamp_starts([], (), ()) == []
+
+
+def test_run_time_registration_of_either_kind_refuses_a_taken_name_or_replaces_it() -> None:
+    class Other(Tabled):
+        name = "tabled"
+        __slots__ = ()
+
+    nx.register_backend("tabled", Tabled, replace=True)
+    register_compiler("tabledc", TabledCompiler, replace=True)
+    try:
+        with pytest.raises(nx.PluginError, match=r"^register_backend: backend 'tabled' is alr"):
+            nx.register_backend("tabled", Other)
+        with pytest.raises(nx.PluginError, match=r"^register_compiler: compiler 'tabledc' is "):
+            register_compiler("tabledc", TabledCompiler)
+        assert type(nx.get_backend("tabled")) is Tabled
+        nx.register_backend("tabled", Other, replace=True)
+        assert type(nx.get_backend("tabled")) is Other  # the cached instance went too
+        with pytest.raises(nx.PluginError, match=r"compiler 'future': built for compiler cont"):
+            register_compiler("future", TabledCompiler, contract=99)
+        assert "future" not in compiler_entries()
+    finally:
+        nx.unregister_backend("tabled")
+        unregister_compiler("tabledc")
+
+
+def test_pad_plan_places_the_input_and_crops_negative_edges() -> None:
+    from numerix.backend import pad_plan
+
+    full, place, crop = pad_plan((3, 2), ((1, -1, 1), (0, 2, 0)))
+    assert full == [6, 4]
+    assert place == (slice(1, 6, 2), slice(0, 2, 1)) and crop == (slice(0, 5), slice(0, 4))
+    r = np.zeros(full)
+    r[place] = np.arange(6.0).reshape(3, 2) + 1
+    np.testing.assert_array_equal(
+        r[crop], np.array([[0, 0, 0, 0], [1, 2, 0, 0], [0, 0, 0, 0], [3, 4, 0, 0], [0, 0, 0, 0]])
+    )
+    assert pad_plan((0,), ((2, 1, 3),)) == ([3], (slice(2, 2, 4),), (slice(0, 3),))

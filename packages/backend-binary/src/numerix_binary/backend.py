@@ -19,7 +19,7 @@ import ml_dtypes
 import numpy as np
 
 from numerix._tensor import Tensor
-from numerix.backend import Backend, Option, SliceByIndexing, lowers
+from numerix.backend import Backend, Option, SliceByIndexing, lowers, pad_plan
 from numerix.primitives import REGISTRY
 from numerix_binary._bits import BitsKernels
 from numerix_binary._conv import ConvKernels
@@ -645,16 +645,10 @@ class BinaryBackend(
 
     def pad(self, out: Tensor, x: Tensor, pad_value: Tensor, *,
             config: tuple[tuple[int, int, int], ...]) -> Tensor:  # fmt: skip
-        # place x with interior gaps and the non-negative edges, then crop negative edges
-        full, place, crop = [], [], []
-        for d, (lo, hi, interior) in zip(x.shape, config):
-            n = d + max(d - 1, 0) * interior
-            full.append(max(lo, 0) + n + max(hi, 0))
-            place.append(slice(max(lo, 0), max(lo, 0) + n, interior + 1))
-            crop.append(slice(max(-lo, 0), full[-1] - max(-hi, 0)))
+        full, place, crop = pad_plan(x.shape, config)
         r = np.full(full, pad_value.data, dtype=out.dtype.numpy_dtype)
-        r[tuple(place)] = x.data
-        out.data = r[tuple(crop)]
+        r[place] = x.data
+        out.data = r[crop]
         return out
 
     # dynamic_slice and put_slice: SliceByIndexing, over these two

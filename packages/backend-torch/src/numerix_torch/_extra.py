@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from numerix import dtypes as D
 from numerix._tensor import Tensor
-from numerix.backend import CumulativeByKind, SliceByIndexing, WindowByKind
+from numerix.backend import CumulativeByKind, SliceByIndexing, WindowByKind, pad_plan
 from numerix.dtypes import DType
 from numerix_torch._dtypes import TORCH, compute, order_key, restore
 
@@ -209,19 +209,13 @@ class ExtraKernels(CumulativeByKind, SliceByIndexing, WindowByKind):
     def pad(
         self, out: Tensor, x: Tensor, pad_value: Tensor, *, config: tuple[tuple[int, int, int], ...]
     ) -> Tensor:
-        # place x with interior gaps and the non-negative edges, then crop negative edges
         dt = x.dtype
         a = _bits(x.data, dt)
-        full, place, crop = [], [], []
-        for d, (lo, hi, interior) in zip(x.shape, config):
-            n = d + max(d - 1, 0) * interior
-            full.append(max(lo, 0) + n + max(hi, 0))
-            place.append(slice(max(lo, 0), max(lo, 0) + n, interior + 1))
-            crop.append(slice(max(-lo, 0), full[-1] - max(-hi, 0)))
+        full, place, crop = pad_plan(x.shape, config)
         r = torch.empty(full, dtype=a.dtype, device=a.device)
         r.copy_(_bits(pad_value.data, dt))
-        r[tuple(place)] = a
-        out.data = _unbits(r[tuple(crop)], dt)
+        r[place] = a
+        out.data = _unbits(r[crop], dt)
         return out
 
     # dynamic_slice and put_slice: SliceByIndexing, over these two

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Backend", "CumulativeByKind", "Option", "SliceByIndexing", "WindowByKind", "check_options",
-    "clamp_starts", "lowers", "option_table",
+    "clamp_starts", "lowers", "option_table", "pad_plan",
 ]  # fmt: skip
 
 #: What :func:`lowers` takes: ``(params, inputs, out) -> a function of payloads or None``.
@@ -426,6 +426,22 @@ def clamp_starts(starts: Sequence[int], shape: Sequence[int], sizes: Sequence[in
     """XLA's rule for the starts of ``dynamic_slice`` and ``put_slice``: each start moves
     into ``[0, dim - size]``, so the window stays inside ``shape``."""
     return [min(max(int(s), 0), d - n) for s, d, n in zip(starts, shape, sizes)]
+
+
+def pad_plan(
+    shape: Sequence[int], config: Sequence[tuple[int, int, int]]
+) -> tuple[list[int], tuple[slice, ...], tuple[slice, ...]]:
+    """How to ``pad`` an array of ``shape`` with Python slices: ``(full, place, crop)``,
+    the shape of an array filled with the pad value, where the input goes in it (with
+    its interior gaps, past the non-negative edges), and the slice of it that is the
+    result (negative edges cropped)."""
+    full, place, crop = [], [], []
+    for d, (lo, hi, interior) in zip(shape, config):
+        n = d + max(d - 1, 0) * interior
+        full.append(max(lo, 0) + n + max(hi, 0))
+        place.append(slice(max(lo, 0), max(lo, 0) + n, interior + 1))
+        crop.append(slice(max(-lo, 0), full[-1] - max(-hi, 0)))
+    return full, tuple(place), tuple(crop)
 
 
 class SliceByIndexing:

@@ -332,19 +332,32 @@ def register_backend(
     :param cls: the :class:`~numerix.backend.Backend` subclass or its ``"module:Class"``.
     :param replace: replace an existing backend of that name instead of raising.
     """
+    _register(BackendEntry(name, cls, contract, description), replace)
+
+
+def _register(entry: PluginEntry, replace: bool) -> None:
+    """Register ``entry`` at run time (``register_backend``, ``register_compiler``):
+    refused when its name is taken (unless ``replace``) or it is built for another
+    contract; a replaced one's cached classes and instances are dropped."""
     _REG.discover()
+    kind, name = entry.kind, entry.name
+    table = _REG.entries if kind == "backend" else _REG.compilers
+    op = f"register_{kind}"
     with _REG.lock:
-        if name in _REG.entries and not replace:
+        if name in table and not replace:
             raise PluginError(
-                f"register_backend: backend {name!r} is already registered by "
-                f"{_REG.entries[name].distribution or 'a runtime registration'}; pass replace=True"
+                f"{op}: {kind} {name!r} is already registered by "
+                f"{table[name].distribution or 'a runtime registration'}; pass replace=True"
             )
-        _drop(name)
-        entry = BackendEntry(name, cls, contract, description, None, None)
+        table.pop(name, None)
+        if kind == "backend":
+            _drop(name)
+        else:
+            _REG.compiler_instances.pop(name, None)
         before = len(_REG.broken)
-        _REG._add(entry)
+        _REG._admit(entry, table, _REG.shadowed if kind == "backend" else None)
         if len(_REG.broken) > before:
-            raise PluginError(f"register_backend: backend {name!r}: {_REG.broken.pop().reason}")
+            raise PluginError(f"{op}: {kind} {name!r}: {_REG.broken.pop().reason}")
 
 
 def unregister_backend(name: str) -> None:
@@ -726,19 +739,7 @@ def register_compiler(
     :param cls: the :class:`numerix.defn.Compiler` subclass or its ``"module:Class"``.
     :param replace: replace an existing compiler of that name instead of raising.
     """
-    _REG.discover()
-    with _REG.lock:
-        if name in _REG.compilers and not replace:
-            raise PluginError(
-                f"register_compiler: compiler {name!r} is already registered by "
-                f"{_REG.compilers[name].distribution or 'a runtime registration'}; pass replace=True"
-            )
-        _REG.compilers.pop(name, None)
-        _REG.compiler_instances.pop(name, None)
-        before = len(_REG.broken)
-        _REG._add_compiler(CompilerEntry(name, cls, contract, description))
-        if len(_REG.broken) > before:
-            raise PluginError(f"register_compiler: {name!r}: {_REG.broken.pop().reason}")
+    _register(CompilerEntry(name, cls, contract, description), replace)
 
 
 def unregister_compiler(name: str) -> None:
