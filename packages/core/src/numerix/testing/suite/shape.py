@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
+from numerix import _dispatch
 from numerix import dtypes as D
 from numerix.testing.oracle import (
     ALL,
@@ -568,3 +569,14 @@ def test_moveaxis_swapaxes_roll_errors() -> None:
         nx.roll(x, 1, axis=2)
     with pytest.raises(nx.ShapeError, match=r"^roll: shift must be an int or a sequence of ints"):
         nx.roll(x, 1.0)
+
+
+def test_kernels_are_checked_against_the_rules() -> None:
+    # the kit runs with [debug] check_rules on: every kernel of the backend under test is
+    # wrapped, so a result whose shape or dtype (or its native array's) differs from the
+    # primitive's rules fails the test that produced it with RuleCheckError
+    backend = nx.get_default_backend()
+    assert _dispatch.rule_checks_enabled()
+    assert hasattr(type(backend).reshape, "_numerix_unchecked"), type(backend)
+    x = nx.reshape(nx.arange(6, dtype=nx.int32), (2, 3))
+    check(x, np.arange(6, dtype=np.int32).reshape(2, 3), D.int32)
