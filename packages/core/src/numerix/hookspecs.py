@@ -31,7 +31,8 @@ hookimpl = pluggy.HookimplMarker("numerix")
 def numerix_backends() -> list[BackendEntry]:  # type: ignore[empty-body]
     """Name the backends this plugin provides.
 
-    :returns: a list of :class:`numerix.plugins.BackendEntry`, each naming the backend,
+    :returns: a list of :class:`numerix.plugins.BackendEntry` (the
+        :class:`~numerix.plugins.PluginEntry` of a backend), each naming the backend,
         the ``"module:Class"`` that implements it (imported on first use) and the
         backend-contract version it was built for. Results of every plugin are
         collected; two entries with one name are reported by ``numerix info``.
@@ -42,7 +43,8 @@ def numerix_backends() -> list[BackendEntry]:  # type: ignore[empty-body]
 def numerix_compilers() -> list[CompilerEntry]:  # type: ignore[empty-body]
     """Name the compilers this plugin provides (``numerix.jit(fn, compiler=name)``).
 
-    :returns: a list of :class:`numerix.plugins.CompilerEntry`, each naming the compiler,
+    :returns: a list of :class:`numerix.plugins.CompilerEntry` (the
+        :class:`~numerix.plugins.PluginEntry` of a compiler), each naming the compiler,
         the ``"module:Class"`` of its :class:`numerix.defn.Compiler` subclass (imported on
         first use) and the compiler-contract version it was built for. Results of every
         plugin are collected; the core's ``evaluator`` is registered first, and a second
