@@ -17,7 +17,7 @@ import contextlib
 import gc
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 import numpy as np
@@ -26,7 +26,7 @@ from jax.sharding import SingleDeviceSharding
 
 from numerix._meeting import check_live, meeting_backend
 from numerix._tensor import Tensor
-from numerix.backend import Backend
+from numerix.backend import Backend, Option
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.expr import CONSTANT, FOLD_LIMIT, PARAMETER, Graph, Node
 from numerix.defn.graph import GraphWalk, last_reads, native_block, subgraph_inputs
@@ -55,11 +55,12 @@ class XlaCompiler(Compiler):
 
     name = "xla"
     backend = "xla"
-    default_options: ClassVar[Mapping[str, Any]] = {
-        "client": None,
-        "device_id": None,
-        "donate": False,
-    }
+    # the client is checked against the arguments' backend by target_backend
+    accepted_options = (
+        Option("client", None),
+        Option("device_id", None, type=int, minimum=0),
+        Option("donate", False, type=bool),
+    )
 
     def compile(
         self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]
