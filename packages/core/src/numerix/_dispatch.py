@@ -41,7 +41,7 @@ from numerix.errors import ArgumentError, NumerixError, RuleCheckError
 from numerix.primitives._registry import BLOCKS, REGISTRY, Block, Primitive
 
 __all__ = [
-    "new_out", "bind", "RuleCheckError", "check_rules", "check_rules_setting",
+    "new_out", "bind", "block_out", "RuleCheckError", "check_rules", "check_rules_setting",
     "rule_checks_enabled",
 ]  # fmt: skip
 
@@ -119,6 +119,19 @@ def bind(prim: Primitive, *inputs: Any, backend: Backend | None = None, **params
 
 
 Primitive.bind = bind
+
+
+def block_out(block: Block, *inputs: Tensor, **params: Any) -> Any:
+    """The ``out`` a block fills (:func:`numerix.ops._core.run_block`), from its rules:
+    a tensor, or a tuple of tensors where the block has several outputs. The inputs are
+    on one backend already (the op has met them)."""
+    assert block.shape_rule is not None and block.dtype_rule is not None
+    b = inputs[0].backend
+    shapes = block.shape_rule(*[x.shape for x in inputs], **params)
+    dtypes = block.dtype_rule(*[x.dtype for x in inputs], **params)
+    if type(dtypes) is tuple:
+        return tuple(new_out(s, d, b) for s, d in zip(shapes, dtypes))
+    return new_out(shapes, dtypes, b)
 
 
 # ---------------------------------------------------------------- checking the rules

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from numerix import dtypes as D
+from numerix._dispatch import block_out
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
@@ -30,7 +31,7 @@ from numerix.ops import creation as C
 from numerix.ops import elementwise as E
 from numerix.ops import reduction as R
 from numerix.ops import shape as S
-from numerix.ops._core import as_tensor, cast, new_out, run_block, unify
+from numerix.ops._core import as_tensor, cast, run_block, unify
 from numerix.ops.linalg import matmul
 from numerix.primitives._registry import declare_block, vjp_rule
 
@@ -239,7 +240,7 @@ def cholesky(x: Any, /, *, upper: bool = False) -> Tensor:
     """
     t, rd = _one("cholesky", x)
     _square("cholesky", t)
-    out = new_out(t.shape, t.dtype, t.backend)
+    out = block_out(cholesky_block, t, upper=bool(upper))
     return _back(run_block(cholesky_block, out, cholesky_fallback, t, upper=bool(upper)), rd)
 
 
@@ -297,10 +298,10 @@ def triangular_solve(
     n = _square(op, ta, "a")
     left = bool(left_side)
     tb, vector, shape = _rhs(op, ta, tb, n, left)
-    out = new_out(shape, ta.dtype, ta.backend)
     ta = _bcast(ta, shape[:-2] + (n, n))
-    r = run_block(triangular_solve_block, out, triangular_solve_fallback, ta, tb,
-                  lower=bool(lower), left_side=left, transform_a=transform_a)  # fmt: skip
+    params = {"lower": bool(lower), "left_side": left, "transform_a": transform_a}
+    out = block_out(triangular_solve_block, ta, tb, **params)
+    r = run_block(triangular_solve_block, out, triangular_solve_fallback, ta, tb, **params)
     if vector:
         r = S.reshape(r, r.shape[:-2] + (n,))
     return _back(r, rd)
@@ -379,9 +380,8 @@ def solve(a: Any, b: Any, /) -> Tensor:
     ta, tb, rd = _two("solve", a, b)
     n = _square("solve", ta, "a")
     tb, vector, shape = _rhs("solve", ta, tb, n, True)
-    out = new_out(shape, ta.dtype, ta.backend)
     ta = _bcast(ta, shape[:-2] + (n, n))
-    r = run_block(solve_block, out, solve_fallback, ta, tb)
+    r = run_block(solve_block, block_out(solve_block, ta, tb), solve_fallback, ta, tb)
     if vector:
         r = S.reshape(r, r.shape[:-2] + (n,))
     return _back(r, rd)
@@ -460,8 +460,7 @@ def inv(x: Any, /) -> Tensor:
     """
     t, rd = _one("inv", x)
     _square("inv", t)
-    out = new_out(t.shape, t.dtype, t.backend)
-    return _back(run_block(inv_block, out, inv_fallback, t), rd)
+    return _back(run_block(inv_block, block_out(inv_block, t), inv_fallback, t), rd)
 
 
 def inv_fallback(x: Tensor) -> Tensor:
@@ -485,8 +484,7 @@ def det(x: Any, /) -> Tensor:
     """
     t, rd = _one("det", x)
     _square("det", t)
-    out = new_out(t.shape[:-2], t.dtype, t.backend)
-    return _back(run_block(det_block, out, det_fallback, t), rd)
+    return _back(run_block(det_block, block_out(det_block, t), det_fallback, t), rd)
 
 
 def det_fallback(x: Tensor) -> Tensor:
@@ -521,8 +519,7 @@ def lu(x: Any, /) -> tuple[Tensor, Tensor, Tensor]:
     """
     t, rd = _one("lu", x)
     _square("lu", t)
-    out = tuple(new_out(t.shape, t.dtype, t.backend) for _ in range(3))
-    p, low, up = run_block(lu_block, out, lu_fallback, t)
+    p, low, up = run_block(lu_block, block_out(lu_block, t), lu_fallback, t)
     return _back(p, rd), _back(low, rd), _back(up, rd)
 
 
@@ -568,13 +565,7 @@ def qr(x: Any, /, *, mode: str = "reduced") -> tuple[Tensor, Tensor]:
     t, rd = _one("qr", x)
     if t.ndim < 2:
         raise ShapeError(f"qr: x must have at least 2 dimensions (..., m, n), got {t.describe()}")
-    *batch, m, n = t.shape
-    k = m if mode == "complete" else min(m, n)
-    out = (
-        new_out((*batch, m, k), t.dtype, t.backend),
-        new_out((*batch, k, n), t.dtype, t.backend),
-    )
-    q, r = run_block(qr_block, out, qr_fallback, t, mode=mode)
+    q, r = run_block(qr_block, block_out(qr_block, t, mode=mode), qr_fallback, t, mode=mode)
     return _back(q, rd), _back(r, rd)
 
 
@@ -626,11 +617,7 @@ def eigh(x: Any, /) -> tuple[Tensor, Tensor]:
     """
     t, rd = _one("eigh", x)
     _square("eigh", t)
-    out = (
-        new_out(t.shape[:-1], _real_dtype(t.dtype), t.backend),
-        new_out(t.shape, t.dtype, t.backend),
-    )
-    w, v = run_block(eigh_block, out, eigh_fallback, t)
+    w, v = run_block(eigh_block, block_out(eigh_block, t), eigh_fallback, t)
     return _back(w, _real_dtype(rd)), _back(v, rd)
 
 
@@ -735,14 +722,8 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> tuple[Tensor, Tensor, Tenso
     t, rd = _one("svd", x)
     if t.ndim < 2:
         raise ShapeError(f"svd: x must have at least 2 dimensions (..., m, n), got {t.describe()}")
-    *batch, m, n = t.shape
-    k = min(m, n)
     full = bool(full_matrices)
-    out = (
-        new_out((*batch, m, m if full else k), t.dtype, t.backend),
-        new_out((*batch, k), _real_dtype(t.dtype), t.backend),
-        new_out((*batch, n if full else k, n), t.dtype, t.backend),
-    )
+    out = block_out(svd_block, t, full_matrices=full)
     u, s, vh = run_block(svd_block, out, svd_fallback, t, full_matrices=full)
     return _back(u, rd), _back(s, _real_dtype(rd)), _back(vh, rd)
 

@@ -12,10 +12,11 @@ import operator
 from typing import Any
 
 from numerix import dtypes as D
+from numerix._dispatch import block_out
 from numerix._shapes import normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
-from numerix.ops._core import as_tensor, cast, new_out, run_block
+from numerix.ops._core import as_tensor, cast, run_block
 from numerix.primitives import sort as P
 from numerix.primitives._registry import Primitive
 
@@ -121,9 +122,9 @@ def top_k(x: Any, k: int, *, axis: int = -1) -> tuple[Tensor, Tensor]:
         raise ShapeError(
             f"top_k: k={kk} is out of range for axis {ax} of {t.describe()}; k must be in 0..{n}"
         )
-    shape = t.shape[:ax] + (kk,) + t.shape[ax + 1 :]
-    out = (new_out(shape, t.dtype, t.backend), new_out(shape, D.int64, t.backend))
-    return run_block(P.top_k, out, _top_k_fallback, t, k=kk, axis=ax)
+    return run_block(
+        P.top_k, block_out(P.top_k, t, k=kk, axis=ax), _top_k_fallback, t, k=kk, axis=ax
+    )
 
 
 def _top_k_fallback(t: Tensor, *, k: int, axis: int) -> tuple[Tensor, Tensor]:
