@@ -100,6 +100,27 @@ def test_one_operand_flushed_is_known_on_xla() -> None:
     assert F._judge(op, [x, y], nx.float64, {}, off, "xla")[0] == "wrong"
 
 
+def test_bfloat16_subnormals_flush_on_xla() -> None:
+    # bfloat16 shares float32's exponent: 1e-39 is subnormal there, and XLA flushes it
+    op = _only("logical_not")[0]
+    a = np.array([1e-39, 1.0], np.float32).astype(nx.bfloat16.numpy_dtype)
+    got = nx.tensor(np.array([True, False]))
+    assert F._judge(op, [a], nx.bfloat16, {}, got, "xla") == ("known", "subnormals flushed (xla)")
+    assert F._judge(op, [a], nx.bfloat16, {}, got, "binary")[0] == "wrong"
+
+
+def test_float32_log_of_a_subnormal_is_known_on_xla() -> None:
+    op = _only("log")[0]
+    a = np.array([1e-40, 1.0], np.float32)
+    got = nx.tensor(np.array([-103.97208, 0.0], np.float32))
+    assert F._judge(op, [a], nx.float32, {}, got, "xla") == (
+        "known",
+        "float32 log of a subnormal (xla)",
+    )
+    other = nx.tensor(np.array([-50.0, 0.0], np.float32))
+    assert F._judge(op, [a], nx.float32, {}, other, "xla")[0] == "wrong"
+
+
 def test_each_element_is_explained_on_its_own() -> None:
     # sign of a complex: a flushed subnormal imaginary part in one element and a complex
     # infinity in another; neither reading alone explains the whole result
