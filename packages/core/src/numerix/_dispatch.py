@@ -212,17 +212,19 @@ def _check_one(
             f"{where}: the kernel returned {result.describe()} for {what} but the rules give "
             f"{dtype}{list(shape)} for {args}"
         )
+    traced = False
     try:
         native = backend.to_numpy(result)
     except Exception:  # a value with no host copy yet
-        # a compiler calling the kernel while its library traces (JAX's tracers): the
-        # native array's own shape and dtype, where its library's dtype is numpy's
-        native = result.data
+        # a compiler calling the kernel while its library traces (JAX's tracers, torch's
+        # fake tensors): the native array's own shape, and its dtype where the library's
+        # dtype is numpy's
+        native, traced = result.data, True
     nshape = tuple(getattr(native, "shape", ()))
     try:
         ndtype: Any = D.from_numpy_dtype(np.dtype(native.dtype), where)
     except (AttributeError, TypeError, NumerixError):
-        ndtype = getattr(native, "dtype", type(native).__name__)
+        ndtype = dtype if traced else getattr(native, "dtype", type(native).__name__)
     if nshape != shape or ndtype is not dtype:
         raise RuleCheckError(
             f"{where}: the kernel's native array{'' if what == 'out' else ' of ' + what} has "
