@@ -243,7 +243,8 @@ def test_getitem_fast_paths_match_numpy() -> None:
     big = np.arange(-4, 4).repeat(12)  # bounds read by numpy beyond the small-index size
     for i, bad in (([0, 4], 4), ([-5, 1], -5), (np.append(big, 9), 9), (np.append(big, -9), -9)):
         with pytest.raises(
-            nx.IndexingError, match=rf"^getitem: index {bad} is out of bounds for axis 0 with size 4"
+            nx.IndexingError,
+            match=rf"^getitem: index {bad} is out of bounds for axis 0 with size 4",
         ):
             x[nx.tensor(np.asarray(i, np.int64))]
         with pytest.raises(nx.IndexingError, match=rf"^take: index {bad} is out of bounds"):
