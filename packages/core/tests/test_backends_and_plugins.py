@@ -13,6 +13,7 @@ import pytest
 
 import numerix as nx
 from numerix import plugins
+from numerix.ops import _core
 from numerix_binary.backend import BinaryBackend
 
 
@@ -613,3 +614,15 @@ def test_an_env_variable_of_an_unused_plugin_is_still_validated():
     ), out
     assert "'nope'" in out[0]
     assert out[1] == "False False"
+
+
+def test_clear_caches_drops_the_kept_scalar_operands() -> None:
+    x = nx.tensor(np.array([1.0, 2.0], np.float32), backend="binary")
+    got = x * 1.0001
+    np.testing.assert_array_equal(got.to_numpy(), np.array([1.0, 2.0], np.float32) * 1.0001)
+    kept = [k for k in _core._OPERANDS if k[0] is x.backend and k[3] == 1.0001]
+    assert kept, "the operand of 1.0001 is kept after the op"
+    nx.clear_caches()
+    assert not any(k[0] is x.backend for k in _core._OPERANDS)
+    # and the op still gives the same numbers after
+    np.testing.assert_array_equal((x * 1.0001).to_numpy(), got.to_numpy())

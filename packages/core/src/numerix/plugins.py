@@ -18,7 +18,7 @@ import difflib
 import importlib
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -683,15 +683,30 @@ def devices(backend: str | None = None) -> list[str]:
     return out
 
 
+#: what the core keeps per backend beside the backends' own caches (the 0-d operands of
+#: Python scalars): each is emptied by :func:`clear_caches`
+_CORE_CACHES: list[Callable[[], None]] = []
+
+
+def clears_with_caches(clear: Callable[[], None]) -> Callable[[], None]:
+    """Register ``clear`` (a function emptying a cache of the core that holds tensors of
+    some backend) to run on :func:`clear_caches`; returns it."""
+    _CORE_CACHES.append(clear)
+    return clear
+
+
 def clear_caches() -> None:
     """Drop the compiled kernels every backend loaded in this process keeps
     (:meth:`Backend.clear_caches`), as ``jax.clear_caches()`` does for JAX: their memory
-    is freed, and the next call of each kernel compiles it again. Programs that
+    is freed, and the next call of each kernel compiles it again; and the tensors the
+    core keeps for reuse (the operands of Python scalars). Programs that
     ``jit``-compiled functions hold stay with those functions."""
     with _REG.lock:
         classes = list(dict.fromkeys(_REG.classes.values()))
     for cls in classes:
         cls.clear_caches()
+    for clear in _CORE_CACHES:
+        clear()
 
 
 def parse_spec(spec: Any, op: str = "backend") -> tuple[str, dict[str, Any]]:

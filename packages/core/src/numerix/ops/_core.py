@@ -21,6 +21,7 @@ from numerix.backend import Backend
 from numerix.defaults import get_default_backend, resolve_backend
 from numerix.dtypes import DType
 from numerix.errors import DeallocatedError, DTypeError, ShapeError
+from numerix.plugins import clears_with_caches
 from numerix.primitives._registry import Block, Primitive
 from numerix.primitives.creation import full as _full
 
@@ -167,6 +168,7 @@ def scalar(value: Any, dtype: DType, backend: Backend) -> Tensor:
 # (equality does not tell them apart), nor the operands of a tracing backend.
 _OPERANDS: dict[tuple[Any, ...], Tensor] = {}
 _OPERANDS_MAX = 1024
+clears_with_caches(_OPERANDS.clear)
 
 
 def scalar_operand(value: Any, dtype: DType, backend: Backend) -> Tensor:
