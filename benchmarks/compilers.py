@@ -204,26 +204,15 @@ def bench_torch(repeat: int) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------- the xla compiler's flat programs
-def _nx_chain_ops() -> tuple[Callable[[Any, Any], Any], ...]:
+def _chain_ops(m: Any) -> tuple[Callable[[Any, Any], Any], ...]:
+    """The chain's six ops written with the module ``m``'s ``sin`` and ``tanh`` (numerix
+    or jax.numpy): the same function on each side."""
     return (
         lambda v, a: v + a,
         lambda v, a: v * a,
-        lambda v, a: nx.sin(v),
+        lambda v, a: m.sin(v),
         lambda v, a: v - a,
-        lambda v, a: nx.tanh(v),
-        lambda v, a: v * 0.5,
-    )
-
-
-def _jnp_chain_ops() -> tuple[Callable[[Any, Any], Any], ...]:
-    import jax.numpy as jnp
-
-    return (
-        lambda v, a: v + a,
-        lambda v, a: v * a,
-        lambda v, a: jnp.sin(v),
-        lambda v, a: v - a,
-        lambda v, a: jnp.tanh(v),
+        lambda v, a: m.tanh(v),
         lambda v, a: v * 0.5,
     )
 
@@ -251,11 +240,12 @@ def bench_xla_trace_compile(sizes: tuple[int, ...], rounds: int) -> list[dict[st
     """Trace + compile + one call of an n-op chain, a fresh function per sample on each
     side, the sides alternating (numerix, jax, numerix, jax ...)."""
     import jax
+    import jax.numpy as jnp
 
     a_np = np.linspace(-1, 1, 8, dtype=np.float32)
     x, a = nx.tensor(a_np, backend="xla"), nx.tensor(a_np[::-1].copy(), backend="xla")
     jx, ja = x.data, a.data
-    nx_ops, jnp_ops = _nx_chain_ops(), _jnp_chain_ops()
+    nx_ops, jnp_ops = _chain_ops(nx), _chain_ops(jnp)
     rows = []
     for n in sizes:
         got = nx.jit(_chain(nx_ops, n), compiler="xla")(x, a).to_numpy()
