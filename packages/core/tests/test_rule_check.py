@@ -49,13 +49,9 @@ def start_unchecked() -> Iterator[None]:
 
 
 @pytest.fixture
-def checking() -> Iterator[None]:
-    was = _dispatch.rule_checks_enabled()
+def checking(start_unchecked: None) -> None:
+    # start_unchecked puts the check back as it found it
     _dispatch.check_rules(True)
-    try:
-        yield
-    finally:
-        _dispatch.check_rules(was)
 
 
 def _tensor(b: Backend, shape: tuple[int, ...], dtype: Any = np.float32) -> Tensor:
