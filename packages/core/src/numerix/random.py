@@ -526,7 +526,7 @@ _LN2_LO_32, _LN2_HI_32 = -2.12194440e-4, 0.693359375
 def _fma32(a: Tensor, b: Any, c: Any) -> Tensor:
     """float32 ``a * b + c`` rounded once: the product of two float32 numbers is exact in
     float64, and the float64 sum rounded to float32 is the fused result."""
-    wide = [astype(v, D.float64) if type(v) is Tensor else v for v in (a, b, c)]
+    wide = [astype(v, D.float64, copy=False) if type(v) is Tensor else v for v in (a, b, c)]
     return astype(add(multiply(wide[0], wide[1]), wide[2]), D.float32)
 
 
@@ -562,7 +562,7 @@ def _log1p_xla(x: Tensor) -> Tensor:
     def fma(a: Tensor, b: Tensor, c: Any) -> Tensor:
         if not f32:
             return _fma64(a, xs if b is xw else (b, *_halves(b)), c)
-        return astype(add(multiply(astype(a, D.float64), b), c), D.float32)
+        return _fma32(a, b, c)
 
     def horner(coefficients: tuple[float, ...]) -> Tensor:
         p = full((), float(x.dtype.numpy_dtype.type(coefficients[0])), x.dtype, x.backend)
@@ -618,8 +618,7 @@ def _erf_inv_xla(x: Tensor) -> Tensor:
         w = astype(where(lt, subtract(w, 2.5), subtract(root, 3.0)), D.float64)
         p = where(lt, c(low_c[0]), c(high_c[0]))
         for i in range(1, 9):
-            ci = astype(where(lt, c(low_c[i]), c(high_c[i])), D.float64)
-            p = astype(add(multiply(astype(p, D.float64), w), ci), D.float32)
+            p = _fma32(p, w, where(lt, c(low_c[i]), c(high_c[i])))
     return where(equal(abs(x), 1.0), multiply(x, float("inf")), multiply(p, x))
 
 
