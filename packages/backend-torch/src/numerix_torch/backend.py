@@ -29,6 +29,7 @@ from numerix_torch._dtypes import (
     unbits,
 )
 from numerix_torch._extra import ExtraKernels
+from numerix_torch.settings import torch_settings_value
 
 __all__ = ["TorchBackend"]
 
@@ -49,8 +50,6 @@ def _device_available(device: str, device_id: int | None) -> bool:
 
 def default_device() -> str:
     """The configured device, else ``cuda`` when available, else ``cpu``."""
-    from numerix_torch.settings import torch_settings_value
-
     configured = torch_settings_value("device")
     if configured is not None:
         return str(configured)
@@ -61,8 +60,6 @@ def _default_device_id(options: dict[str, Any]) -> int | None:
     """The configured cuda device (default 0); None for the other devices."""
     if options["device"] != "cuda":
         return None
-    from numerix_torch.settings import torch_settings_value
-
     did = torch_settings_value("device_id")
     return 0 if did is None else int(did)
 
@@ -274,8 +271,6 @@ _applied: set[str] = set()
 
 def _apply_settings(device: torch.device) -> None:
     """num_threads when the first backend is created; memory_fraction per cuda device."""
-    from numerix_torch.settings import torch_settings_value
-
     if "threads" not in _applied:
         _applied.add("threads")
         n = torch_settings_value("num_threads")
