@@ -26,7 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from numerix.errors import BackendOptionError, NumerixError
+from numerix.errors import BackendOptionError, NumerixError, UnsupportedDTypeError
+from numerix.primitives._registry import REGISTRY
 
 if TYPE_CHECKING:
     import numpy as np
@@ -262,8 +263,6 @@ class Backend:
 
     def __getattr__(self, attr: str) -> Any:
         # Only called for a missing attribute: a primitive the backend doesn't implement.
-        from numerix.primitives import REGISTRY
-
         if attr in REGISTRY:
             raise NotImplementedError(
                 f"backend {self.name!r} does not implement primitive {attr!r}; "
@@ -362,8 +361,6 @@ class Backend:
         return NumerixError(f"{op}: {x.describe()} has no concrete values on backend {self!r}")
 
     def unsupported(self, op: str, dtype: DType) -> NumerixError:
-        from numerix.errors import UnsupportedDTypeError
-
         return UnsupportedDTypeError(
             f"{op}: backend {self!r} cannot hold {dtype} tensors; use another dtype "
             f"(x.astype(...)) or another backend"
@@ -469,7 +466,15 @@ class SliceByIndexing:
         return out
 
 
-def _rebuild_backend(name: str, options: dict[str, Any]) -> Backend:
-    from numerix.plugins import get_backend
+def _not_loaded(name: str, **options: Any) -> Backend:
+    raise NumerixError(f"backend {name!r}: the plugin registry is not loaded; import numerix")
 
-    return get_backend(name, **options)
+
+#: ``(name, **options) -> Backend``: :func:`numerix.plugins.get_backend`, which the
+#: plugin layer (above this module) installs when it loads.
+backend_lookup: Callable[..., Backend] = _not_loaded
+
+
+def _rebuild_backend(name: str, options: dict[str, Any]) -> Backend:
+    # an unpickled backend is the registry's instance of that name
+    return backend_lookup(name, **options)

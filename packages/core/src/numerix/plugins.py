@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+import numerix.backend
 from numerix.backend import Backend
 from numerix.errors import BackendNotFoundError, ConfigError, NumerixError, PluginError
 from numerix.primitives._registry import CONTRACT_VERSION
@@ -658,6 +659,11 @@ def get_backend(name: str, **options: Any) -> Backend:
         canon = _REG.instances.setdefault(be._key, be)
         _REG.instances[key] = canon
     return canon
+
+
+# an unpickled Backend asks this registry for its instance (numerix.backend sits below
+# this module and cannot import it)
+numerix.backend.backend_lookup = get_backend
 
 
 def devices(backend: str | None = None) -> list[str]:
