@@ -246,6 +246,35 @@ def test_torch_compiler_inductor_softmax() -> None:
     assert f.trace_count == 1
 
 
+def test_torch_compiler_inductor_compiles_the_seed_mlp() -> None:
+    # captured weights and the 0-d constant of maximum(..., 0.0) are real tensors in a
+    # graph traced on fake ones: inductor compiled none of it while make_fx refused them
+    w1, b1 = on_torch((t(F, (18, 32)), t(F, (32,), seed=1)))
+    w2, b2 = on_torch((t(F, (32, 1), seed=2), t(F, (1,), seed=3)))
+
+    def predict(x: Any) -> Any:
+        h = nx.maximum(x @ w1 + b1, 0.0)
+        return nx.softmax(h @ w2 + b2, axis=0)
+
+    x = on_torch(t(F, (2, 18), seed=4))
+    f = tj(predict, mode="inductor")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InductorFallbackWarning)  # really compiled
+        r = f(x)
+        r2 = f(x * 2)
+    xs, a1, c1, a2, c2 = (v.to_numpy() for v in (x, w1, b1, w2, b2))
+
+    def oracle(v: np.ndarray) -> np.ndarray:
+        z = np.maximum(v @ a1 + c1, np.float32(0)) @ a2 + c2
+        e = np.exp(z - z.max(axis=0))
+        return e / e.sum(axis=0)
+
+    assert r.dtype is F and r.shape == (2, 1) and r.backend.name == "torch"
+    np.testing.assert_allclose(r.to_numpy(), oracle(xs), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(r2.to_numpy(), oracle(xs * 2), rtol=1e-5, atol=1e-7)
+    assert f.trace_count == 1
+
+
 def test_torch_compiler_inductor_falls_back_on_control_flow() -> None:
     x, n = on_torch((nx.tensor([1.0, 2.0]), nx.tensor(4)))
     with pytest.warns(InductorFallbackWarning, match=r"cond, while node\(s\).*replay mode"):

@@ -153,7 +153,9 @@ def _aten_graph(graph: Graph, program: Program) -> Any:
         torch.empty(p.shape, dtype=TORCH[p.dtype], device=device)  # type: ignore[arg-type, index]
         for p in graph.parameters
     ]
-    return make_fx(program.fn, tracing_mode="fake")(*examples)
+    # the program's constants and captured tensors are real tensors (moved to the device
+    # once, at lowering): make_fx takes them into the graph as its constants
+    return make_fx(program.fn, tracing_mode="fake", _allow_non_fake_inputs=True)(*examples)
 
 
 def _op_at(program: Program, line: int) -> str | None:
