@@ -10,6 +10,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+import optree
+
 from numerix._meeting import meeting_backend
 from numerix._tensor import Tensor
 from numerix.backend import Backend
@@ -261,8 +263,6 @@ class Jitted:
                     self._fast[fast_key] = fast
         if nb is not None:
             leaves = _to_tensors(leaves, _specs(leaves, nb))
-        import optree
-
         return optree.tree_unflatten(out_tree, run(leaves))
 
     def _evict(self, maxsize: int) -> None:
@@ -409,8 +409,6 @@ class Compiled:
         self.tree = tree
 
     def __call__(self, *args: Any) -> Any:
-        import optree
-
         leaves, tree = flatten((args, {}), "compile")
         got = [leaf_spec(x, "compile") for x in leaves]
         want = [(s.shape, s.dtype) for s in self.specs]
@@ -477,18 +475,23 @@ def compile(
 
 
 def _fast_key(args: Sequence[Any], default: bool) -> Any:
-    """The fast path's cache key: (type, shape, dtype, backend) per argument, and the
-    default compiler's name and options when the function names none. Raises
-    AttributeError for an argument that is not tensor-like (a number)."""
+    """The fast path's cache key: (type, shape, dtype, backend) of the one argument, or
+    one such tuple per argument, and the default compiler's name and options when the
+    function names none. Raises AttributeError for an argument that is not tensor-like
+    (a number). ``_entry``'s call computes the same key inline: keep the two alike."""
     if len(args) == 1:
         a = args[0]
-        key: Any = ((type(a), a.shape, a.dtype, a.backend),)
+        key: Any = (type(a), a.shape, a.dtype, a.backend)
     else:
         key = tuple([(type(a), a.shape, a.dtype, a.backend) for a in args])
     if default:
-        cname, base = default_compiler()
-        key = (*key, (cname, _freeze(base) if base else ()))
+        key = (key, _default_key())
     return key
+
+
+def _default_key() -> Any:
+    cname, base = default_compiler()
+    return (cname, _freeze(base) if base else ())
 
 
 def _entry(jitted: Jitted) -> Callable[..., Any]:
@@ -505,6 +508,7 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
     stats = jitted._stats
     default = jitted.compiler is None
     active = _active.get
+    unflatten = optree.tree_unflatten
 
     if jitted._sig is not None:  # static arguments: always the general path
 
@@ -514,24 +518,30 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
     else:
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            if not kwargs:
-                try:
-                    hit = fast.get(_fast_key(args, default))
-                except (AttributeError, TypeError):  # a number, an unhashable leaf
-                    hit = None
-                if hit is not None and active() is None:
-                    run, out_tree, token = hit
-                    stats[0] += 1
-                    try:
-                        touch(token)  # the least recently used is what the bound drops
-                    except KeyError:  # dropped by another thread meanwhile
-                        pass
-                    if out_tree is None:  # one tensor out: run returns it
-                        return run(args)
-                    import optree
-
-                    return optree.tree_unflatten(out_tree, run(args))
-            return slow(*args, **kwargs)
+            if kwargs or active() is not None:  # inside a trace: Jitted.__call__ inlines
+                return slow(*args, **kwargs)
+            try:  # _fast_key, inline: this is the one place a cached call pays for it
+                if len(args) == 1:
+                    a = args[0]
+                    key: Any = (type(a), a.shape, a.dtype, a.backend)
+                else:
+                    key = tuple([(type(a), a.shape, a.dtype, a.backend) for a in args])
+                if default:
+                    key = (key, _default_key())
+                hit = fast.get(key)
+            except (AttributeError, TypeError):  # a number, an unhashable leaf
+                hit = None
+            if hit is None:
+                return slow(*args)
+            run, out_tree, token = hit
+            stats[0] += 1
+            try:
+                touch(token)  # the least recently used is what the bound drops
+            except KeyError:  # dropped by another thread meanwhile
+                pass
+            if out_tree is None:  # one tensor out: run returns it
+                return run(args)
+            return unflatten(out_tree, run(args))
 
     fn = jitted.fn
     functools.update_wrapper(call, fn, updated=())
@@ -548,6 +558,4 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
 
 def _single_leaf(tree: Any) -> bool:
     """Whether ``tree`` is one bare leaf (the function returned a tensor, not a tuple)."""
-    import optree
-
     return bool(optree.treespec_is_leaf(tree))
