@@ -17,7 +17,7 @@ CONSTRAINTS = ("-c", "constraints/ci.txt")
 PACKAGES = ("packages/core", "packages/backend-binary")
 # numerix and numerix-binary depend on each other: install both in one pip call.
 LOCAL_INSTALL = ("./packages/core[test]", "./packages/backend-binary[test]")
-LINT_PATHS = ("packages", "benchmarks", "noxfile.py")
+LINT_PATHS = ("packages", "benchmarks", "tools", "noxfile.py")
 
 
 def install_local(session: nox.Session, *extra: str) -> None:
@@ -32,11 +32,13 @@ def install_local(session: nox.Session, *extra: str) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Lint and check formatting with ruff (settings in ruff.toml)."""
+    """Lint and check formatting with ruff (settings in ruff.toml), and check the import
+    structure: no cycle, the low layer imports nothing above it (tools/check_imports.py)."""
     session.install("ruff")
     paths = [p for p in LINT_PATHS if (ROOT / p).exists()]
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
+    session.run("python", "tools/check_imports.py")
 
 
 @nox.session

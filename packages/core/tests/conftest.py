@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from numerix import _config_state, plugins
+from numerix import plugins
+from numerix.configuration import _state as config_state
 
 OPTIONAL = ("xla", "torch")
 
@@ -35,8 +36,8 @@ def core_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def _forget_settings() -> None:
     # the next read of the settings sees the plugins (and environment) as they are then
-    _config_state.base = None
-    _config_state.base_backend = None
+    config_state.base = None
+    config_state.base_backend = None
 
 
 @pytest.fixture(autouse=True)

@@ -266,7 +266,8 @@ def test_bench_uses_a_backends_raw_matmul_hook(
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty project folder as the working directory, no numerix variable, an empty
     user config folder; the settings read here are forgotten afterwards."""
-    from numerix import _config_state, defaults
+    from numerix import configuration
+    from numerix.configuration import _state as config_state
 
     for k in list(os.environ):
         if k.upper().startswith("NUMERIX_") or k.upper() in ("XLA_TARGET", "LIBTORCH_TARGET"):
@@ -276,14 +277,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     proj.mkdir()
     (proj / "pyproject.toml").write_text("[project]\nname = 'p'\n")
     monkeypatch.chdir(proj)
-    global_before = defaults._global_default
-    token = defaults._context_default.set(None)
-    defaults._global_default = None
-    _config_state.base = _config_state.base_backend = None
+    global_before = configuration._global_default
+    token = configuration._context_default.set(None)
+    configuration._global_default = None
+    config_state.base = config_state.base_backend = None
     yield proj
-    defaults._context_default.reset(token)
-    defaults._global_default = global_before
-    _config_state.base = _config_state.base_backend = None
+    configuration._context_default.reset(token)
+    configuration._global_default = global_before
+    config_state.base = config_state.base_backend = None
 
 
 class _ReadsSettings(numerix.Backend):
@@ -580,7 +581,7 @@ def test_install_command_of_this_installation() -> None:
 def test_a_misspelt_name_gets_a_suggestion_on_every_path(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from numerix import _config_state
+    from numerix.configuration import _state as config_state
 
     (project / "numerix.toml").write_text('default_backend = ["bianry", "nope"]\n')
     with pytest.raises(
@@ -590,11 +591,11 @@ def test_a_misspelt_name_gets_a_suggestion_on_every_path(
         numerix.get_default_backend()
     (project / "numerix.toml").unlink()
     monkeypatch.setenv("NUMERIX_DEFAULT_BACKEND", "bianry")
-    _config_state.base = _config_state.base_backend = None
+    config_state.base = config_state.base_backend = None
     with pytest.raises(numerix.ConfigError, match=r"did you mean 'binary'\?"):
         numerix.tensor([1.0])
     monkeypatch.delenv("NUMERIX_DEFAULT_BACKEND")
-    _config_state.base = _config_state.base_backend = None
+    config_state.base = config_state.base_backend = None
     for call in (
         lambda: numerix.tensor([1.0], backend="bianry"),
         lambda: numerix.default_backend("bianry").__enter__(),

@@ -22,8 +22,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 import numerix as nx
-from numerix import _config_state, configuration, defaults
+from numerix import configuration
 from numerix.cli import main
+from numerix.configuration import _state as config_state
 from numerix.plugins import install_command, register_settings_model, unregister_settings_model
 from numerix_binary.backend import BinaryBackend
 
@@ -32,8 +33,8 @@ REPO = Path(__file__).resolve().parents[3]
 
 # ---------------------------------------------------------------- fixtures
 def _forget() -> None:
-    _config_state.base = None
-    _config_state.base_backend = None
+    config_state.base = None
+    config_state.base_backend = None
 
 
 @pytest.fixture(autouse=True)
@@ -47,12 +48,12 @@ def clean_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.chdir(proj)
     _forget()
     # a default set by an earlier test (global or in this context) would hide the settings
-    global_before = defaults._global_default
-    token = defaults._context_default.set(None)
-    defaults._global_default = None
+    global_before = configuration._global_default
+    token = configuration._context_default.set(None)
+    configuration._global_default = None
     yield proj
-    defaults._context_default.reset(token)
-    defaults._global_default = global_before
+    configuration._context_default.reset(token)
+    configuration._global_default = global_before
     _forget()
 
 

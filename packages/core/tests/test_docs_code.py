@@ -143,7 +143,8 @@ _PAGES: dict[Path, _Page] = {}
 def _fresh_reader(tmp: Path) -> Iterator[None]:
     """No numerix variable, an empty working directory and user config, the default
     backend unset; the backends and compilers registered by a block are removed after."""
-    from numerix import _config_state, defaults, plugins
+    from numerix import configuration, plugins
+    from numerix.configuration import _state as config_state
 
     saved_env = {k: v for k, v in os.environ.items() if _numerix_var(k)}
     for k in saved_env:
@@ -155,10 +156,10 @@ def _fresh_reader(tmp: Path) -> Iterator[None]:
     plugins._REG.discover()  # before the snapshot: what a block registers is what is new
     backends, compilers = dict(plugins._REG.entries), dict(plugins._REG.compilers)
     settings = dict(plugins._REG.runtime_settings)
-    global_before = defaults._global_default
-    token = defaults._context_default.set(None)
-    defaults._global_default = None
-    _config_state.base = _config_state.base_backend = None
+    global_before = configuration._global_default
+    token = configuration._context_default.set(None)
+    configuration._global_default = None
+    config_state.base = config_state.base_backend = None
     try:
         yield
     finally:
@@ -176,9 +177,9 @@ def _fresh_reader(tmp: Path) -> Iterator[None]:
             plugins.unregister_compiler(name)
         for name in set(plugins._REG.runtime_settings) - set(settings):
             plugins.unregister_settings_model(name)
-        defaults._context_default.reset(token)
-        defaults._global_default = global_before
-        _config_state.base = _config_state.base_backend = None
+        configuration._context_default.reset(token)
+        configuration._global_default = global_before
+        config_state.base = config_state.base_backend = None
 
 
 def _numerix_var(k: str) -> bool:

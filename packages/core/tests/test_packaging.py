@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from numerix._config_state import _toml
+from numerix.configuration._state import _toml
 
 REPO = Path(__file__).resolve().parents[3]
 #: distribution → (folder in the checkout, import package)

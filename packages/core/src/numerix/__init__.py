@@ -20,7 +20,7 @@ from numerix import (
 from numerix._tensor import Tensor
 from numerix._version import __version__
 from numerix.backend import Backend
-from numerix.defaults import (
+from numerix.configuration import (
     config,
     default_backend,
     get_default_backend,

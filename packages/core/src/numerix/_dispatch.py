@@ -34,14 +34,14 @@ from typing import Any
 import numpy as np
 
 from numerix import dtypes as D
-from numerix._meeting import meeting_backend, mismatch_error
+from numerix._meeting import check_concrete, meeting_backend, mismatch_error
 from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.errors import ArgumentError, NumerixError, RuleCheckError
 from numerix.primitives._registry import BLOCKS, REGISTRY, Block, Primitive
 
 __all__ = [
-    "new_out", "bind", "block_out", "RuleCheckError", "check_rules", "check_rules_setting",
+    "new_out", "bind", "block_out", "check_concrete", "move", "RuleCheckError", "check_rules", "check_rules_setting",
     "rule_checks_enabled",
 ]  # fmt: skip
 
@@ -57,6 +57,23 @@ def new_out(shape: tuple[int, ...], dtype: D.DType, backend: Backend, data: Any 
     t.backend = backend
     t.data = data
     return t
+
+
+def move(t: Tensor, target: Backend, op: str) -> Tensor:
+    """``t`` on ``target``: the one way a concrete tensor changes backend (DLPack where the
+    two backends can share memory, a copy through host memory otherwise). Operands
+    meeting on a backend, ``numerix.tensor(t, backend=...)`` and ``backend_transfer``
+    all move through here."""
+    if t.backend is target:
+        return t
+    check_concrete(t, op)
+    if target.supported_dtypes is not None and t.dtype not in target.supported_dtypes:
+        raise target.unsupported(op, t.dtype)
+    out = new_out(t.shape, t.dtype, target)
+    done = target.from_dlpack(out, t)
+    if done is not None:
+        return done
+    return target.from_numpy(out, t.backend.to_numpy(t))
 
 
 def _meet(prim: Primitive, inputs: tuple[Any, ...], target: Backend | None) -> tuple[Backend, Any]:
@@ -81,9 +98,7 @@ def _meet(prim: Primitive, inputs: tuple[Any, ...], target: Backend | None) -> t
             if met.is_tracing:
                 x = met.capture(x)
             elif x.backend.is_host:
-                if met.supported_dtypes is not None and x.dtype not in met.supported_dtypes:
-                    raise met.unsupported(prim.name, x.dtype)
-                x = met.from_numpy(new_out(x.shape, x.dtype, met), x.backend.to_numpy(x))
+                x = move(x, met, prim.name)
             else:  # pragma: no cover - meeting_backend refused these already
                 raise mismatch_error(prim.name, tensors, target)
         moved.append(x)

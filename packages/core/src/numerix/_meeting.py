@@ -29,9 +29,11 @@ from numerix.errors import BackendMismatchError, DeallocatedError
 from numerix.primitives import _registry
 
 if TYPE_CHECKING:
+    from numerix._tensor import Tensor
     from numerix.dtypes import DType
 
 __all__ = [
+    "check_concrete",
     "DEALLOCATED", "Operand", "meeting_backend", "mismatch_error", "deallocated_error",
     "check_live", "describe_operand",
 ]  # fmt: skip
@@ -98,6 +100,15 @@ def deallocated_error(op: str, x: Operand, what: str = "the tensor") -> Dealloca
         f"numerix.backend_deallocate; it holds no data any more (deallocate a tensor only "
         f"after its last use)"
     )
+
+
+def check_concrete(t: Tensor, op: str) -> None:
+    """Raise unless ``t`` holds values: a traced tensor, or a deallocated one."""
+    b = t.backend
+    if b.is_tracing:
+        raise b.concrete_error(t, op)
+    if b is DEALLOCATED:
+        raise deallocated_error(op, t)
 
 
 def check_live(op: str, x: Operand, what: str = "the tensor") -> None:

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from numerix import dtypes
+from numerix._meeting import check_concrete
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 
 if TYPE_CHECKING:
@@ -76,7 +78,7 @@ class Tensor:
         """The values as a read-only numpy array: a view of the tensor's memory where the
         backend holds host memory (tensors are immutable, so writes through it are
         refused), a copy otherwise. ``np.array(t)`` gives a writable copy."""
-        _ops.check_concrete(self, "to_numpy")
+        check_concrete(self, "to_numpy")
         a = self.backend.to_numpy(self)
         if a.flags.writeable:
             a = a.view()
@@ -93,7 +95,7 @@ class Tensor:
 
     def tolist(self) -> Any:
         """The values as (nested) Python lists of Python scalars."""
-        _ops.check_concrete(self, "tolist")
+        check_concrete(self, "tolist")
         a = self.backend.to_numpy(self)
         if self.dtype.name == "bfloat16":
             a = a.astype(np.float32)
@@ -101,7 +103,7 @@ class Tensor:
 
     def item(self) -> bool | int | float | complex:
         """The value of a one-element tensor as a Python scalar."""
-        _ops.check_concrete(self, "item")
+        check_concrete(self, "item")
         if self.size != 1:
             raise _ops.ShapeError(
                 f"item: only a tensor of one element converts to a Python scalar, got {self.describe()}"
@@ -116,7 +118,7 @@ class Tensor:
         return _ops.to_binary(self)
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
-        _ops.check_concrete(self, "__dlpack__")
+        check_concrete(self, "__dlpack__")
         return self.backend.to_dlpack(self, *args, **kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
@@ -143,7 +145,7 @@ class Tensor:
             yield self[i]
 
     def __bool__(self) -> bool:
-        _ops.check_concrete(self, "bool")
+        check_concrete(self, "bool")
         if self.size != 1:
             raise _ops.ShapeError(
                 f"bool: the truth value of a tensor with {self.size} elements ({self.describe()}) "
@@ -152,15 +154,15 @@ class Tensor:
         return bool(self.item())
 
     def __int__(self) -> int:
-        _ops.check_concrete(self, "int")
+        check_concrete(self, "int")
         return int(self._scalar("int"))
 
     def __float__(self) -> float:
-        _ops.check_concrete(self, "float")
+        check_concrete(self, "float")
         return float(self._scalar("float"))
 
     def __complex__(self) -> complex:
-        _ops.check_concrete(self, "complex")
+        check_concrete(self, "complex")
         return complex(self._scalar("complex"))
 
     def __format__(self, spec: str) -> str:
@@ -168,7 +170,7 @@ class Tensor:
         tensor formats its value as the Python scalar would."""
         if not spec:
             return str(self)
-        _ops.check_concrete(self, "format")
+        check_concrete(self, "format")
         if self.size != 1:
             raise ShapeError(
                 f"format: a format spec ({spec!r}) applies to a tensor of one element, got "
@@ -182,7 +184,7 @@ class Tensor:
         even at ``n`` decimals, as numpy's ``round(a, n)`` (scaled by ``10**n``, rounded,
         scaled back); integer tensors are unchanged for ``n >= 0``."""
         if ndigits is None:
-            _ops.check_concrete(self, "round")
+            check_concrete(self, "round")
             if self.dtype.kind == "c":
                 raise DTypeError(
                     f"round: a complex tensor has no nearest integer, got {self.describe()}"
@@ -245,8 +247,6 @@ class Tensor:
 
     def __setstate__(self, state: Any) -> None:
         a, dtype_name, backend = state
-        from numerix import dtypes
-
         t = _ops.tensor(a, dtype=dtypes.as_dtype(dtype_name), backend=backend)
         self.data, self.shape, self.dtype, self.backend = t.data, t.shape, t.dtype, t.backend
 
@@ -425,14 +425,14 @@ class Tensor:
         return _ops.clip(self, min, max)
 
 
-class _LazyOps:
-    """Resolves ``numerix.ops`` on first use, so that this module has no import cycle."""
-
-    def __getattr__(self, name: str) -> Any:
-        from numerix import ops
-
-        globals()["_ops"] = ops
-        return getattr(ops, name)
+#: The public ops (:mod:`numerix.ops`), which Tensor's operators and methods call. The
+#: ops layer sits above this module: it attaches itself here when it loads
+#: (:func:`attach_ops`), so this module imports nothing above the low layer.
+_ops: Any = None
 
 
-_ops: Any = _LazyOps()
+def attach_ops(ops: Any) -> None:
+    """Make ``ops`` (the :mod:`numerix.ops` namespace) the implementation of Tensor's
+    operators and methods; called once by :mod:`numerix.ops` as it loads."""
+    global _ops
+    _ops = ops

@@ -263,7 +263,7 @@ def collect_info() -> dict[str, Any]:
     default_error: str | None = None
     if config_error is None:
         try:
-            from numerix.defaults import get_default_backend
+            from numerix.configuration import get_default_backend
 
             default = repr(get_default_backend())
         except Exception as e:
@@ -407,11 +407,11 @@ def collect_config() -> dict[str, Any]:
     """Everything ``numerix config`` shows, as plain data (the ``--json`` form)."""
     import os
 
-    from numerix import _config_state
+    from numerix.configuration import _state as config_state
     from numerix.configuration import current, effective_values
 
     eff = current()
-    user = _config_state.user_config_path()
+    user = config_state.user_config_path()
     return {
         "values": effective_values(eff),
         "files": [
@@ -419,7 +419,7 @@ def collect_config() -> dict[str, Any]:
             for f in eff.files
         ],
         "user_file": str(user) if user is not None else None,
-        "numerix_config": os.environ.get(_config_state.CONFIG_ENV),
+        "numerix_config": os.environ.get(config_state.CONFIG_ENV),
         "notes": [note for _, note in eff.notes],
     }
 
@@ -478,7 +478,7 @@ def collect_doctor() -> dict[str, Any]:
     """
     import warnings
 
-    from numerix import configuration as cfgmod
+    from numerix import configuration
     from numerix.errors import ConfigError, NumerixError, PluginError
     from numerix.plugins import (
         backend_class,
@@ -509,7 +509,7 @@ def collect_doctor() -> dict[str, Any]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            eff = cfgmod.current()
+            eff = configuration.current()
         ok.append("configuration is valid")
     except ConfigError as e:
         problem(f"invalid configuration: {e}", _config_fix(str(e)))
@@ -552,10 +552,10 @@ def collect_doctor() -> dict[str, Any]:
 
     if eff is not None:
         for name, note in eff.notes:
-            problem(note, install_command(cfgmod.KNOWN_PLUGINS[name]))
+            problem(note, install_command(configuration.KNOWN_PLUGINS[name]))
         s = eff.settings
         try:
-            be = cfgmod.resolve_default_backend(eff)
+            be = configuration.resolve_default_backend(eff)
             ok.append(f"default backend {s.default_backend!r} → {be!r}")
         except NumerixError as e:
             problem(str(e), _default_backend_fix(eff, entries))
@@ -563,7 +563,7 @@ def collect_doctor() -> dict[str, Any]:
         if s.default_compiler in compilers:
             ok.append(f"default compiler {s.default_compiler!r}")
         else:
-            hint = cfgmod.KNOWN_PLUGINS.get(s.default_compiler)
+            hint = configuration.KNOWN_PLUGINS.get(s.default_compiler)
             src = eff.source(("default_compiler",))
             problem(
                 f"{src}: default_compiler: no compiler named "
@@ -573,12 +573,12 @@ def collect_doctor() -> dict[str, Any]:
                 else f"{_edit(src)}: set default_compiler to one of: {', '.join(sorted(compilers))}",
             )
         for var, value, backend, extras in (
-            ("XLA_TARGET", s.xla_target, "xla", cfgmod.XLA_TARGET_EXTRAS),
-            ("LIBTORCH_TARGET", s.libtorch_target, "torch", cfgmod.LIBTORCH_TARGET_EXTRAS),
+            ("XLA_TARGET", s.xla_target, "xla", configuration.XLA_TARGET_EXTRAS),
+            ("LIBTORCH_TARGET", s.libtorch_target, "torch", configuration.LIBTORCH_TARGET_EXTRAS),
         ):
             if value is None:
                 continue
-            dist = cfgmod.KNOWN_PLUGINS[backend]
+            dist = configuration.KNOWN_PLUGINS[backend]
             if value not in extras:
                 problem(
                     f"{var}={value}: not a target {dist} is built for (known: {', '.join(extras)})",
@@ -680,14 +680,16 @@ def _installable(fix: str) -> str:
 
 def _default_backend_fix(eff: Any, entries: Any) -> str:
     """The fix when the configured default backend cannot be used."""
-    from numerix import configuration as cfgmod
+    from numerix import configuration
     from numerix.plugins import close_name, install_command
 
     spec = eff.settings.default_backend
     specs = spec if isinstance(spec, list) else [spec]
     names = [str(x).split(":")[0] for x in specs]
     missing = [
-        cfgmod.KNOWN_PLUGINS[n] for n in names if n in cfgmod.KNOWN_PLUGINS and n not in entries
+        configuration.KNOWN_PLUGINS[n]
+        for n in names
+        if n in configuration.KNOWN_PLUGINS and n not in entries
     ]
     if missing:
         return " && ".join(install_command(d) for d in dict.fromkeys(missing))
@@ -834,7 +836,7 @@ def _compiled_rows(label: str, be: Any, x: Any, w: Any, host: bool) -> list[Benc
 def _rows(
     specs: list[str] | None, x_np: Any, w_np: Any, with_raw: bool, with_compiled: bool = True
 ) -> list[BenchRow]:
-    from numerix.defaults import resolve_backend
+    from numerix.configuration import resolve_backend
 
     # numerix.from_numpy and numerix.dot, imported from where they are defined: type
     # checkers cannot follow numerix's computed star re-exports

@@ -314,13 +314,12 @@ def scalar_dtype(value: Any) -> DType:
 def result_type(*args: Any) -> DType:
     """The dtype the arguments (tensors, dtypes or Python scalars) promote to, as the array API's
     ``result_type``."""
-    from numerix._tensor import Tensor
-
     strong: DType | None = None
     scalars = []
     for a in args:
-        if isinstance(a, Tensor):
-            d = a.dtype
+        d = getattr(a, "dtype", None)  # a tensor (this module sits below numerix.Tensor)
+        if type(d) is DType:
+            pass
         elif type(a) in (bool, int, float, complex):
             scalars.append(a)
             continue

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 import numerix.backend
 from numerix.backend import Backend
+from numerix.compiler import Compiler
 from numerix.errors import BackendNotFoundError, ConfigError, NumerixError, PluginError
 from numerix.primitives._registry import CONTRACT_VERSION
 
@@ -816,8 +817,6 @@ def get_compiler(name: str, op: str = "get_compiler") -> Any:
                 f"{op}: compiler {name!r} (from {entry.distribution or mod}) failed to load: "
                 f"{type(e).__name__}: {e}. Reinstall it, or pick another compiler."
             ) from e
-    from numerix.defn.compilers import Compiler
-
     if not (isinstance(target, type) and issubclass(target, Compiler)):
         raise PluginError(
             f"{op}: compiler {name!r} target {entry.target!r} is not a numerix.defn.Compiler class"

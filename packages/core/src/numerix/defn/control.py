@@ -14,6 +14,9 @@ from numerix._tensor import Tensor
 from numerix.defn.expr import COND, HOOK, WHILE, ExprBackend, Graph, format_type
 from numerix.defn.trace import active_trace, flatten, leaf_spec, trace_flat
 from numerix.errors import ShapeError, TracingError
+from numerix.ops._core import cast
+from numerix.ops.creation import tensor
+from numerix.ops.elementwise import not_equal
 
 __all__ = ["cond", "while_loop", "fori_loop", "print_value", "hook"]
 
@@ -30,8 +33,6 @@ def _as_pred(op: str, p: Any) -> Any:
     """A predicate as a 0-d bool tensor (non-bool tensors compare with 0)."""
     _check_pred(op, p)
     if type(p) is Tensor and p.dtype is not D.bool_:
-        from numerix.ops.elementwise import not_equal
-
         return not_equal(p, 0)
     return p
 
@@ -39,8 +40,6 @@ def _as_pred(op: str, p: Any) -> Any:
 def _operands(be: ExprBackend, leaves: list[Any], op: str) -> tuple[list[Any], list[Tensor]]:
     """The specs of the leaves and the leaves as tensors of ``be`` (numbers become
     constants of their default dtype)."""
-    from numerix.ops.creation import tensor
-
     specs = [leaf_spec(x, op) for x in leaves]
     ts = []
     for x, (_, d) in zip(leaves, specs):
@@ -209,9 +208,6 @@ def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: 
             raise TypeError(
                 f"fori_loop: lower and upper must be ints or integer 0-d tensors, got {shown}"
             )
-    from numerix.ops._core import cast
-    from numerix.ops.creation import tensor
-
     if active_trace() is None:
         state = init
         for k in range(int(lower), int(upper)):

@@ -15,6 +15,7 @@ from typing import Any
 
 from numerix._meeting import meeting_backend
 from numerix.backend import Backend
+from numerix.configuration import get_default_backend
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.replay import lower, run_program
 
@@ -25,8 +26,6 @@ def target_backend(args_spec: Sequence[ArgSpec]) -> Backend:
     """The backend a program runs on: where the arguments meet (host arguments join
     another backend, as in eager code; see :func:`numerix._meeting.meeting_backend`),
     else the default backend."""
-    from numerix.defaults import get_default_backend
-
     return meeting_backend("jit", args_spec, noun="argument") or get_default_backend()
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -29,8 +30,9 @@ from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.dtypes import DType
 from numerix.errors import NumerixError, TracingError
-from numerix.ops._core import new_out
-from numerix.primitives._registry import Block
+from numerix.ops._core import as_tensor, new_out
+from numerix.plugins import get_backend
+from numerix.primitives._registry import REGISTRY, Block
 
 __all__ = [
     "Node", "Graph", "ExprBackend", "PARAMETER", "CONSTANT", "TENSOR", "ELEM", "COND",
@@ -117,8 +119,6 @@ class Node:
             raise AttributeError(f"a {self.op} node has no fallback")
         if self._fallback is None:
             assert self.fallback_fn is not None
-            from numerix.defn.trace import trace_flat
-
             specs = [(n.shape, n.dtype) for n in self.inputs]
             fn, params = self.fallback_fn, self.params
             self._fallback = trace_flat(
@@ -282,8 +282,6 @@ def _freeze(v: Any) -> Any:
 
 @functools.cache
 def _host() -> Backend:
-    from numerix.plugins import get_backend
-
     return get_backend("binary")
 
 
@@ -323,8 +321,6 @@ class ExprBackend(Backend):
     # ------------------------------------------------------------ recording
     def __getattr__(self, attr: str) -> Any:
         if not attr.startswith("_"):
-            from numerix.primitives import REGISTRY
-
             if attr in REGISTRY:
                 rec = functools.partial(self._record, attr)
                 self.__dict__[attr] = rec
@@ -458,8 +454,6 @@ class ExprBackend(Backend):
         return out
 
     def _literal(self, x: Any) -> Tensor:
-        from numerix.ops._core import as_tensor
-
         return self.capture(as_tensor(x, self.op, _host()))
 
     # ------------------------------------------------------------ capture
@@ -524,8 +518,6 @@ class ExprBackend(Backend):
         if type(x) is Tensor:
             return self._node_of(x)
         if type(x) in (bool, int, float, complex):
-            from numerix.ops._core import as_tensor
-
             return self._node_of(as_tensor(x, self.op, _host()))
         raise TracingError(
             f"{self.op}: the function returned a {type(x).__name__} ({x!r:.60}); return "
@@ -607,3 +599,43 @@ def _size(shape: tuple[int, ...]) -> int:
     for d in shape:
         n *= d
     return n
+
+
+# ---------------------------------------------------------------- recording a function
+
+_active: ContextVar[ExprBackend | None] = ContextVar("numerix_active_trace", default=None)
+
+
+def active_trace() -> ExprBackend | None:
+    """The trace being recorded here, or None when code runs eagerly."""
+    return _active.get()
+
+
+def trace_flat(
+    fn: Callable[..., Any],
+    specs: Sequence[tuple[tuple[int, ...], DType]],
+    in_tree: Any,
+    *,
+    parent: ExprBackend | None = None,
+    op: str = "trace",
+) -> Graph:
+    """Trace ``fn`` on parameters of ``specs``; ``in_tree`` rebuilds ``(args, kwargs)``
+    from them (None: call ``fn(*parameters)``)."""
+    import optree
+
+    be = ExprBackend(parent, op=op)
+    params = [be.parameter(s, d) for s, d in specs]
+    token = _active.set(be)
+    try:
+        if in_tree is None:
+            result = fn(*params)
+        else:
+            rebuilt: Any = optree.tree_unflatten(in_tree, params)
+            args, kwargs = rebuilt
+            result = fn(*args, **kwargs)
+        leaves, out_tree = optree.tree_flatten(result)
+        outputs = [be.output_node(x) for x in leaves]
+    finally:
+        _active.reset(token)
+        be.active = False
+    return be.finish(outputs, out_tree)

@@ -29,7 +29,7 @@ from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.defn.expr import COND, ELEM, HOOK, WHILE, Graph, Node
 from numerix.defn.graph import GraphWalk, native_block
-from numerix.ops._core import new_out
+from numerix.ops._core import new_out, on_backend
 
 __all__ = ["Program", "lower", "run_program", "runner"]
 
@@ -164,8 +164,6 @@ def run_program(program: Program, args_spec: Sequence[Any]) -> Callable[[Sequenc
 
 
 def _mover(backend: Backend) -> Callable[[Sequence[Tensor], int], Any]:
-    from numerix.ops._core import on_backend
-
     def move(args: Sequence[Tensor], i: int) -> Any:
         """The payload of ``args[i]`` on ``backend``: host tensors move, others must be
         on it already (the meeting rule)."""

@@ -3,8 +3,7 @@ the active trace, and :func:`trace`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -12,14 +11,17 @@ import numpy as np
 from numerix import dtypes as D
 from numerix._tensor import Tensor
 from numerix.backend import Backend
-from numerix.defn.expr import ExprBackend, Graph
+from numerix.defn.expr import Graph, _active, active_trace, trace_flat
 from numerix.dtypes import DType
-from numerix.errors import TracingError
+from numerix.errors import ShapeError, TracingError
+from numerix.ops._core import resolve
+from numerix.ops.creation import asarray
 
-__all__ = ["Template", "template", "trace", "active_trace", "trace_flat", "flatten", "leaf_spec"]
-
-#: The innermost trace being recorded in this context (None when running eagerly).
-_active: ContextVar[ExprBackend | None] = ContextVar("numerix_active_trace", default=None)
+# active_trace, trace_flat and the context variable _active are the recorder's
+# (numerix.defn.expr); they are importable from here too
+__all__ = [
+    "Template", "template", "trace", "active_trace", "trace_flat", "flatten", "leaf_spec", "_active",
+]  # fmt: skip
 
 #: The dtype a Python number argument takes (numbers are dynamic 0-d tensors, as in Nx).
 NUMBER_DTYPES: dict[type, DType] = {
@@ -28,11 +30,6 @@ NUMBER_DTYPES: dict[type, DType] = {
     float: D.float32,
     complex: D.complex64,
 }
-
-
-def active_trace() -> ExprBackend | None:
-    """The trace being recorded here, or None when code runs eagerly."""
-    return _active.get()
 
 
 class Template:
@@ -70,8 +67,6 @@ def template(shape: Any, dtype: Any = D.float32, backend: Any = None) -> Templat
     ...
     numerix.errors.ShapeError: template: dimensions must be non-negative ints, got (-1,)
     """
-    from numerix.errors import ShapeError
-    from numerix.ops._core import resolve
 
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     if not all(type(d) is int and d >= 0 for d in dims):
@@ -102,40 +97,8 @@ def flatten(tree: Any, op: str) -> tuple[list[Any], Any]:
     leaves, treedef = optree.tree_flatten(tree)
     for i, x in enumerate(leaves):
         if isinstance(x, (np.ndarray, np.generic)):
-            from numerix.ops.creation import asarray
-
             leaves[i] = asarray(x)
     return leaves, treedef
-
-
-def trace_flat(
-    fn: Callable[..., Any],
-    specs: Sequence[tuple[tuple[int, ...], DType]],
-    in_tree: Any,
-    *,
-    parent: ExprBackend | None = None,
-    op: str = "trace",
-) -> Graph:
-    """Trace ``fn`` on parameters of ``specs``; ``in_tree`` rebuilds ``(args, kwargs)``
-    from them (None: call ``fn(*parameters)``)."""
-    import optree
-
-    be = ExprBackend(parent, op=op)
-    params = [be.parameter(s, d) for s, d in specs]
-    token = _active.set(be)
-    try:
-        if in_tree is None:
-            result = fn(*params)
-        else:
-            rebuilt: Any = optree.tree_unflatten(in_tree, params)
-            args, kwargs = rebuilt
-            result = fn(*args, **kwargs)
-        leaves, out_tree = optree.tree_flatten(result)
-        outputs = [be.output_node(x) for x in leaves]
-    finally:
-        _active.reset(token)
-        be.active = False
-    return be.finish(outputs, out_tree)
 
 
 def trace(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Graph:

@@ -4,6 +4,9 @@
 # function of its own name (``sort``, ``conv``), which the star imports bind here.
 """
 
+import sys
+
+from numerix import _tensor
 from numerix.errors import ShapeError
 from numerix.ops import composites as _composites
 from numerix.ops import conv as _conv
@@ -53,3 +56,6 @@ __all__ += _fft.__all__
 __all__ += _einsum.__all__
 
 _internal = (ShapeError, check_concrete, is_concrete, matrix_transpose_T)
+
+# Tensor's operators and methods are these ops
+_tensor.attach_ops(sys.modules[__name__])

@@ -13,9 +13,10 @@ from numerix import dtypes as D
 from numerix._meeting import DEALLOCATED
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
-from numerix.errors import DTypeError
+from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import (
     _PY_SCALARS,
+    _scalar_for,
     as_tensor,
     bind,
     cast,
@@ -26,6 +27,8 @@ from numerix.ops._core import (
     scalar,
     unify,
 )
+from numerix.ops.transfer import backend_copy
+from numerix.primitives import creation as creation_primitives
 from numerix.primitives import elementwise as P
 
 __all__ = [
@@ -316,9 +319,9 @@ def imag(x: Any, /) -> Tensor:
     t = as_tensor(x, "imag")
     if t.dtype.kind == "c":
         return elementwise_unary(P.imag, t)
-    from numerix.ops.creation import zeros_like
-
-    return zeros_like(t)
+    return creation_primitives.full.bind(
+        shape=t.shape, dtype=t.dtype, value=_scalar_for(0, t.dtype, "imag"), backend=t.backend
+    )
 
 
 def conj(x: Any, /) -> Tensor:
@@ -514,8 +517,6 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:
 
 def _broadcast_back(out: Tensor, t: Tensor) -> Tensor:
     # clip's result keeps x's shape; a bound that broadcasts x to a larger shape is an error
-    from numerix.errors import ShapeError
-
     raise ShapeError(
         f"clip: bounds broadcast {t.describe()} to shape {out.shape}; bounds must broadcast to x's "
         f"shape"
@@ -538,8 +539,6 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Tensor:
     if d is t.dtype:
         # inside a trace a value is never written to: the copy is the value itself
         if copy and not t.backend.is_tracing:
-            from numerix.ops.transfer import backend_copy
-
             return backend_copy(t)
         return t
     return bind(P.as_type, new_out(t.shape, d, t.backend), t)

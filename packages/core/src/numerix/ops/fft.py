@@ -17,6 +17,8 @@ from numerix._shapes import normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast, resolve
+from numerix.ops.creation import iota
+from numerix.ops.shape import moveaxis
 from numerix.primitives import fft as P
 from numerix.primitives._registry import Primitive
 
@@ -53,8 +55,6 @@ def _transform(prim: Primitive, op: str, x: Any, n: Any, axis: int, norm: str) -
             )
     last = t.ndim - 1
     if ax != last:
-        from numerix.ops.shape import moveaxis
-
         t = moveaxis(t, ax, last)
     # the kernel takes x in its output's dtype: cast to what the dtype rule gives
     t = cast(t, prim.dtype_rule(t.dtype, length=length))
@@ -66,8 +66,6 @@ def _transform(prim: Primitive, op: str, x: Any, n: Any, axis: int, norm: str) -
     elif norm == "forward":
         r = r * (float(length) if inverse else 1.0 / length)
     if ax != last:
-        from numerix.ops.shape import moveaxis
-
         r = moveaxis(r, last, ax)
     return r
 
@@ -147,8 +145,6 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, backend: Any = None
     ...
     numerix.errors.ShapeError: fftfreq: n must be an int >= 1, got 0
     """
-    from numerix.ops.creation import iota
-
     try:
         if isinstance(n, bool):
             raise TypeError

@@ -1,5 +1,5 @@
 """numpy-style indexing: ints, slices with steps, None, ``...``, integer and boolean tensors;
-take and take_along_axis; dynamic_slice and put_slice; scatter (indexed_add, indexed_put).
+take, take_along_axis and repeat; dynamic_slice and put_slice; scatter (indexed_add, indexed_put).
 
 Basic indices become one ``slice`` (plus ``reverse`` for negative steps) and a reshape;
 integer-tensor (advanced) indices become one ``gather``, with numpy's placement rule:
@@ -30,14 +30,14 @@ from numerix.ops._core import (
     scalar,
 )
 from numerix.ops.elementwise import add, clip, minimum, where
-from numerix.ops.shape import broadcast_to, fit_to, reshape, stack, transpose
+from numerix.ops.shape import _int_seq, broadcast_to, expand_dims, fit_to, reshape, stack, transpose
 from numerix.primitives import indexing as PI
 from numerix.primitives import shape as PS
 from numerix.primitives.creation import iota
 
 __all__ = [
     "getitem", "take", "take_along_axis", "dynamic_slice", "put_slice", "indexed_add",
-    "indexed_put",
+    "indexed_put", "repeat",
 ]  # fmt: skip
 
 
@@ -511,8 +511,6 @@ def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Tensor:
     out_shape = b[:ax] + (i.shape[ax],) + b[ax + 1 :]
     i = _in_range("take_along_axis", i, (ax,), t)
     if i.backend is not t.backend:
-        from numerix.ops._core import on_backend
-
         i = on_backend(i, t.backend)
 
     t = broadcast_to(t, b[:ax] + (t.shape[ax],) + b[ax + 1 :])
@@ -565,8 +563,6 @@ def _starts(op: str, t: Tensor, start_indices: Any, sizes: tuple[int, ...]) -> l
                 f"{op}: start index {a} must be an int or a 0-d integer tensor, got {shown}"
             )
         if s.backend is not t.backend:
-            from numerix.ops._core import on_backend
-
             s = on_backend(s, t.backend)
         if s.dtype is D.uint64:  # values past int64 would wrap negative: clamp them first
             s = minimum(s, hi)
@@ -660,8 +656,6 @@ def _scatter(op: str, prim: Any, x: Any, indices: Any, updates: Any, axes: Any) 
         )
     i = as_tensor(indices, op, t.backend)
     if i.backend is not t.backend:
-        from numerix.ops._core import on_backend
-
         i = on_backend(i, t.backend)
     if i.ndim != 2 or i.shape[1] == 0:
         raise ShapeError(
@@ -743,3 +737,50 @@ def indexed_put(
         nx.indexed_put(nx.zeros((2, 2)), nx.tensor([[0]]), [1.0])  # ShapeError: ... (1, 2)
     """
     return _scatter("indexed_put", PI.indexed_put, x, indices, updates, axes)
+
+
+# ---------------------------------------------------------------- repeat (a take along an axis)
+
+
+def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Tensor:
+    """Repeat each element ``repeats`` times along ``axis`` (flattened when None).
+
+    Follows the array API ``repeat``: ``repeats`` is an int or one int per element
+    along ``axis``. Only Python ints are taken: tensor repeats would make the output
+    shape depend on data (convert with ``.tolist()`` first).
+
+    >>> import numerix as nx
+    >>> nx.repeat(nx.tensor([1, 2]), [1, 3]).tolist()
+    [1, 2, 2, 2]
+
+    Counts that don't match the axis raise::
+
+        nx.repeat(nx.tensor([1, 2]), [1, 2, 3])  # ShapeError: repeat: repeats has 3 ...
+    """
+    t = as_tensor(x, "repeat")
+    if type(repeats) is Tensor or isinstance(repeats, np.ndarray):
+        raise ShapeError(
+            "repeat: repeats must be a Python int or a sequence of ints, got an array; its "
+            "values decide the output shape, so convert it first with .tolist()"
+        )
+    r = _int_seq(repeats)
+    if r is None:
+        raise ShapeError(f"repeat: repeats must be an int or a sequence of ints, got {repeats!r}")
+    if any(i < 0 for i in r):
+        raise ShapeError(f"repeat: repeats must be >= 0, got {repeats!r}")
+    if axis is None:
+        t = reshape(t, (-1,))
+        axis = 0
+    ax = normalize_axis("repeat", axis, t.ndim, t.shape)
+    d = t.shape[ax]
+    if isinstance(repeats, (int, np.integer)) or len(r) == 1:
+        n = r[0]
+        y = broadcast_to(expand_dims(t, ax + 1), t.shape[: ax + 1] + (n,) + t.shape[ax + 1 :])
+        return reshape(y, t.shape[:ax] + (d * n,) + t.shape[ax + 1 :])
+    if len(r) != d:
+        raise ShapeError(
+            f"repeat: repeats has {len(r)} counts but axis {ax} of {t.describe()} has {d} "
+            f"elements; give one count per element or a single int"
+        )
+    idx = np.repeat(np.arange(d, dtype=np.int64), r)
+    return take(t, as_tensor(idx, "repeat", t.backend), axis=ax)

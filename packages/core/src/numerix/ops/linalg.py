@@ -20,6 +20,8 @@ from numerix.ops._core import (
     scalar,
     unify,
 )
+from numerix.ops.reduction import sum as _sum
+from numerix.ops.shape import broadcast_arrays, broadcast_to, reshape
 from numerix.primitives import linalg as P
 
 __all__ = ["dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"]
@@ -138,8 +140,6 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
             shape = check_size("matmul", (s1[0], s2[1]))
             return bind(P.dot, new_out(shape, x1.dtype, b), x1, x2,
                         contract_x=(1,), batch_x=(), contract_y=(0,), batch_y=())  # fmt: skip
-    from numerix.ops.shape import broadcast_to, reshape
-
     x, y = _operands("matmul", x1, x2)
     if x.ndim == 0 or y.ndim == 0:
         raise ShapeError(
@@ -203,9 +203,6 @@ def outer(x1: Any, x2: Any, /) -> Tensor:
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
     """Dot product along ``axis`` with broadcasting (array API ``vecdot``; conjugates x1)."""
-    from numerix.ops.reduction import sum as _sum
-    from numerix.ops.shape import broadcast_arrays
-
     x, y = _operands("vecdot", x1, x2)
     if x.dtype.kind == "c":
         raise DTypeError("vecdot: complex inputs arrive with conj in the complete contract")

@@ -1,5 +1,5 @@
 """Shape ops: reshape, transpose, broadcast_to, expand_dims, squeeze, concatenate, stack, flip,
-pad, tile, repeat, moveaxis, swapaxes, roll."""
+pad, tile, moveaxis, swapaxes, roll."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ import numpy as np
 
 from numerix import dtypes as D
 from numerix._meeting import DEALLOCATED
-from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis, size_of
+from numerix._shapes import (
+    broadcast_shapes,
+    check_shape,
+    normalize_axes,
+    normalize_axis,
+    size_of,
+)
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast, on_backend, unify
@@ -20,7 +26,7 @@ from numerix.primitives import shape as P
 __all__ = [
     "reshape", "transpose", "permute_dims", "matrix_transpose", "broadcast_to",
     "broadcast_arrays", "expand_dims", "squeeze", "concatenate", "concat", "stack", "flip",
-    "ravel", "pad", "pad_general", "tile", "repeat", "moveaxis", "swapaxes", "roll",
+    "ravel", "pad", "pad_general", "tile", "moveaxis", "swapaxes", "roll",
 ]  # fmt: skip
 
 
@@ -138,8 +144,6 @@ def matrix_transpose_T(x: Tensor) -> Tensor:
 def broadcast_to(x: Any, /, shape: Any) -> Tensor:
     """Broadcast ``x`` to ``shape`` by numpy's rules (array API ``broadcast_to``)."""
     t = as_tensor(x, "broadcast_to")
-    from numerix._shapes import check_shape
-
     s = check_shape("broadcast_to", shape)
     if len(s) < t.ndim or broadcast_shapes("broadcast_to", t.shape, s) != s:
         raise ShapeError(f"broadcast_to: cannot broadcast {t.describe()} to shape {s}")
@@ -409,7 +413,7 @@ def pad_general(x: Any, /, config: Any, *, value: Any = 0) -> Tensor:
     return _bind_pad("pad_general", t, _pad_value("pad_general", t, value), tuple(norm))
 
 
-# ---------------------------------------------------------------- tile, repeat
+# ---------------------------------------------------------------- tile
 
 
 def _int_seq(v: Any) -> tuple[int, ...] | None:
@@ -450,52 +454,6 @@ def tile(x: Any, reps: int | Sequence[int], /) -> Tensor:
     big = tuple(v for i, d in zip(r, dims) for v in (i, d))
     y = broadcast_to(reshape(t, inter), big)
     return reshape(y, tuple(i * d for i, d in zip(r, dims)))
-
-
-def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Tensor:
-    """Repeat each element ``repeats`` times along ``axis`` (flattened when None).
-
-    Follows the array API ``repeat``: ``repeats`` is an int or one int per element
-    along ``axis``. Only Python ints are taken: tensor repeats would make the output
-    shape depend on data (convert with ``.tolist()`` first).
-
-    >>> import numerix as nx
-    >>> nx.repeat(nx.tensor([1, 2]), [1, 3]).tolist()
-    [1, 2, 2, 2]
-
-    Counts that don't match the axis raise::
-
-        nx.repeat(nx.tensor([1, 2]), [1, 2, 3])  # ShapeError: repeat: repeats has 3 ...
-    """
-    t = as_tensor(x, "repeat")
-    if type(repeats) is Tensor or isinstance(repeats, np.ndarray):
-        raise ShapeError(
-            "repeat: repeats must be a Python int or a sequence of ints, got an array; its "
-            "values decide the output shape, so convert it first with .tolist()"
-        )
-    r = _int_seq(repeats)
-    if r is None:
-        raise ShapeError(f"repeat: repeats must be an int or a sequence of ints, got {repeats!r}")
-    if any(i < 0 for i in r):
-        raise ShapeError(f"repeat: repeats must be >= 0, got {repeats!r}")
-    if axis is None:
-        t = reshape(t, (-1,))
-        axis = 0
-    ax = normalize_axis("repeat", axis, t.ndim, t.shape)
-    d = t.shape[ax]
-    if isinstance(repeats, (int, np.integer)) or len(r) == 1:
-        n = r[0]
-        y = broadcast_to(expand_dims(t, ax + 1), t.shape[: ax + 1] + (n,) + t.shape[ax + 1 :])
-        return reshape(y, t.shape[:ax] + (d * n,) + t.shape[ax + 1 :])
-    if len(r) != d:
-        raise ShapeError(
-            f"repeat: repeats has {len(r)} counts but axis {ax} of {t.describe()} has {d} "
-            f"elements; give one count per element or a single int"
-        )
-    from numerix.ops.indexing import take
-
-    idx = np.repeat(np.arange(d, dtype=np.int64), r)
-    return take(t, as_tensor(idx, "repeat", t.backend), axis=ax)
 
 
 # ---------------------------------------------------------------- moveaxis, swapaxes, roll

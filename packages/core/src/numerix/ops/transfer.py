@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from numerix._dispatch import check_concrete, move, new_out
 from numerix._meeting import DEALLOCATED
 from numerix._tensor import Tensor
 from numerix.backend import Backend
-from numerix.ops._core import bind, check_concrete, new_out
-from numerix.primitives import creation as P
+from numerix.configuration import get_default_backend, resolve_backend
+from numerix.ops._core import bind
+from numerix.primitives import creation as creation_primitives
 
 __all__ = ["backend_transfer", "backend_copy", "backend_deallocate"]
 
 
 def _target(backend: Any, options: dict[str, Any], op: str) -> Backend:
-    from numerix.defaults import get_default_backend, resolve_backend
-
     return resolve_backend(get_default_backend() if backend is None else backend, op, **options)
 
 
@@ -29,17 +29,7 @@ def backend_transfer(t: Tensor, backend: Any = None, **options: Any) -> Tensor:
     """
     if type(t) is not Tensor:
         raise TypeError(f"backend_transfer: expected a Tensor, got {type(t).__name__}")
-    target = _target(backend, options, "backend_transfer")
-    if t.backend is target:
-        return t
-    check_concrete(t, "backend_transfer")
-    if t.dtype not in (target.supported_dtypes or (t.dtype,)):
-        raise target.unsupported("backend_transfer", t.dtype)
-    out = new_out(t.shape, t.dtype, target)
-    done = target.from_dlpack(out, t)
-    if done is not None:
-        return done
-    return bind(P.from_numpy, out, t.backend.to_numpy(t))
+    return move(t, _target(backend, options, "backend_transfer"), "backend_transfer")
 
 
 def backend_copy(t: Tensor, backend: Any = None, **options: Any) -> Tensor:
@@ -51,7 +41,7 @@ def backend_copy(t: Tensor, backend: Any = None, **options: Any) -> Tensor:
     )
     check_concrete(t, "backend_copy")
     host = t.backend.to_numpy(t).copy()
-    return bind(P.from_numpy, new_out(t.shape, t.dtype, target), host)
+    return bind(creation_primitives.from_numpy, new_out(t.shape, t.dtype, target), host)
 
 
 def backend_deallocate(t: Tensor) -> None:

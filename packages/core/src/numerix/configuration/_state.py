@@ -2,7 +2,8 @@
 
 This module is light on purpose (stdlib only, ``tomllib`` imported when a file is
 read): :func:`numerix.get_default_backend` asks it whether anything is configured at
-all, and only when something is does :mod:`numerix.configuration` (pydantic) load.
+all, and only when something is does the settings model
+(:mod:`numerix.configuration._settings`, pydantic) load.
 It also holds the state shared by both: the context of ``with numerix.config(...)``
 and the cache of the settings read from the environment and the files.
 
@@ -33,7 +34,7 @@ __all__ = [
     "read_toml",
     "toml_key_line",
     "nothing_configured",
-    "reload_config",
+    "forget",
 ]
 
 #: Prefix of numerix's environment variables (``NUMERIX_DEFAULT_BACKEND``).
@@ -264,17 +265,11 @@ def nothing_configured() -> bool:
     return True
 
 
-def reload_config() -> Any:
-    """Read the configuration again (environment and files), replacing what was read
-    before; returns the new :class:`numerix.configuration.NumerixSettings`.
-
-    Contexts opened with ``numerix.config(...)`` before the call keep the values they
-    were opened with. Bad configuration raises :class:`numerix.ConfigError` here.
-    """
+def forget() -> None:
+    """Drop what was read from the environment and the files, so that the next read
+    reads them again (:func:`numerix.reload_config`). Contexts opened with
+    ``numerix.config(...)`` keep the values they were opened with."""
     global base, base_backend
     with lock:
         base = None
         base_backend = None
-    from numerix.configuration import current
-
-    return current().settings

@@ -47,11 +47,10 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from numerix import _config_state as _state
-from numerix import _dispatch
+from numerix import _dispatch, plugins
 from numerix.backend import Backend
+from numerix.configuration import _state
 from numerix.errors import ConfigError, NumerixError, PluginError
-from numerix.plugins import install_command
 
 __all__ = [
     "NumerixSettings",
@@ -438,7 +437,7 @@ def _drop_uninstalled(layers: list[Layer], installed: Mapping[str, Any]) -> list
             src = _source_of(lay, ("backends", name))
             note = (
                 f"{src}: backends.{name}: the {name!r} backend is not installed, so these "
-                f"settings are not used; install it with: {install_command(KNOWN_PLUGINS[name])}"
+                f"settings are not used; install it with: {plugins.install_command(KNOWN_PLUGINS[name])}"
             )
             notes.append((name, note))
             warn_at_caller(note, ConfigWarning)
@@ -451,7 +450,7 @@ class ConfigWarning(UserWarning):
     """Configuration that numerix reads but cannot use here (a plugin not installed)."""
 
 
-_NUMERIX_DIR = os.path.dirname(os.path.abspath(_state.__file__))
+_NUMERIX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(_state.__file__)))
 #: Frames a warning never points at: numerix's own, and contextlib's (``with numerix.config``).
 _SKIP_PREFIXES = (os.path.join(_NUMERIX_DIR, ""), contextlib.__file__)
 
@@ -481,9 +480,7 @@ def settings_class(names: Any = None) -> type[NumerixSettings]:
     """
     from pydantic import create_model
 
-    from numerix.plugins import settings_models
-
-    models = settings_models(names)
+    models = plugins.settings_models(names)
     key = tuple(sorted((n, id(m)) for n, (m, _) in models.items()))
     cls = _class_cache.get(key)
     if cls is not None:
@@ -544,8 +541,6 @@ def _origin(loc: tuple[str, ...], origins: Mapping[tuple[str, ...], Source]) -> 
 def _error_from(
     e: ValidationError, cls: type[BaseModel], origins: Mapping[tuple[str, ...], Source]
 ) -> ConfigError:
-    from numerix.plugins import backend_entries
-
     lines = []
     for err in e.errors(include_url=False):
         loc = tuple(str(x) for x in err["loc"])
@@ -566,7 +561,7 @@ def _error_from(
             if loc[:-1] == ("backends",):
                 msg += (
                     f". Installed backends with settings: {', '.join(valid) or 'none'}; "
-                    f"all installed backends: {', '.join(sorted(backend_entries())) or 'none'}"
+                    f"all installed backends: {', '.join(sorted(plugins.backend_entries())) or 'none'}"
                 )
         else:
             msg = err["msg"].removeprefix("Value error, ")
@@ -631,13 +626,11 @@ def _named_backends(layers: list[Layer]) -> set[str] | None:
 
 
 def _build(layers: list[Layer], files: list[_state.ConfigFile], every: bool = False) -> Effective:
-    from numerix.plugins import settings_models
-
     # only the plugins whose tables are set are loaded: a plugin not named keeps its
     # defaults, which its backend reads as such (settings().backends.<name> is None)
     names = None if every else _named_backends(layers)
     cls = settings_class(names)
-    notes = _drop_uninstalled(layers, settings_models(names))
+    notes = _drop_uninstalled(layers, plugins.settings_models(names))
     origins: dict[tuple[str, ...], Source] = {}
     for lay in layers:  # highest first: the first source of a path wins
         for path in _leaves(lay.data):
@@ -714,9 +707,8 @@ def config(**overrides: Any) -> Iterator[NumerixSettings]:
 
 def reload_config() -> NumerixSettings:
     """Read the environment and the files again; returns the new settings."""
-    result = _state.reload_config()
-    assert isinstance(result, NumerixSettings)
-    return result
+    _state.forget()
+    return current().settings
 
 
 # ====================================================================== the default backend
@@ -727,16 +719,14 @@ def resolve_default_backend(eff: Effective) -> Backend:
         installed ones listed), a device that does not exist, or a priority list of which
         nothing is available.
     """
-    from numerix.plugins import backend_class, backend_entries, get_backend, parse_spec
-
     spec = eff.settings.default_backend
     src = eff.source(("default_backend",))
     specs = spec if isinstance(spec, list) else [spec]
     tried = []
     for s in specs:
         try:
-            name, opts = parse_spec(s, "default_backend")
-            cls = backend_class(name, "default_backend")
+            name, opts = plugins.parse_spec(s, "default_backend")
+            cls = plugins.backend_class(name, "default_backend")
         except NumerixError as e:
             if not isinstance(spec, list):
                 raise ConfigError(f"{src}: default_backend: {_one_line(e)}") from None
@@ -755,7 +745,7 @@ def resolve_default_backend(eff: Effective) -> Backend:
             tried.append(f"{s!r}: {type(e).__name__}: {e}")
         if available:
             try:
-                return get_backend(name, **opts)
+                return plugins.get_backend(name, **opts)
             except NumerixError as e:
                 raise ConfigError(f"{src}: default_backend: {s!r}: {_one_line(e)}") from None
         if not isinstance(spec, list):
@@ -767,7 +757,7 @@ def resolve_default_backend(eff: Effective) -> Backend:
     raise ConfigError(
         f"{src}: default_backend: none of the backends in the priority list is available: "
         + "; ".join(tried)
-        + f". Installed backends: {', '.join(sorted(backend_entries())) or 'none'}"
+        + f". Installed backends: {', '.join(sorted(plugins.backend_entries())) or 'none'}"
     )
 
 
@@ -776,21 +766,17 @@ def _one_line(e: BaseException) -> str:
 
 
 def _not_installed(spec: str) -> str:
-    from numerix.plugins import backend_entries, close_name
-
     name = spec.split(":")[0]
     hint = KNOWN_PLUGINS.get(name)
-    close = close_name(name, sorted(backend_entries()))
-    return "not installed" + (close or (f" ({install_command(hint)})" if hint else ""))
+    close = plugins.close_name(name, sorted(plugins.backend_entries()))
+    return "not installed" + (close or (f" ({plugins.install_command(hint)})" if hint else ""))
 
 
 # ====================================================================== numerix config
 def effective_values(eff: Effective | None = None) -> list[dict[str, Any]]:
     """Every effective value with its source: what ``numerix config --json`` prints."""
     eff = eff or current()
-    from numerix.plugins import settings_models
-
-    if set(settings_models()) - set(type(eff.settings.backends).model_fields):
+    if set(plugins.settings_models()) - set(type(eff.settings.backends).model_fields):
         # the plugins the configuration does not name were not loaded to read it
         eff = _build(eff.layers, eff.files, every=True)
     rows = []

@@ -1,0 +1,89 @@
+"""The compiler contract: :class:`Compiler` and :class:`ArgSpec` (the low layer, beside
+:mod:`numerix.backend`'s Backend).
+
+A compiler turns a traced :class:`~numerix.defn.expr.Graph` into a callable. It is a
+plugin, found like a backend (hook ``numerix_compilers``, entry-point group
+``numerix.plugins``); the core registers ``evaluator``. Which compiler a call uses
+(argument › settings) is decided above, in :mod:`numerix.defn.compilers`. See
+``docs/defn.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from numerix.backend import Backend, Option, _derive_defaults, check_options, option_table
+from numerix.dtypes import DType
+from numerix.errors import ArgumentError
+
+__all__ = ["Compiler", "ArgSpec", "Executable"]
+
+#: What ``Compiler.compile`` returns: flat argument tensors in, flat output tensors out.
+Executable = Callable[[Sequence[Any]], list[Any]]
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One flattened argument of a compiled program: its shape, dtype and the backend
+    its tensor arrives on (Python numbers arrive as 0-d tensors of their default dtype
+    on the backend of the other arguments, else the default backend)."""
+
+    shape: tuple[int, ...]
+    dtype: DType
+    backend: Backend
+
+
+class Compiler:
+    """Base class of every compiler.
+
+    Subclasses set :attr:`name` and :attr:`accepted_options` (a table of
+    :class:`~numerix.backend.Option`, as a backend's) and implement :meth:`compile`.
+    One instance per name is created (by :func:`numerix.plugins.get_compiler`)
+    and used from every thread: keep per-program state in what :meth:`compile` returns.
+    """
+
+    #: The name users select the compiler by (``jit(fn, compiler="evaluator")``).
+    name: ClassVar[str] = ""
+    #: The options the compiler takes (:class:`~numerix.backend.Option`: name, type,
+    #: allowed values, default), checked by :meth:`validate_options`.
+    accepted_options: ClassVar[Sequence[Option] | None] = None
+    #: The options' defaults by name, derived from :attr:`accepted_options`; a compiler
+    #: may declare this mapping alone instead (its options are then untyped).
+    default_options: ClassVar[Mapping[str, Any]] = {}
+    #: The backend (by name) whose tensors its programs return, whatever backend the
+    #: arguments come from (``"xla"`` for the xla compiler); None for a compiler that
+    #: runs on the arguments' own backend (the evaluator). The conformance kit compiles
+    #: its cases with every compiler that serves the backend under test.
+    backend: ClassVar[str | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _derive_defaults(cls)
+
+    def validate_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Check ``options`` against :attr:`accepted_options` and fill in the defaults
+        (:func:`numerix.backend.check_options`; errors are
+        :class:`~numerix.errors.ArgumentError`)."""
+        return check_options(
+            f"jit: compiler {self.name!r}", option_table(type(self)), options, ArgumentError
+        )
+
+    def compile(
+        self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]
+    ) -> Executable:
+        """Compile ``graph`` for arguments of ``args_spec``.
+
+        :param graph: the traced :class:`~numerix.defn.expr.Graph`; its parameters match
+            ``args_spec`` one to one.
+        :param args_spec: the flattened arguments' shape, dtype and backend.
+        :param options: the validated options (:meth:`validate_options`).
+        :returns: a callable taking the list of argument tensors (as ``args_spec``
+            describes them) and returning the list of output tensors, one per
+            ``graph.outputs``, each of exactly the node's shape and dtype.
+        """
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<compiler {self.name}>"
