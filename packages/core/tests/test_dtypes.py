@@ -7,14 +7,13 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import _shapes
-from numerix import dtypes as D
+from numerix import _shapes, dtypes
 from numerix._shapes import MAX_ELEMENTS, broadcast_shapes
 from numerix.testing.oracle import ALL, ALL_PAIRS, expected_promotion, ids, pair_ids, weak_expected
 
 
 @pytest.mark.parametrize("pair", ALL_PAIRS, ids=pair_ids)
-def test_promote_types_table(pair: tuple[D.DType, D.DType]) -> None:
+def test_promote_types_table(pair: tuple[dtypes.DType, dtypes.DType]) -> None:
     a, b = pair
     want = expected_promotion(a, b)
     if want is None:
@@ -23,18 +22,18 @@ def test_promote_types_table(pair: tuple[D.DType, D.DType]) -> None:
             match=rf"^promote_types: cannot promote {a} with {b} "
             r"without losing integers above 2\*\*53",
         ):
-            D.promote_types(a, b)
+            dtypes.promote_types(a, b)
         with pytest.raises(nx.DTypeError, match=rf"^result_type: cannot promote {a} with {b}"):
             nx.result_type(a, b)
         return
-    assert D.promote_types(a, b) is want
-    assert D.promote_types(b, a) is want  # symmetric
+    assert dtypes.promote_types(a, b) is want
+    assert dtypes.promote_types(b, a) is want  # symmetric
     assert nx.result_type(a, b) is want
     assert nx.result_type(nx.zeros((), a), nx.zeros((2,), b)) is want
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_result_type_with_python_scalars(dtype: D.DType) -> None:
+def test_result_type_with_python_scalars(dtype: dtypes.DType) -> None:
     for s in (True, 2, 2.5, 1j):
         assert nx.result_type(dtype, s) is weak_expected(dtype, s), s
         assert nx.result_type(s, nx.ones((1,), dtype)) is weak_expected(dtype, s), s
@@ -53,41 +52,41 @@ def test_result_type_of_python_scalars_alone() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_dtype_names_and_numpy_equivalents(dtype: D.DType) -> None:
-    assert D.as_dtype(dtype.name) is dtype
-    assert D.as_dtype(dtype.short) is dtype
-    assert D.as_dtype(dtype.numpy_dtype) is dtype
+def test_dtype_names_and_numpy_equivalents(dtype: dtypes.DType) -> None:
+    assert dtypes.as_dtype(dtype.name) is dtype
+    assert dtypes.as_dtype(dtype.short) is dtype
+    assert dtypes.as_dtype(dtype.numpy_dtype) is dtype
     assert dtype == dtype.name and dtype == dtype.short
-    want_np = np.dtype(ml_dtypes.bfloat16) if dtype is D.bfloat16 else np.dtype(dtype.name)
+    want_np = np.dtype(ml_dtypes.bfloat16) if dtype is dtypes.bfloat16 else np.dtype(dtype.name)
     assert dtype.numpy_dtype == want_np
     assert dtype.itemsize == want_np.itemsize
-    assert getattr(nx, dtype.name if dtype is not D.bool_ else "bool") is dtype
+    assert getattr(nx, dtype.name if dtype is not dtypes.bool_ else "bool") is dtype
 
 
 def test_as_dtype_python_types_and_errors() -> None:
-    assert D.as_dtype(bool) is nx.bool
-    assert D.as_dtype(int) is nx.int64
-    assert D.as_dtype(float) is nx.float32
-    assert D.as_dtype(complex) is nx.complex64
+    assert dtypes.as_dtype(bool) is nx.bool
+    assert dtypes.as_dtype(int) is nx.int64
+    assert dtypes.as_dtype(float) is nx.float32
+    assert dtypes.as_dtype(complex) is nx.complex64
     with pytest.raises(nx.DTypeError, match=r"^as_dtype: unknown dtype 'f128'; use one of bool"):
-        D.as_dtype("f128")
+        dtypes.as_dtype("f128")
     with pytest.raises(
         nx.DTypeError, match=r"^as_dtype: numpy dtype <U3 has no numerix equivalent"
     ):
-        D.as_dtype(np.dtype("U3"))
+        dtypes.as_dtype(np.dtype("U3"))
 
 
 @pytest.mark.parametrize("dtype", [d for d in ALL if d.kind in "iu"], ids=ids)
-def test_iinfo(dtype: D.DType) -> None:
+def test_iinfo(dtype: dtypes.DType) -> None:
     i = np.iinfo(dtype.numpy_dtype)
     got = nx.iinfo(dtype)
     assert (got.min, got.max, got.bits, got.dtype) == (int(i.min), int(i.max), i.bits, dtype)
 
 
 @pytest.mark.parametrize("dtype", [d for d in ALL if d.kind in "fc"], ids=ids)
-def test_finfo(dtype: D.DType) -> None:
-    real = {D.complex64: D.float32, D.complex128: D.float64}.get(dtype, dtype)
-    f = ml_dtypes.finfo(real.numpy_dtype) if real is D.bfloat16 else np.finfo(real.numpy_dtype)
+def test_finfo(dtype: dtypes.DType) -> None:
+    real = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(dtype, dtype)
+    f = ml_dtypes.finfo(real.numpy_dtype) if real is dtypes.bfloat16 else np.finfo(real.numpy_dtype)
     got = nx.finfo(dtype)
     assert (got.eps, got.max, got.min, got.bits, got.dtype) == (
         float(f.eps),
@@ -106,7 +105,7 @@ def test_info_refusals() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_isdtype(dtype: D.DType) -> None:
+def test_isdtype(dtype: dtypes.DType) -> None:
     kinds = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
              "real floating": "f", "complex floating": "c", "numeric": "iufc"}  # fmt: skip
     for name, ks in kinds.items():
@@ -115,30 +114,34 @@ def test_isdtype(dtype: D.DType) -> None:
     assert nx.isdtype(dtype, ("bool", dtype.name))
 
 
-@pytest.mark.parametrize("d", D.ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("d", dtypes.ALL_DTYPES, ids=str)
 def test_reduction_identity_is_neutral(d):
     # op(identity, x) == x for every x of the dtype: checked on the dtype's extremes
     if d.kind == "c":
-        assert D.reduction_identity("sum", d) == 0 and D.reduction_identity("prod", d) == 1
+        assert (
+            dtypes.reduction_identity("sum", d) == 0 and dtypes.reduction_identity("prod", d) == 1
+        )
         return
     nd = d.numpy_dtype
     if d.kind == "b":
         xs = np.array([False, True])
     elif d.kind in "iu":
-        lo, hi = D.int_range(d)
+        lo, hi = dtypes.int_range(d)
         xs = np.array([lo, 0, hi], dtype=nd)
     else:
         xs = np.array([-np.inf, -1.5, 0.0, 2.5, np.inf], dtype=nd)
     for op, f in (("max", np.maximum), ("min", np.minimum)):
-        e = np.array(D.reduction_identity(op, d), dtype=nd)
+        e = np.array(dtypes.reduction_identity(op, d), dtype=nd)
         np.testing.assert_array_equal(f(e, xs), xs)
-        assert D.reduction_identity(op, d) == D.reduction_identity(op, nd)
-    assert D.reduction_identity("all", d) is True and D.reduction_identity("any", d) is False
+        assert dtypes.reduction_identity(op, d) == dtypes.reduction_identity(op, nd)
+    assert (
+        dtypes.reduction_identity("all", d) is True and dtypes.reduction_identity("any", d) is False
+    )
 
 
 def test_reduction_identity_unknown_op():
     with pytest.raises(ValueError, match="unknown reduction 'mean'"):
-        D.reduction_identity("mean", D.float32)
+        dtypes.reduction_identity("mean", dtypes.float32)
 
 
 def test_broadcasting_past_the_largest_tensor_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

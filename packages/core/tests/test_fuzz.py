@@ -9,20 +9,20 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix.testing import fuzz as F
+from numerix.testing import fuzz
 from numerix_binary.backend import BinaryBackend
 
 
 def test_small_run_on_binary_is_clean() -> None:
-    report = F.fuzz("binary", examples=1000, seed=0)
+    report = fuzz.fuzz("binary", examples=1000, seed=0)
     assert report.ok, report.format()
     assert report.counts["agree"] > 1000, report.format()  # eager and evaluator both ran
     assert report.counts["refused"] > 0, report.format()  # refused dtypes were drawn too
 
 
 def test_every_op_family_is_drawn() -> None:
-    names = {op.name for op in F.OPS}
-    assert len(names) == len(F.OPS) >= 37
+    names = {op.name for op in fuzz.OPS}
+    assert len(names) == len(fuzz.OPS) >= 37
     assert {"add", "exp", "sum", "max", "matmul", "where", "pow", "sign"} <= names
 
 
@@ -51,28 +51,28 @@ def corrupted() -> Iterator[None]:
     nx.unregister_backend("fuzz-crashing")
 
 
-def _only(*names: str) -> list[F.FuzzOp]:
-    return [op for op in F.OPS if op.name in names]
+def _only(*names: str) -> list[fuzz.FuzzOp]:
+    return [op for op in fuzz.OPS if op.name in names]
 
 
 def test_a_corrupted_kernel_is_caught(corrupted: None) -> None:
-    report = F.fuzz("fuzz-corrupted", examples=60, seed=0, ops=_only("exp"))
+    report = fuzz.fuzz("fuzz-corrupted", examples=60, seed=0, ops=_only("exp"))
     assert not report.ok
     assert report.counts["wrong"] > 0, report.format()
     assert all(c.op == "exp" for c in report.examples)
     # the same run on the correct backend agrees
-    assert F.fuzz("binary", examples=60, seed=0, ops=_only("exp")).ok
+    assert fuzz.fuzz("binary", examples=60, seed=0, ops=_only("exp")).ok
 
 
 def test_a_foreign_exception_is_a_crash(corrupted: None) -> None:
-    report = F.fuzz("fuzz-crashing", examples=30, seed=0, ops=_only("negative"), compiled=False)
+    report = fuzz.fuzz("fuzz-crashing", examples=30, seed=0, ops=_only("negative"), compiled=False)
     assert report.counts["crash"] > 0, report.format()
     assert "RuntimeError" in report.examples[0].detail
 
 
 def test_stop_on_failure_raises_a_shrunk_case(corrupted: None) -> None:
     with pytest.raises(AssertionError, match=r"^wrong: exp "):
-        F.fuzz("fuzz-corrupted", examples=60, seed=0, ops=_only("exp"), stop_on_failure=True)
+        fuzz.fuzz("fuzz-corrupted", examples=60, seed=0, ops=_only("exp"), stop_on_failure=True)
 
 
 def test_known_differences_are_not_agreement() -> None:
@@ -81,8 +81,8 @@ def test_known_differences_are_not_agreement() -> None:
     x, y = np.array([1e-40, 1.0], np.float32), np.array([1e38, 2.0], np.float32)
     flushed = nx.tensor(np.array([0.0, 2.0], np.float32))  # 1e-40 read as 0: 0 * 1e38
     args = ([x, y], nx.float32, {}, flushed)
-    assert F._judge(op, *args, "xla") == ("known", "subnormals flushed (xla)")
-    assert F._judge(op, *args, "binary")[0] == "wrong"
+    assert fuzz._judge(op, *args, "xla") == ("known", "subnormals flushed (xla)")
+    assert fuzz._judge(op, *args, "binary")[0] == "wrong"
 
 
 def test_one_operand_flushed_is_known_on_xla() -> None:
@@ -91,13 +91,13 @@ def test_one_operand_flushed_is_known_on_xla() -> None:
     op = _only("divide")[0]
     x, y = np.array([5e-324, 1.0]), np.array([1e-320, 2.0])
     got = nx.tensor(np.array([0.0, 0.5]))
-    assert F._judge(op, [x, y], nx.float64, {}, got, "xla") == (
+    assert fuzz._judge(op, [x, y], nx.float64, {}, got, "xla") == (
         "known",
         "subnormals flushed (xla)",
     )
     # a value no flushing gives is still wrong
     off = nx.tensor(np.array([1.0, 0.5]))
-    assert F._judge(op, [x, y], nx.float64, {}, off, "xla")[0] == "wrong"
+    assert fuzz._judge(op, [x, y], nx.float64, {}, off, "xla")[0] == "wrong"
 
 
 def test_bfloat16_subnormals_flush_on_xla() -> None:
@@ -105,20 +105,23 @@ def test_bfloat16_subnormals_flush_on_xla() -> None:
     op = _only("logical_not")[0]
     a = np.array([1e-39, 1.0], np.float32).astype(nx.bfloat16.numpy_dtype)
     got = nx.tensor(np.array([True, False]))
-    assert F._judge(op, [a], nx.bfloat16, {}, got, "xla") == ("known", "subnormals flushed (xla)")
-    assert F._judge(op, [a], nx.bfloat16, {}, got, "binary")[0] == "wrong"
+    assert fuzz._judge(op, [a], nx.bfloat16, {}, got, "xla") == (
+        "known",
+        "subnormals flushed (xla)",
+    )
+    assert fuzz._judge(op, [a], nx.bfloat16, {}, got, "binary")[0] == "wrong"
 
 
 def test_float32_log_of_a_subnormal_is_known_on_xla() -> None:
     op = _only("log")[0]
     a = np.array([1e-40, 1.0], np.float32)
     got = nx.tensor(np.array([-103.97208, 0.0], np.float32))
-    assert F._judge(op, [a], nx.float32, {}, got, "xla") == (
+    assert fuzz._judge(op, [a], nx.float32, {}, got, "xla") == (
         "known",
         "float32 log of a subnormal (xla)",
     )
     other = nx.tensor(np.array([-50.0, 0.0], np.float32))
-    assert F._judge(op, [a], nx.float32, {}, other, "xla")[0] == "wrong"
+    assert fuzz._judge(op, [a], nx.float32, {}, other, "xla")[0] == "wrong"
 
 
 def test_each_element_is_explained_on_its_own() -> None:
@@ -127,9 +130,9 @@ def test_each_element_is_explained_on_its_own() -> None:
     op = _only("sign")[0]
     z = np.array([-7.41691286169067e-309j, np.inf - 1j, 1 + 1j])
     got = nx.sign(nx.tensor(np.array([0j, np.inf - 1j, 1 + 1j]))).to_numpy().copy()
-    assert F._judge(op, [z], nx.complex128, {}, nx.tensor(got), "xla")[0] == "known"
+    assert fuzz._judge(op, [z], nx.complex128, {}, nx.tensor(got), "xla")[0] == "known"
     # the same result on a backend that does not flush: the subnormal element is wrong
-    assert F._judge(op, [z], nx.complex128, {}, nx.tensor(got), "binary")[0] == "wrong"
+    assert fuzz._judge(op, [z], nx.complex128, {}, nx.tensor(got), "binary")[0] == "wrong"
 
 
 def test_complex_sign_past_the_largest_magnitude_is_known() -> None:
@@ -138,16 +141,16 @@ def test_complex_sign_past_the_largest_magnitude_is_known() -> None:
     big = np.finfo(np.float64).max
     z = np.array([big + big * 1j, 3 + 4j])
     got = nx.sign(nx.tensor(z))
-    assert F._judge(op, [z], nx.complex128, {}, got, "binary") == (
+    assert fuzz._judge(op, [z], nx.complex128, {}, got, "binary") == (
         "known",
         "complex magnitude past the largest finite value",
     )
     wrong = nx.tensor(np.array([0j, 0j]))
-    assert F._judge(op, [z], nx.complex128, {}, wrong, "binary")[0] == "wrong"
+    assert fuzz._judge(op, [z], nx.complex128, {}, wrong, "binary")[0] == "wrong"
 
 
 def test_main_exit_status(capsys: pytest.CaptureFixture[str]) -> None:
-    assert F.main(["binary", "--examples", "20", "--seed", "1", "--eager-only"]) == 0
+    assert fuzz.main(["binary", "--examples", "20", "--seed", "1", "--eager-only"]) == 0
     assert "numerix fuzz on binary" in capsys.readouterr().out
 
 
@@ -158,13 +161,13 @@ def test_overflow_boundary_of_an_accumulation_is_known() -> None:
     a = np.array([[5.533057103324656e16, 0.0, -3.2490052086795447e291], [0.0, 0.0, 0.0]])
     b = np.array([-3.6761722323592e274, 0.0, -5.533057103324655e16])
     inf = nx.tensor(np.array([np.inf, 0.0]))
-    assert F._judge(op, [a, b], nx.float64, {}, inf, "torch") == (
+    assert fuzz._judge(op, [a, b], nx.float64, {}, inf, "torch") == (
         "known",
         "accumulation order at the overflow boundary",
     )
     # far from the boundary the same difference is a wrong answer
     small = [np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]), np.array([1.0, 1.0, 1.0])]
-    assert F._judge(op, small, nx.float64, {}, inf, "torch")[0] == "wrong"
+    assert fuzz._judge(op, small, nx.float64, {}, inf, "torch")[0] == "wrong"
 
 
 def test_cancellation_in_a_sum_is_held_to_the_terms_size() -> None:
@@ -173,13 +176,13 @@ def test_cancellation_in_a_sum_is_held_to_the_terms_size() -> None:
     op = _only("mean")[0]
     a = np.array([-(2**31), 2**31 - 1, 0, 0, 1], np.int32)
     zero = nx.tensor(np.float32(0.0))
-    assert F._judge(op, [a], nx.int32, {"axis": None, "keepdims": False}, zero, "torch")[0] == (
+    assert fuzz._judge(op, [a], nx.int32, {"axis": None, "keepdims": False}, zero, "torch")[0] == (
         "agree"
     )
     # the same error on small terms is wrong
     b = np.array([-2, 1, 0, 0, 1], np.int32)
     half = nx.tensor(np.float32(0.5))
-    assert F._judge(op, [b], nx.int32, {"axis": None, "keepdims": False}, half, "torch")[0] == (
+    assert fuzz._judge(op, [b], nx.int32, {"axis": None, "keepdims": False}, half, "torch")[0] == (
         "wrong"
     )
 
@@ -191,12 +194,12 @@ def test_complex_power_beyond_precision_is_known() -> None:
     a = np.array([2.0000100135803223 + 0j], np.complex64)
     b = np.array([-3.2633490080006144e16j], np.complex64)
     other = nx.tensor(np.array([0.6 + 0.8j], np.complex64))  # a unit, another phase
-    assert F._judge(op, [a, b], nx.complex64, {}, other, "torch") == (
+    assert fuzz._judge(op, [a, b], nx.complex64, {}, other, "torch") == (
         "known",
         "complex power beyond its precision",
     )
     a2, b2 = np.array([2 + 0j], np.complex64), np.array([3j], np.complex64)
-    assert F._judge(op, [a2, b2], nx.complex64, {}, other, "torch")[0] == "wrong"
+    assert fuzz._judge(op, [a2, b2], nx.complex64, {}, other, "torch")[0] == "wrong"
 
 
 def test_overflowing_terms_meeting_an_infinity_are_known() -> None:
@@ -220,9 +223,9 @@ def test_overflowing_terms_meeting_an_infinity_are_known() -> None:
         [[-np.inf, 179.0, 0.0, np.nan], [np.nan, 1.1847473032223366e26, 0.0, np.nan]], np.float32
     )
     got = nx.tensor(torch_result)
-    assert F._judge(op, [a, b], nx.float32, {}, got, "torch") == (
+    assert fuzz._judge(op, [a, b], nx.float32, {}, got, "torch") == (
         "known",
         "accumulation order at the overflow boundary",
     )
     small = [a / np.float32(1e30), b]
-    assert F._judge(op, small, nx.float32, {}, got, "torch")[0] == "wrong"
+    assert fuzz._judge(op, small, nx.float32, {}, got, "torch")[0] == "wrong"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import inspect
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.primitives import REGISTRY, Primitive
 from numerix.testing.suite.grad import CASES
 
@@ -59,6 +59,6 @@ def test_boolean_and_integer_results_carry_no_derivative() -> None:
         if table is None:
             continue
         unary = p.extra["arity"] == 1
-        results = [table[d if unary else (d, d)] for d in (D.float64, D.complex128)]
+        results = [table[d if unary else (d, d)] for d in (dtypes.float64, dtypes.complex128)]
         if all(r is None or r[1].kind in "biu" for r in results):
             assert not p.differentiable, f"{p.name} gives no inexact result, yet has a rule"

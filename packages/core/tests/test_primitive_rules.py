@@ -17,11 +17,11 @@ import pytest
 
 import numerix as nx
 import numerix.ops.linalg_blocks
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.primitives import BLOCKS, REGISTRY
-from numerix.primitives import creation as PC
-from numerix.primitives import indexing as PI
-from numerix.primitives import shape as PS
+from numerix.primitives import creation as creation_primitives
+from numerix.primitives import indexing as indexing_primitives
+from numerix.primitives import shape as shape_primitives
 
 
 def test_every_primitive_has_both_rules() -> None:
@@ -39,8 +39,8 @@ def test_out_params_are_not_kernel_params() -> None:
     assert not both, f"parameters declared both for the kernel and for the rules: {both}"
 
 
-def _dtypes() -> list[D.DType]:
-    return list(D.ALL_DTYPES)
+def _dtypes() -> list[dtypes.DType]:
+    return list(dtypes.ALL_DTYPES)
 
 
 SHAPES = [(), (0,), (1,), (3,), (2, 0), (1, 3), (2, 3, 1)]
@@ -48,23 +48,30 @@ SHAPES = [(), (0,), (1,), (3,), (2, 0), (1, 3), (2, 3, 1)]
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("dtype", _dtypes(), ids=str)
-def test_shape_primitive_rules_against_numpy(shape: tuple[int, ...], dtype: D.DType) -> None:
+def test_shape_primitive_rules_against_numpy(shape: tuple[int, ...], dtype: dtypes.DType) -> None:
     a = np.zeros(shape, dtype.numpy_dtype)
     n = a.ndim
-    dt = PS.same_dtype_rule
+    dt = shape_primitives.same_dtype_rule
     # reshape: numpy's reshape to the flat size
     flat = (a.size,)
-    assert PS.reshape.shape_rule(a.shape, shape=flat) == np.reshape(a, flat).shape
+    assert shape_primitives.reshape.shape_rule(a.shape, shape=flat) == np.reshape(a, flat).shape
     # transpose: the reversed permutation and a rotation
     for axes in (tuple(range(n - 1, -1, -1)), tuple(range(1, n)) + (0,) if n else ()):
-        assert PS.transpose.shape_rule(a.shape, axes=axes) == np.transpose(a, axes).shape
+        assert (
+            shape_primitives.transpose.shape_rule(a.shape, axes=axes) == np.transpose(a, axes).shape
+        )
     # broadcast: a new leading axis of 2
     big = (2, *shape)
-    rule = PS.broadcast.shape_rule(a.shape, axes=tuple(range(1, n + 1)), shape=big)
+    rule = shape_primitives.broadcast.shape_rule(a.shape, axes=tuple(range(1, n + 1)), shape=big)
     assert rule == np.broadcast_to(a, big).shape
     # reverse
-    assert PS.reverse.shape_rule(a.shape, axes=tuple(range(n))) == np.flip(a).shape
-    for p in (PS.reshape, PS.transpose, PS.broadcast, PS.reverse):
+    assert shape_primitives.reverse.shape_rule(a.shape, axes=tuple(range(n))) == np.flip(a).shape
+    for p in (
+        shape_primitives.reshape,
+        shape_primitives.transpose,
+        shape_primitives.broadcast,
+        shape_primitives.reverse,
+    ):
         assert p.dtype_rule(dtype) is dtype
     assert dt(dtype) is dtype
     if n:
@@ -74,8 +81,10 @@ def test_shape_primitive_rules_against_numpy(shape: tuple[int, ...], dtype: D.DT
             longer[ax] += 1
             b = np.zeros(longer, dtype.numpy_dtype)
             want = np.concatenate([a, b, a], axis=ax).shape
-            assert PS.concatenate.shape_rule(a.shape, b.shape, a.shape, axis=ax) == want
-        assert PS.concatenate.dtype_rule(dtype, dtype, axis=0) is dtype
+            assert (
+                shape_primitives.concatenate.shape_rule(a.shape, b.shape, a.shape, axis=ax) == want
+            )
+        assert shape_primitives.concatenate.dtype_rule(dtype, dtype, axis=0) is dtype
 
 
 @pytest.mark.parametrize(
@@ -87,7 +96,10 @@ def test_slice_rule_against_numpy(dim: int, start: int, stop: int, stride: int) 
     a = np.zeros((2, dim))
     want = a[:, start:stop:stride].shape
     assert (
-        PS.slice.shape_rule(a.shape, start=(0, start), stop=(2, stop), strides=(1, stride)) == want
+        shape_primitives.slice.shape_rule(
+            a.shape, start=(0, start), stop=(2, stop), strides=(1, stride)
+        )
+        == want
     )
 
 
@@ -105,31 +117,34 @@ def test_gather_rule_against_public_gather(
     rest = [a for a in range(x.ndim) if a not in axes]
     xt = np.transpose(x, [*axes, *rest])
     want = xt[tuple(idx[..., j] for j in range(len(axes)))].shape
-    assert PI.gather.shape_rule(xshape, ishape, axes=axes) == want
-    assert PI.gather.dtype_rule(D.float32, D.int64, axes=axes) is D.float32
+    assert indexing_primitives.gather.shape_rule(xshape, ishape, axes=axes) == want
+    assert (
+        indexing_primitives.gather.dtype_rule(dtypes.float32, dtypes.int64, axes=axes)
+        is dtypes.float32
+    )
 
 
 @pytest.mark.parametrize("dtype", _dtypes(), ids=str)
-def test_creation_rules(dtype: D.DType) -> None:
+def test_creation_rules(dtype: dtypes.DType) -> None:
     for p, params in (
-        (PC.iota, {"axis": None}),
-        (PC.full, {"value": 0}),
-        (PC.eye, {"k": 0}),
-        (PC.arange, {"start": 0, "step": 1}),
-        (PC.linspace, {"start": 0, "stop": 1, "endpoint": True}),
+        (creation_primitives.iota, {"axis": None}),
+        (creation_primitives.full, {"value": 0}),
+        (creation_primitives.eye, {"k": 0}),
+        (creation_primitives.arange, {"start": 0, "step": 1}),
+        (creation_primitives.linspace, {"start": 0, "stop": 1, "endpoint": True}),
     ):
         for shape in ((), (0,), (3,), (2, 1)):
             assert p.shape_rule(shape=shape, dtype=dtype, **params) == shape
             assert p.dtype_rule(shape=shape, dtype=dtype, **params) is dtype
     a = np.zeros((2, 0, 1), dtype.numpy_dtype)
-    assert PC.from_numpy.shape_rule(a.shape) == (2, 0, 1)
-    assert PC.from_numpy.dtype_rule(a.dtype) is dtype
+    assert creation_primitives.from_numpy.shape_rule(a.shape) == (2, 0, 1)
+    assert creation_primitives.from_numpy.dtype_rule(a.dtype) is dtype
     assert nx.from_numpy(a).dtype is dtype
 
 
 def test_from_numpy_rule_refuses_an_unknown_dtype() -> None:
     with pytest.raises(nx.DTypeError, match="from_numpy: numpy dtype <U1"):
-        PC.from_numpy.dtype_rule(np.dtype("<U1"))
+        creation_primitives.from_numpy.dtype_rule(np.dtype("<U1"))
 
 
 def test_rules_take_the_declared_inputs_and_params() -> None:
@@ -157,9 +172,13 @@ def test_every_block_has_both_rules() -> None:
     assert not missing, f"blocks without a shape or dtype rule: {missing}"
 
 
-@pytest.mark.parametrize("dtype", [D.float32, D.float64, D.complex64, D.complex128], ids=str)
+@pytest.mark.parametrize(
+    "dtype", [dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128], ids=str
+)
 @pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (0, 2, 2), (1, 1)], ids=str)
-def test_square_linalg_block_rules_against_numpy(shape: tuple[int, ...], dtype: D.DType) -> None:
+def test_square_linalg_block_rules_against_numpy(
+    shape: tuple[int, ...], dtype: dtypes.DType
+) -> None:
     a = np.eye(shape[-1], dtype=dtype.numpy_dtype) * np.ones(shape, dtype.numpy_dtype) * 2
     checks: dict[str, tuple[Any, ...]] = {
         "cholesky": ((a,), {"upper": False}, np.linalg.cholesky(a)),
@@ -176,17 +195,17 @@ def test_square_linalg_block_rules_against_numpy(shape: tuple[int, ...], dtype: 
     for name, (ins, params, want) in checks.items():
         shape_rule, dtype_rule = _block_rules(name)
         shapes = shape_rule(*(x.shape for x in ins), **params)
-        dtypes = dtype_rule(*(D.from_numpy_dtype(x.dtype) for x in ins), **params)
+        out_dtypes = dtype_rule(*(dtypes.from_numpy_dtype(x.dtype) for x in ins), **params)
         if isinstance(want, tuple):
             assert shapes == tuple(w.shape for w in want), name
-            assert dtypes == tuple(D.from_numpy_dtype(w.dtype) for w in want), name
+            assert out_dtypes == tuple(dtypes.from_numpy_dtype(w.dtype) for w in want), name
         else:
-            assert (shapes, dtypes) == (want.shape, D.from_numpy_dtype(want.dtype)), name
+            assert (shapes, out_dtypes) == (want.shape, dtypes.from_numpy_dtype(want.dtype)), name
 
 
 @pytest.mark.parametrize("shape", [(3, 2), (2, 3), (4, 1, 5), (0, 3), (1, 1)], ids=str)
-@pytest.mark.parametrize("dtype", [D.float32, D.complex128], ids=str)
-def test_qr_svd_block_rules_against_numpy(shape: tuple[int, ...], dtype: D.DType) -> None:
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.complex128], ids=str)
+def test_qr_svd_block_rules_against_numpy(shape: tuple[int, ...], dtype: dtypes.DType) -> None:
     a = np.ones(shape, dtype.numpy_dtype)
     for mode in ("reduced", "complete"):
         want = np.linalg.qr(a, mode=mode)
@@ -196,7 +215,7 @@ def test_qr_svd_block_rules_against_numpy(shape: tuple[int, ...], dtype: D.DType
         u, s, vh = np.linalg.svd(a, full_matrices=full)
         assert _block_rules("svd")[0](shape, full_matrices=full) == (u.shape, s.shape, vh.shape)
         got = _block_rules("svd")[1](dtype, full_matrices=full)
-        assert got == tuple(D.from_numpy_dtype(x.dtype) for x in (u, s, vh))
+        assert got == tuple(dtypes.from_numpy_dtype(x.dtype) for x in (u, s, vh))
 
 
 @pytest.mark.parametrize(
@@ -206,8 +225,11 @@ def test_top_k_and_threefry_block_rules(shape: tuple[int, ...], axis: int, k: in
     x = np.zeros(shape, np.float32)
     vals = np.take(x, np.arange(k), axis=axis)
     assert _block_rules("top_k")[0](shape, k=k, axis=axis) == (vals.shape, vals.shape)
-    assert _block_rules("top_k")[1](D.float32, k=k, axis=axis) == (D.float32, D.int64)
+    assert _block_rules("top_k")[1](dtypes.float32, k=k, axis=axis) == (
+        dtypes.float32,
+        dtypes.int64,
+    )
     words = (shape, (), (1,) * len(shape), shape)
     want = np.broadcast_shapes(*words)
     assert _block_rules("threefry2x32")[0](*words) == (want, want)
-    assert _block_rules("threefry2x32")[1](*[D.uint32] * 4) == (D.uint32, D.uint32)
+    assert _block_rules("threefry2x32")[1](*[dtypes.uint32] * 4) == (dtypes.uint32, dtypes.uint32)

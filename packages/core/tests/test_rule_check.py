@@ -15,7 +15,7 @@ from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.errors import RuleCheckError
 from numerix.ops._core import bind, new_out
-from numerix.primitives import shape as PS
+from numerix.primitives import shape as shape_primitives
 from numerix_binary.backend import BinaryBackend
 
 
@@ -99,7 +99,7 @@ def test_an_out_built_against_the_rules_is_caught(checking: None) -> None:
     x = _tensor(nx.get_backend("binary"), (2, 3))
     with pytest.raises(RuleCheckError, match=r"^transpose on binary\(cpu\): the core built out "
                        r"as f32\[2\]\[3\] binary\(cpu\) but the rules give float32\[3, 2\]"):  # fmt: skip
-        bind(PS.transpose, new_out((2, 3), x.dtype, x.backend), x, axes=(1, 0))
+        bind(shape_primitives.transpose, new_out((2, 3), x.dtype, x.backend), x, axes=(1, 0))
 
 
 def test_correct_kernels_pass_and_agree_with_numpy(checking: None) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._meeting import check_concrete, meeting_backend, mismatch_error
 from numerix._tensor import Tensor
 from numerix.backend import Backend
@@ -48,7 +48,9 @@ __all__ = [
 _new = Tensor.__new__
 
 
-def new_out(shape: tuple[int, ...], dtype: D.DType, backend: Backend, data: Any = None) -> Tensor:
+def new_out(
+    shape: tuple[int, ...], dtype: dtypes.DType, backend: Backend, data: Any = None
+) -> Tensor:
     """The ``out`` tensor a primitive fills; with ``data``, a tensor holding that payload
     (compilers wrap their values so), unchecked."""
     t = _new(Tensor)
@@ -143,10 +145,10 @@ def block_out(block: Block, *inputs: Tensor, **params: Any) -> Any:
     assert block.shape_rule is not None and block.dtype_rule is not None
     b = inputs[0].backend
     shapes = block.shape_rule(*[x.shape for x in inputs], **params)
-    dtypes = block.dtype_rule(*[x.dtype for x in inputs], **params)
-    if type(dtypes) is tuple:
-        return tuple(new_out(s, d, b) for s, d in zip(shapes, dtypes))
-    return new_out(shapes, dtypes, b)
+    out_dtypes = block.dtype_rule(*[x.dtype for x in inputs], **params)
+    if type(out_dtypes) is tuple:
+        return tuple(new_out(s, d, b) for s, d in zip(shapes, out_dtypes))
+    return new_out(shapes, out_dtypes, b)
 
 
 # ---------------------------------------------------------------- checking the rules
@@ -184,19 +186,19 @@ def check_result(
     assert prim.shape_rule is not None and prim.dtype_rule is not None
     try:
         shapes = prim.shape_rule(*(x.shape for x in inputs), **kw)
-        dtypes = prim.dtype_rule(*(x.dtype for x in inputs), **kw)
+        out_dtypes = prim.dtype_rule(*(x.dtype for x in inputs), **kw)
     except NumerixError as e:
         raise RuleCheckError(
             f"{where}: the rules refuse the inputs the kernel was called with ({args}): {e}"
         ) from None
     if not several:
-        shapes, dtypes, result = (shapes,), (dtypes,), (result,)
+        shapes, out_dtypes, result = (shapes,), (out_dtypes,), (result,)
     elif type(result) is not tuple or len(result) != len(outs):
         raise RuleCheckError(
             f"{where}: the kernel returned a {type(result).__name__}, not the tuple of "
             f"{len(outs)} tensors out; a kernel fills each out's data and returns out"
         )
-    for i, (o, r, shape, dtype) in enumerate(zip(outs, result, shapes, dtypes)):
+    for i, (o, r, shape, dtype) in enumerate(zip(outs, result, shapes, out_dtypes)):
         what = f"output {i}" if several else "out"
         _check_one(where, what, args, backend, o, r, shape, dtype)
 
@@ -209,7 +211,7 @@ def _check_one(
     out: Tensor,
     result: Any,
     shape: tuple[int, ...],
-    dtype: D.DType,
+    dtype: dtypes.DType,
 ) -> None:
     if (out.shape, out.dtype) != (shape, dtype):
         raise RuleCheckError(
@@ -237,7 +239,7 @@ def _check_one(
         native, traced = result.data, True
     nshape = tuple(getattr(native, "shape", ()))
     try:
-        ndtype: Any = D.from_numpy_dtype(np.dtype(native.dtype), where)
+        ndtype: Any = dtypes.from_numpy_dtype(np.dtype(native.dtype), where)
     except (AttributeError, TypeError, NumerixError):
         ndtype = dtype if traced else getattr(native, "dtype", type(native).__name__)
     if nshape != shape or ndtype is not dtype:

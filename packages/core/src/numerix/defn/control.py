@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.defn.expr import COND, HOOK, WHILE, ExprBackend, Graph, format_type
 from numerix.defn.trace import active_trace, flatten, leaf_spec, trace_flat
@@ -32,7 +32,7 @@ def _check_pred(op: str, pred: Any) -> None:
 def _as_pred(op: str, p: Any) -> Any:
     """A predicate as a 0-d bool tensor (non-bool tensors compare with 0)."""
     _check_pred(op, p)
-    if type(p) is Tensor and p.dtype is not D.bool_:
+    if type(p) is Tensor and p.dtype is not dtypes.bool_:
         return not_equal(p, 0)
     return p
 
@@ -56,7 +56,7 @@ def _types(g: Graph) -> str:
     return repr(shown).replace("'", "")
 
 
-def _out_types(g: Graph) -> tuple[tuple[tuple[int, ...], D.DType], ...]:
+def _out_types(g: Graph) -> tuple[tuple[tuple[int, ...], dtypes.DType], ...]:
     return tuple((o.shape, o.dtype) for o in g.outputs)  # type: ignore[misc]
 
 
@@ -163,7 +163,7 @@ def _while_loop(
         return body_fn(optree.tree_unflatten(tree, list(xs)))
 
     cg = trace_flat(c, specs, None, parent=be, op="while_loop")
-    if len(cg.outputs) != 1 or cg.outputs[0].dtype is not D.bool_:
+    if len(cg.outputs) != 1 or cg.outputs[0].dtype is not dtypes.bool_:
         raise TracingError(
             f"while_loop: cond_fn must return one 0-d bool tensor, it returns {_types(cg)}"
         )
@@ -213,8 +213,8 @@ def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: 
         for k in range(int(lower), int(upper)):
             state = body_fn(tensor(k), state)
         return state
-    lo = cast(lower, D.int64) if type(lower) is Tensor else tensor(lower)
-    hi = cast(upper, D.int64) if type(upper) is Tensor else tensor(upper)
+    lo = cast(lower, dtypes.int64) if type(lower) is Tensor else tensor(lower)
+    hi = cast(upper, dtypes.int64) if type(upper) is Tensor else tensor(upper)
     # Python int bounds: the trip count is known, and grad can differentiate the loop
     static = type(lower) is int and type(upper) is int
     params = {"trip_count": max(0, upper - lower)} if static else {}

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.defn.expr import Graph, _active, active_trace, trace_flat
@@ -25,10 +25,10 @@ __all__ = [
 
 #: The dtype a Python number argument takes (numbers are dynamic 0-d tensors, as in Nx).
 NUMBER_DTYPES: dict[type, DType] = {
-    bool: D.bool_,
-    int: D.int64,
-    float: D.float32,
-    complex: D.complex64,
+    bool: dtypes.bool_,
+    int: dtypes.int64,
+    float: dtypes.float32,
+    complex: dtypes.complex64,
 }
 
 
@@ -47,7 +47,7 @@ class Template:
         return f"Template<{self.dtype.short}{dims}>"
 
 
-def template(shape: Any, dtype: Any = D.float32, backend: Any = None) -> Template:
+def template(shape: Any, dtype: Any = dtypes.float32, backend: Any = None) -> Template:
     """An argument of ``shape`` and ``dtype`` without values, for :func:`numerix.compile`
     and :func:`numerix.trace` (``Nx.template``).
 
@@ -72,7 +72,7 @@ def template(shape: Any, dtype: Any = D.float32, backend: Any = None) -> Templat
     if not all(type(d) is int and d >= 0 for d in dims):
         raise ShapeError(f"template: dimensions must be non-negative ints, got {dims!r}")
     be = None if backend is None else resolve(backend, "template")
-    return Template(dims, D.as_dtype(dtype), be)
+    return Template(dims, dtypes.as_dtype(dtype), be)
 
 
 def leaf_spec(x: Any, op: str) -> tuple[tuple[int, ...], DType]:

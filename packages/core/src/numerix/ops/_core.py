@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._dispatch import check_concrete, move, new_out
 from numerix._meeting import DEALLOCATED, deallocated_error, meeting_backend
 from numerix._shapes import broadcast_shapes, size_of
@@ -113,7 +113,7 @@ def cast(x: Tensor, dtype: DType) -> Tensor:
 def check_scalar_fits(op: str, value: Any, dtype: DType) -> None:
     """A Python int meeting an integer tensor must fit its dtype (as JAX and numpy 2 check)."""
     if type(value) is int and dtype.kind in "iu":
-        lo, hi = D.int_range(dtype)
+        lo, hi = dtypes.int_range(dtype)
         if not lo <= value <= hi:
             raise DTypeError(
                 f"{op}: Python int {value} does not fit {dtype} (range {lo}..{hi}); make the "
@@ -141,7 +141,7 @@ def stored(value: Any, dtype: DType) -> Any:
     return value
 
 
-_FLOAT_MAX = {d: float(D.finfo(d).max) for d in D.ALL_DTYPES if d.kind in "fc"}
+_FLOAT_MAX = {d: float(dtypes.finfo(d).max) for d in dtypes.ALL_DTYPES if d.kind in "fc"}
 
 
 def scalar(value: Any, dtype: DType, backend: Backend) -> Tensor:
@@ -186,8 +186,8 @@ def _dtype_error(prim: Primitive, x1: Any, x2: Any = None, *, arity: int = 2) ->
     d1 = x1.dtype if isinstance(x1, Tensor) else type(x1).__name__
     d2 = x2.dtype if isinstance(x2, Tensor) else type(x2).__name__
     if isinstance(x1, Tensor) and isinstance(x2, Tensor):
-        if D.PROMOTION_TABLE[(x1.dtype, x2.dtype)] is None:
-            D.promote_types(x1.dtype, x2.dtype, name)  # raises, naming the lossy pair
+        if dtypes.PROMOTION_TABLE[(x1.dtype, x2.dtype)] is None:
+            dtypes.promote_types(x1.dtype, x2.dtype, name)  # raises, naming the lossy pair
     return DTypeError(
         f"{name}: unsupported dtypes {d1} and {d2} ({describe(x1)}, {describe(x2)}); "
         f"{name} takes {accepts}; cast with astype"
@@ -259,7 +259,7 @@ def _with_scalars(
     w2 = type(x2) in _PY_SCALARS
     if w1 and w2:
         backend = get_default_backend()
-        d = D.result_type(x1, x2)
+        d = dtypes.result_type(x1, x2)
         r = prim.extra["unary_table"][d]
         if r is None:
             raise _dtype_error(prim, x1, x2)
@@ -273,7 +273,7 @@ def _with_scalars(
             t = as_tensor(t, prim.name)
         d = t.dtype
         if type(s) is not float or d.kind not in "fc":  # a float keeps a float tensor's
-            d = D.weak_promote(d, s)
+            d = dtypes.weak_promote(d, s)
         r = prim.extra["unary_table"][d]
         if r is None:
             raise _dtype_error(prim, x1, x2)
@@ -295,7 +295,7 @@ def _with_scalars(
 def result_dtype(op: str, *xs: Tensor | Any) -> DType:
     """Promote tensors (strong) and Python scalars (weak) together."""
     try:
-        return D.result_type(*xs)
+        return dtypes.result_type(*xs)
     except DTypeError as e:
         raise DTypeError(str(e).replace("result_type", op, 1)) from None
 
@@ -316,11 +316,17 @@ def to_host(x: Tensor) -> np.ndarray:
 # ---------------------------------------------------------------- conversion of data to tensors
 
 
-_DEFAULT_FOR_KIND = {"b": D.bool_, "i": D.int64, "u": D.int64, "f": D.float32, "c": D.complex64}
+_DEFAULT_FOR_KIND = {
+    "b": dtypes.bool_,
+    "i": dtypes.int64,
+    "u": dtypes.int64,
+    "f": dtypes.float32,
+    "c": dtypes.complex64,
+}
 
 
 def _opt_dtype(dtype: Any, op: str) -> DType | None:
-    return None if dtype is None else D.as_dtype(dtype, op)
+    return None if dtype is None else dtypes.as_dtype(dtype, op)
 
 
 def tensor(data: Any, dtype: Any = None, backend: Any = None, **backend_options: Any) -> Tensor:
@@ -355,7 +361,7 @@ def tensor(data: Any, dtype: Any = None, backend: Any = None, **backend_options:
         return t if dt is None else _convert(t, dt, "tensor")
     t_data = type(data)
     if t_data in _PY_SCALARS:
-        d = dt if dt is not None else D.scalar_dtype(data)
+        d = dt if dt is not None else dtypes.scalar_dtype(data)
         if t_data is int and d.kind in "iu":
             check_scalar_fits("tensor", data, d)
         return _full.bind(shape=(), dtype=d, value=_scalar_for(data, d, "tensor"), backend=be)
@@ -470,7 +476,7 @@ def _from_sequence(data: Any, dt: DType | None) -> np.ndarray:
     if arr.dtype.kind in "biufc" and not strong:
         target = _DEFAULT_FOR_KIND[arr.dtype.kind]
         if arr.dtype.kind == "u":  # numpy only picks uint64 for ints above int64's range
-            target = D.uint64
+            target = dtypes.uint64
         if arr.dtype != target.numpy_dtype:
             arr = arr.astype(target.numpy_dtype)
     return arr

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import cast, unify
 from numerix.ops.window import resolve_padding, static_ints
-from numerix.primitives import conv as P
+from numerix.primitives import conv as conv_primitives
 
 __all__ = ["conv"]
 
@@ -115,12 +115,12 @@ def conv(
     spans = [(m - 1) * d + 1 for m, d in zip(k.shape[2:], dk)]
     pad = resolve_padding(op, padding, sizes, spans, st, what)
     try:
-        d = D.promote_types(t.dtype, k.dtype, op)
+        d = dtypes.promote_types(t.dtype, k.dtype, op)
     except DTypeError as e:
         raise DTypeError(f"{e} (x {t.describe()}, kernel {k.describe()})") from None
-    odt = D.default_float() if d.kind in "biu" else d
+    odt = dtypes.default_float() if d.kind in "biu" else d
     params: dict[str, Any] = {
         "strides": st, "padding": pad, "input_dilation": di, "kernel_dilation": dk,
         "feature_group_count": fg, "batch_group_count": bg,
     }  # fmt: skip
-    return P.conv.bind(cast(t, odt), cast(k, odt), **params)
+    return conv_primitives.conv.bind(cast(t, odt), cast(k, odt), **params)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._shapes import check_bytes, check_shape, normalize_axis
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
@@ -23,7 +23,7 @@ from numerix.ops._core import (
     tensor,
 )
 from numerix.ops.transfer import backend_copy
-from numerix.primitives import creation as P
+from numerix.primitives import creation as creation_primitives
 
 __all__ = [
     "tensor",
@@ -63,7 +63,7 @@ def from_binary(data: bytes | bytearray | memoryview, dtype: Any, backend: Any =
     >>> nx.from_binary(bytes([1, 2, 3]), nx.uint8).tolist()
     [1, 2, 3]
     """
-    d = D.as_dtype(dtype, "from_binary")
+    d = dtypes.as_dtype(dtype, "from_binary")
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise DTypeError(f"from_binary: expected bytes, got {type(data).__name__}")
     n = memoryview(data).nbytes
@@ -74,7 +74,7 @@ def from_binary(data: bytes | bytearray | memoryview, dtype: Any, backend: Any =
         )
     mv = memoryview(data)
     arr = np.frombuffer(mv if mv.c_contiguous else mv.tobytes(), dtype=d.numpy_dtype)
-    return P.from_numpy.bind(arr, backend=resolve(backend, "from_binary"))
+    return creation_primitives.from_numpy.bind(arr, backend=resolve(backend, "from_binary"))
 
 
 def to_binary(x: Tensor) -> bytes:
@@ -96,22 +96,26 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, backend: Any = None) ->
             fill_value = fill_value.item()
         else:
             raise DTypeError(f"full: fill_value must be a scalar, got {type(fill_value).__name__}")
-    d = _opt_dtype(dtype, "full") or D.scalar_dtype(fill_value)
+    d = _opt_dtype(dtype, "full") or dtypes.scalar_dtype(fill_value)
     if d.itemsize > 1:
         check_bytes("full", s, d.itemsize, dtype=d.name)
     check_scalar_fits("full", fill_value, d)
     be = resolve(backend, "full")
-    return P.full.bind(shape=s, dtype=d, value=_scalar_for(fill_value, d, "full"), backend=be)
+    return creation_primitives.full.bind(
+        shape=s, dtype=d, value=_scalar_for(fill_value, d, "full"), backend=be
+    )
 
 
 def zeros(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
     """A tensor of zeros; ``dtype`` defaults to float32."""
-    return full(check_shape("zeros", shape), 0, _opt_dtype(dtype, "zeros") or D.float32, backend)
+    return full(
+        check_shape("zeros", shape), 0, _opt_dtype(dtype, "zeros") or dtypes.float32, backend
+    )
 
 
 def ones(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
     """A tensor of ones; ``dtype`` defaults to float32."""
-    return full(check_shape("ones", shape), 1, _opt_dtype(dtype, "ones") or D.float32, backend)
+    return full(check_shape("ones", shape), 1, _opt_dtype(dtype, "ones") or dtypes.float32, backend)
 
 
 def empty(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
@@ -166,9 +170,9 @@ def arange(
     d = _opt_dtype(dtype, "arange")
     if d is None:
         d = (
-            D.int64
+            dtypes.int64
             if all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
-            else D.float32
+            else dtypes.float32
         )
     if d.kind not in "iuf":
         raise DTypeError(f"arange: dtype must be integer or real floating, got {d}")
@@ -182,7 +186,7 @@ def arange(
         for v in (start, start + (n - 1) * step):
             check_scalar_fits("arange", int(v), d)
     be = resolve(backend, "arange")
-    return P.arange.bind(shape=(n,), dtype=d, start=start, step=step, backend=be)
+    return creation_primitives.arange.bind(shape=(n,), dtype=d, start=start, step=step, backend=be)
 
 
 def iota(shape: Any, axis: int | None = None, dtype: Any = None, backend: Any = None) -> Tensor:
@@ -196,11 +200,11 @@ def iota(shape: Any, axis: int | None = None, dtype: Any = None, backend: Any = 
     s = check_shape("iota", shape)
     if axis is not None:
         axis = normalize_axis("iota", axis, len(s), s)
-    d = _opt_dtype(dtype, "iota") or D.int64
+    d = _opt_dtype(dtype, "iota") or dtypes.int64
     if d.kind == "b":
         raise DTypeError("iota: dtype must be numeric, got bool")
     be = resolve(backend, "iota")
-    return P.iota.bind(shape=s, dtype=d, axis=axis, backend=be)
+    return creation_primitives.iota.bind(shape=s, dtype=d, axis=axis, backend=be)
 
 
 def eye(
@@ -210,9 +214,9 @@ def eye(
     s = check_shape("eye", (n_rows, n_rows if n_cols is None else n_cols))
     if not isinstance(k, int) or isinstance(k, bool):
         raise ShapeError(f"eye: k must be an int, got {k!r}")
-    d = _opt_dtype(dtype, "eye") or D.float32
+    d = _opt_dtype(dtype, "eye") or dtypes.float32
     be = resolve(backend, "eye")
-    return P.eye.bind(shape=s, dtype=d, k=k, backend=be)
+    return creation_primitives.eye.bind(shape=s, dtype=d, k=k, backend=be)
 
 
 def linspace(
@@ -227,7 +231,7 @@ def linspace(
     d = _opt_dtype(dtype, "linspace")
     is_complex = any(isinstance(v, (complex, np.complexfloating)) for v in (start, stop))
     if d is None:
-        d = D.complex64 if is_complex else D.float32
+        d = dtypes.complex64 if is_complex else dtypes.float32
     elif is_complex and d.kind != "c":
         raise DTypeError(
             f"linspace: complex bounds {start!r}, {stop!r} do not fit {d}; use a complex dtype"
@@ -235,6 +239,6 @@ def linspace(
     if d.kind == "b":
         raise DTypeError("linspace: dtype must be numeric, got bool")
     be = resolve(backend, "linspace")
-    return P.linspace.bind(
+    return creation_primitives.linspace.bind(
         shape=(n,), dtype=d, start=start, stop=stop, endpoint=bool(endpoint), backend=be
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import cast, unify
@@ -51,7 +51,7 @@ def einsum(subscripts: str, /, *operands: Any) -> Tensor:
     _, xs = unify("einsum", *operands)
     dtype = xs[0].dtype
     for x in xs[1:]:
-        dtype = D.promote_types(dtype, x.dtype, "einsum")
+        dtype = dtypes.promote_types(dtype, x.dtype, "einsum")
     xs = [cast(x, dtype) for x in xs]
     labelled = [_labels(subscripts, t, x, i) for i, (t, x) in enumerate(zip(terms, xs))]
     ell = max((sum(1 for lab in labs if isinstance(lab, tuple)) for labs in labelled), default=0)

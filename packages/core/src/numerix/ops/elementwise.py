@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._meeting import DEALLOCATED
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
@@ -29,7 +29,7 @@ from numerix.ops._core import (
 )
 from numerix.ops.transfer import backend_copy
 from numerix.primitives import creation as creation_primitives
-from numerix.primitives import elementwise as P
+from numerix.primitives import elementwise as elementwise_primitives
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
@@ -52,17 +52,17 @@ __all__ = [
 
 def add(x1: Any, x2: Any, /) -> Tensor:
     """``x1 + x2`` element-wise, broadcasting (array API ``add``; integers wrap around)."""
-    return elementwise_binary(P.add, x1, x2)
+    return elementwise_binary(elementwise_primitives.add, x1, x2)
 
 
 def subtract(x1: Any, x2: Any, /) -> Tensor:
     """``x1 - x2`` element-wise, broadcasting (array API ``subtract``)."""
-    return elementwise_binary(P.subtract, x1, x2)
+    return elementwise_binary(elementwise_primitives.subtract, x1, x2)
 
 
 def multiply(x1: Any, x2: Any, /) -> Tensor:
     """``x1 * x2`` element-wise, broadcasting (array API ``multiply``)."""
-    return elementwise_binary(P.multiply, x1, x2)
+    return elementwise_binary(elementwise_primitives.multiply, x1, x2)
 
 
 def divide(x1: Any, x2: Any, /) -> Tensor:
@@ -72,37 +72,37 @@ def divide(x1: Any, x2: Any, /) -> Tensor:
     >>> nx.divide(nx.tensor([1, 2]), 4).tolist()
     [0.25, 0.5]
     """
-    return elementwise_binary(P.divide, x1, x2)
+    return elementwise_binary(elementwise_primitives.divide, x1, x2)
 
 
 def floor_divide(x1: Any, x2: Any, /) -> Tensor:
     """``floor(x1 / x2)`` (numpy ``floor_divide``; integer division by zero gives 0)."""
-    return elementwise_binary(P.floor_divide, x1, x2)
+    return elementwise_binary(elementwise_primitives.floor_divide, x1, x2)
 
 
 def remainder(x1: Any, x2: Any, /) -> Tensor:
     """``x1 - floor(x1 / x2) * x2``: the result has the sign of ``x2`` (numpy ``remainder``)."""
-    return elementwise_binary(P.remainder, x1, x2)
+    return elementwise_binary(elementwise_primitives.remainder, x1, x2)
 
 
 def pow(x1: Any, x2: Any, /) -> Tensor:
     """``x1 ** x2`` (array API ``pow``)."""
-    return elementwise_binary(P.pow, x1, x2)
+    return elementwise_binary(elementwise_primitives.pow, x1, x2)
 
 
 def maximum(x1: Any, x2: Any, /) -> Tensor:
     """Element-wise maximum; NaN propagates (numpy ``maximum``)."""
-    return elementwise_binary(P.maximum, x1, x2)
+    return elementwise_binary(elementwise_primitives.maximum, x1, x2)
 
 
 def minimum(x1: Any, x2: Any, /) -> Tensor:
     """Element-wise minimum; NaN propagates (numpy ``minimum``)."""
-    return elementwise_binary(P.minimum, x1, x2)
+    return elementwise_binary(elementwise_primitives.minimum, x1, x2)
 
 
 def negative(x: Any, /) -> Tensor:
     """``-x`` (unsigned integers wrap around, as numpy)."""
-    return elementwise_unary(P.negative, x)
+    return elementwise_unary(elementwise_primitives.negative, x)
 
 
 def positive(x: Any, /) -> Tensor:
@@ -115,30 +115,30 @@ def positive(x: Any, /) -> Tensor:
 
 def abs(x: Any, /) -> Tensor:
     """Absolute value; complex input gives its real magnitude."""
-    return elementwise_unary(P.abs, x)
+    return elementwise_unary(elementwise_primitives.abs, x)
 
 
 def sign(x: Any, /) -> Tensor:
     """-1, 0 or 1 by the sign of ``x`` (NaN stays NaN)."""
-    return elementwise_unary(P.sign, x)
+    return elementwise_unary(elementwise_primitives.sign, x)
 
 
 def floor(x: Any, /) -> Tensor:
     """Largest integer not above ``x``; integer tensors are returned unchanged."""
     t = as_tensor(x, "floor")
-    return t if t.dtype.kind in "iu" else elementwise_unary(P.floor, t)
+    return t if t.dtype.kind in "iu" else elementwise_unary(elementwise_primitives.floor, t)
 
 
 def ceil(x: Any, /) -> Tensor:
     """Smallest integer not below ``x``; integer tensors are returned unchanged."""
     t = as_tensor(x, "ceil")
-    return t if t.dtype.kind in "iu" else elementwise_unary(P.ceil, t)
+    return t if t.dtype.kind in "iu" else elementwise_unary(elementwise_primitives.ceil, t)
 
 
 def round(x: Any, /) -> Tensor:
     """Round half to even (numpy / array API ``round``); integer tensors unchanged."""
     t = as_tensor(x, "round")
-    return t if t.dtype.kind in "iu" else elementwise_unary(P.round, t)
+    return t if t.dtype.kind in "iu" else elementwise_unary(elementwise_primitives.round, t)
 
 
 def trunc(x: Any, /) -> Tensor:
@@ -156,17 +156,17 @@ def trunc(x: Any, /) -> Tensor:
 
 def exp(x: Any, /) -> Tensor:
     """``e ** x``; integers compute in float32."""
-    return elementwise_unary(P.exp, x)
+    return elementwise_unary(elementwise_primitives.exp, x)
 
 
 def log(x: Any, /) -> Tensor:
     """Natural logarithm; integers compute in float32."""
-    return elementwise_unary(P.log, x)
+    return elementwise_unary(elementwise_primitives.log, x)
 
 
 def sqrt(x: Any, /) -> Tensor:
     """Square root; integers compute in float32."""
-    return elementwise_unary(P.sqrt, x)
+    return elementwise_unary(elementwise_primitives.sqrt, x)
 
 
 def square(x: Any, /) -> Tensor:
@@ -186,131 +186,131 @@ def reciprocal(x: Any, /) -> Tensor:
 
 def tanh(x: Any, /) -> Tensor:
     """Hyperbolic tangent; integers compute in float32."""
-    return elementwise_unary(P.tanh, x)
+    return elementwise_unary(elementwise_primitives.tanh, x)
 
 
 def sigmoid(x: Any, /) -> Tensor:
     """The logistic function ``1 / (1 + exp(-x))``, without overflow for large ``|x|``."""
-    return elementwise_unary(P.sigmoid, x)
+    return elementwise_unary(elementwise_primitives.sigmoid, x)
 
 
 def expm1(x: Any, /) -> Tensor:
     """``exp(x) - 1``, accurate for small ``x``; integers compute in float32."""
-    return elementwise_unary(P.expm1, x)
+    return elementwise_unary(elementwise_primitives.expm1, x)
 
 
 def log1p(x: Any, /) -> Tensor:
     """``log(1 + x)``, accurate for small ``x``; integers compute in float32."""
-    return elementwise_unary(P.log1p, x)
+    return elementwise_unary(elementwise_primitives.log1p, x)
 
 
 def rsqrt(x: Any, /) -> Tensor:
     """``1 / sqrt(x)``; integers compute in float32."""
-    return elementwise_unary(P.rsqrt, x)
+    return elementwise_unary(elementwise_primitives.rsqrt, x)
 
 
 def cbrt(x: Any, /) -> Tensor:
     """Real cube root; integers compute in float32; complex is refused."""
-    return elementwise_unary(P.cbrt, x)
+    return elementwise_unary(elementwise_primitives.cbrt, x)
 
 
 def sin(x: Any, /) -> Tensor:
     """Sine; integers compute in float32."""
-    return elementwise_unary(P.sin, x)
+    return elementwise_unary(elementwise_primitives.sin, x)
 
 
 def cos(x: Any, /) -> Tensor:
     """Cosine; integers compute in float32."""
-    return elementwise_unary(P.cos, x)
+    return elementwise_unary(elementwise_primitives.cos, x)
 
 
 def tan(x: Any, /) -> Tensor:
     """Tangent; integers compute in float32."""
-    return elementwise_unary(P.tan, x)
+    return elementwise_unary(elementwise_primitives.tan, x)
 
 
 def asin(x: Any, /) -> Tensor:
     """Inverse sine (NaN outside [-1, 1] for real input); integers compute in float32."""
-    return elementwise_unary(P.asin, x)
+    return elementwise_unary(elementwise_primitives.asin, x)
 
 
 def acos(x: Any, /) -> Tensor:
     """Inverse cosine (NaN outside [-1, 1] for real input); integers compute in float32."""
-    return elementwise_unary(P.acos, x)
+    return elementwise_unary(elementwise_primitives.acos, x)
 
 
 def atan(x: Any, /) -> Tensor:
     """Inverse tangent; integers compute in float32."""
-    return elementwise_unary(P.atan, x)
+    return elementwise_unary(elementwise_primitives.atan, x)
 
 
 def sinh(x: Any, /) -> Tensor:
     """Hyperbolic sine; integers compute in float32."""
-    return elementwise_unary(P.sinh, x)
+    return elementwise_unary(elementwise_primitives.sinh, x)
 
 
 def cosh(x: Any, /) -> Tensor:
     """Hyperbolic cosine; integers compute in float32."""
-    return elementwise_unary(P.cosh, x)
+    return elementwise_unary(elementwise_primitives.cosh, x)
 
 
 def asinh(x: Any, /) -> Tensor:
     """Inverse hyperbolic sine; integers compute in float32."""
-    return elementwise_unary(P.asinh, x)
+    return elementwise_unary(elementwise_primitives.asinh, x)
 
 
 def acosh(x: Any, /) -> Tensor:
     """Inverse hyperbolic cosine (NaN below 1 for real input); integers compute in float32."""
-    return elementwise_unary(P.acosh, x)
+    return elementwise_unary(elementwise_primitives.acosh, x)
 
 
 def atanh(x: Any, /) -> Tensor:
     """Inverse hyperbolic tangent (+-inf at +-1, NaN beyond); integers compute in float32."""
-    return elementwise_unary(P.atanh, x)
+    return elementwise_unary(elementwise_primitives.atanh, x)
 
 
 def atan2(x1: Any, x2: Any, /) -> Tensor:
     """The angle of the point ``(x2, x1)`` in ``[-pi, pi]`` (numpy ``arctan2``); integers
     compute in float32; complex is refused."""
-    return elementwise_binary(P.atan2, x1, x2)
+    return elementwise_binary(elementwise_primitives.atan2, x1, x2)
 
 
 def erf(x: Any, /) -> Tensor:
     """The error function; integers compute in float32; complex is refused."""
-    return elementwise_unary(P.erf, x)
+    return elementwise_unary(elementwise_primitives.erf, x)
 
 
 def erfc(x: Any, /) -> Tensor:
     """The complementary error function ``1 - erf(x)``; integers compute in float32."""
-    return elementwise_unary(P.erfc, x)
+    return elementwise_unary(elementwise_primitives.erfc, x)
 
 
 def erf_inv(x: Any, /) -> Tensor:
     """The inverse error function: ``erf(erf_inv(y)) == y`` on ``[-1, 1]``, +-inf at +-1,
     NaN beyond; integers compute in float32; complex is refused."""
-    return elementwise_unary(P.erf_inv, x)
+    return elementwise_unary(elementwise_primitives.erf_inv, x)
 
 
 def isnan(x: Any, /) -> Tensor:
     """``x`` is NaN (either part, for complex) -> bool; false for bool and integers."""
-    return elementwise_unary(P.isnan, x)
+    return elementwise_unary(elementwise_primitives.isnan, x)
 
 
 def isinf(x: Any, /) -> Tensor:
     """``x`` is +-inf (either part, for complex) -> bool; false for bool and integers."""
-    return elementwise_unary(P.isinf, x)
+    return elementwise_unary(elementwise_primitives.isinf, x)
 
 
 def isfinite(x: Any, /) -> Tensor:
     """``x`` is neither NaN nor infinite -> bool; true for bool and integers."""
-    return elementwise_unary(P.isfinite, x)
+    return elementwise_unary(elementwise_primitives.isfinite, x)
 
 
 def real(x: Any, /) -> Tensor:
     """The real part: float32 / float64 for complex64 / complex128; other tensors are
     returned unchanged."""
     t = as_tensor(x, "real")
-    return elementwise_unary(P.real, t) if t.dtype.kind == "c" else t
+    return elementwise_unary(elementwise_primitives.real, t) if t.dtype.kind == "c" else t
 
 
 def imag(x: Any, /) -> Tensor:
@@ -318,7 +318,7 @@ def imag(x: Any, /) -> Tensor:
     dtype for other tensors."""
     t = as_tensor(x, "imag")
     if t.dtype.kind == "c":
-        return elementwise_unary(P.imag, t)
+        return elementwise_unary(elementwise_primitives.imag, t)
     return creation_primitives.full.bind(
         shape=t.shape, dtype=t.dtype, value=_scalar_for(0, t.dtype, "imag"), backend=t.backend
     )
@@ -327,7 +327,7 @@ def imag(x: Any, /) -> Tensor:
 def conj(x: Any, /) -> Tensor:
     """The complex conjugate; other tensors are returned unchanged."""
     t = as_tensor(x, "conj")
-    return elementwise_unary(P.conj, t) if t.dtype.kind == "c" else t
+    return elementwise_unary(elementwise_primitives.conj, t) if t.dtype.kind == "c" else t
 
 
 # ---------------------------------------------------------------- comparison
@@ -335,32 +335,32 @@ def conj(x: Any, /) -> Tensor:
 
 def equal(x1: Any, x2: Any, /) -> Tensor:
     """``x1 == x2`` element-wise -> bool."""
-    return elementwise_binary(P.equal, x1, x2)
+    return elementwise_binary(elementwise_primitives.equal, x1, x2)
 
 
 def not_equal(x1: Any, x2: Any, /) -> Tensor:
     """``x1 != x2`` element-wise -> bool."""
-    return elementwise_binary(P.not_equal, x1, x2)
+    return elementwise_binary(elementwise_primitives.not_equal, x1, x2)
 
 
 def less(x1: Any, x2: Any, /) -> Tensor:
     """``x1 < x2`` element-wise -> bool."""
-    return elementwise_binary(P.less, x1, x2)
+    return elementwise_binary(elementwise_primitives.less, x1, x2)
 
 
 def less_equal(x1: Any, x2: Any, /) -> Tensor:
     """``x1 <= x2`` element-wise -> bool."""
-    return elementwise_binary(P.less_equal, x1, x2)
+    return elementwise_binary(elementwise_primitives.less_equal, x1, x2)
 
 
 def greater(x1: Any, x2: Any, /) -> Tensor:
     """``x1 > x2`` element-wise -> bool."""
-    return elementwise_binary(P.greater, x1, x2)
+    return elementwise_binary(elementwise_primitives.greater, x1, x2)
 
 
 def greater_equal(x1: Any, x2: Any, /) -> Tensor:
     """``x1 >= x2`` element-wise -> bool."""
-    return elementwise_binary(P.greater_equal, x1, x2)
+    return elementwise_binary(elementwise_primitives.greater_equal, x1, x2)
 
 
 # ---------------------------------------------------------------- logical and bitwise
@@ -368,47 +368,53 @@ def greater_equal(x1: Any, x2: Any, /) -> Tensor:
 
 def _truth(x: Any, op: str) -> Tensor:
     t = as_tensor(x, op) if type(x) not in _PY_SCALARS else as_tensor(bool(x), op)
-    return t if t.dtype is D.bool_ else not_equal(t, 0)
+    return t if t.dtype is dtypes.bool_ else not_equal(t, 0)
 
 
 def logical_and(x1: Any, x2: Any, /) -> Tensor:
     """Truth of ``x1 and x2`` element-wise (non-zero is true) -> bool."""
-    return elementwise_binary(P.bitwise_and, _truth(x1, "logical_and"), _truth(x2, "logical_and"))
+    return elementwise_binary(
+        elementwise_primitives.bitwise_and, _truth(x1, "logical_and"), _truth(x2, "logical_and")
+    )
 
 
 def logical_or(x1: Any, x2: Any, /) -> Tensor:
     """Truth of ``x1 or x2`` element-wise -> bool."""
-    return elementwise_binary(P.bitwise_or, _truth(x1, "logical_or"), _truth(x2, "logical_or"))
+    return elementwise_binary(
+        elementwise_primitives.bitwise_or, _truth(x1, "logical_or"), _truth(x2, "logical_or")
+    )
 
 
 def logical_xor(x1: Any, x2: Any, /) -> Tensor:
     """Truth of ``x1 != x2`` as booleans -> bool."""
-    return elementwise_binary(P.bitwise_xor, _truth(x1, "logical_xor"), _truth(x2, "logical_xor"))
+    return elementwise_binary(
+        elementwise_primitives.bitwise_xor, _truth(x1, "logical_xor"), _truth(x2, "logical_xor")
+    )
 
 
 def logical_not(x: Any, /) -> Tensor:
     """Truth of ``not x`` element-wise -> bool."""
-    return elementwise_unary(P.bitwise_invert, _truth(x, "logical_not"))
+    return elementwise_unary(elementwise_primitives.bitwise_invert, _truth(x, "logical_not"))
 
 
 def bitwise_and(x1: Any, x2: Any, /) -> Tensor:
     """``x1 & x2`` on integer or bool tensors."""
-    return elementwise_binary(P.bitwise_and, x1, x2)
+    return elementwise_binary(elementwise_primitives.bitwise_and, x1, x2)
 
 
 def bitwise_or(x1: Any, x2: Any, /) -> Tensor:
     """``x1 | x2`` on integer or bool tensors."""
-    return elementwise_binary(P.bitwise_or, x1, x2)
+    return elementwise_binary(elementwise_primitives.bitwise_or, x1, x2)
 
 
 def bitwise_xor(x1: Any, x2: Any, /) -> Tensor:
     """``x1 ^ x2`` on integer or bool tensors."""
-    return elementwise_binary(P.bitwise_xor, x1, x2)
+    return elementwise_binary(elementwise_primitives.bitwise_xor, x1, x2)
 
 
 def bitwise_invert(x: Any, /) -> Tensor:
     """``~x`` on integer or bool tensors (array API ``bitwise_invert``)."""
-    return elementwise_unary(P.bitwise_invert, x)
+    return elementwise_unary(elementwise_primitives.bitwise_invert, x)
 
 
 bitwise_not = bitwise_invert
@@ -417,13 +423,13 @@ bitwise_not = bitwise_invert
 def bitwise_left_shift(x1: Any, x2: Any, /) -> Tensor:
     """``x1 << x2`` on integer tensors; shift amounts that are negative or at least the
     bit width give 0 (as XLA)."""
-    return elementwise_binary(P.bitwise_left_shift, x1, x2)
+    return elementwise_binary(elementwise_primitives.bitwise_left_shift, x1, x2)
 
 
 def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor:
     """``x1 >> x2`` on integer tensors, arithmetic for signed ones; shift amounts that are
     negative or at least the bit width give -1 for negative ``x1``, else 0 (as XLA)."""
-    return elementwise_binary(P.bitwise_right_shift, x1, x2)
+    return elementwise_binary(elementwise_primitives.bitwise_right_shift, x1, x2)
 
 
 # ---------------------------------------------------------------- where, clip, astype
@@ -443,7 +449,7 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
         cb = condition.backend
         cs = condition.shape
         if (
-            condition.dtype is D.bool_
+            condition.dtype is dtypes.bool_
             and x1.dtype is x2.dtype
             and x1.backend is cb
             and x2.backend is cb
@@ -451,16 +457,16 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
             and x2.shape == cs
             and cb is not DEALLOCATED
         ):
-            return bind(P.select, new_out(cs, x1.dtype, cb), condition, x1, x2)
+            return bind(elementwise_primitives.select, new_out(cs, x1.dtype, cb), condition, x1, x2)
     op = "where"
     cond = _truth(condition, op) if type(condition) in _PY_SCALARS else as_tensor(condition, op)
-    if cond.dtype is not D.bool_:
+    if cond.dtype is not dtypes.bool_:
         raise DTypeError(
             f"where: condition must be bool, got {cond.describe()}; compare it first, e.g. t != 0"
         )
     w1, w2 = type(x1) in _PY_SCALARS, type(x2) in _PY_SCALARS
     if w1 and w2:
-        d = D.result_type(x1, x2)
+        d = dtypes.result_type(x1, x2)
         check_scalar_fits(op, x1, d)
         check_scalar_fits(op, x2, d)
         backend, (cond,) = unify(op, cond)
@@ -468,7 +474,7 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
     elif w1 or w2:
         t = as_tensor(x2 if w1 else x1, op)
         s = x1 if w1 else x2
-        d = D.weak_promote(t.dtype, s)
+        d = dtypes.weak_promote(t.dtype, s)
         check_scalar_fits(op, s, d)
         backend, (cond, t) = unify(op, cond, t)
         st = scalar(s, d, backend)
@@ -476,10 +482,10 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
         a, b = (st, t) if w1 else (t, st)
     else:
         backend, (cond, a, b) = unify(op, cond, x1, x2)
-        d = D.promote_types(a.dtype, b.dtype, op)
+        d = dtypes.promote_types(a.dtype, b.dtype, op)
         a, b = cast(a, d), cast(b, d)
     shape = broadcast_shapes(op, cond.shape, a.shape, b.shape)
-    return bind(P.select, new_out(shape, d, backend), cond, a, b)
+    return bind(elementwise_primitives.select, new_out(shape, d, backend), cond, a, b)
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:
@@ -497,7 +503,7 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:
         if bound is None:
             continue
         if type(bound) in _PY_SCALARS:
-            if D.weak_promote(t.dtype, bound) is not t.dtype:
+            if dtypes.weak_promote(t.dtype, bound) is not t.dtype:
                 raise DTypeError(
                     f"clip: {type(bound).__name__} bound {bound!r} would change the dtype of "
                     f"{t.describe()}; give a bound of its kind"
@@ -506,7 +512,7 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:
         else:
             # numpy arrays and lists are bounds of their own dtype, checked as tensors
             bound = as_tensor(bound, "clip")
-            if D.PROMOTION_TABLE[(t.dtype, bound.dtype)] is not t.dtype:
+            if dtypes.PROMOTION_TABLE[(t.dtype, bound.dtype)] is not t.dtype:
                 raise DTypeError(
                     f"clip: {name} {bound.describe()} would change the dtype of {t.describe()}; "
                     f"cast it with astype({t.dtype.name})"
@@ -528,7 +534,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Tensor:
     truncate toward zero, complex to bool is ``x != 0`` as in numpy and JAX, complex to
     another real dtype is refused)."""
     t = as_tensor(x, "astype")
-    d = D.as_dtype(dtype, "astype")
+    d = dtypes.as_dtype(dtype, "astype")
     if t.dtype.kind == "c" and d.kind == "b":
         return not_equal(t, 0)
     if t.dtype.kind == "c" and d.kind != "c":
@@ -541,7 +547,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Tensor:
         if copy and not t.backend.is_tracing:
             return backend_copy(t)
         return t
-    return bind(P.as_type, new_out(t.shape, d, t.backend), t)
+    return bind(elementwise_primitives.as_type, new_out(t.shape, d, t.backend), t)
 
 
 # ---------------------------------------------------------------- bits
@@ -564,7 +570,7 @@ def population_count(x: Any, /) -> Tensor:
     ...
     numerix.errors.DTypeError: population_count: unsupported dtype for f32[1] binary(cpu); population_count takes integer dtypes
     """
-    return elementwise_unary(P.population_count, x)
+    return elementwise_unary(elementwise_primitives.population_count, x)
 
 
 def count_leading_zeros(x: Any, /) -> Tensor:
@@ -584,7 +590,7 @@ def count_leading_zeros(x: Any, /) -> Tensor:
     ...
     numerix.errors.DTypeError: count_leading_zeros: unsupported dtype for pred[1] binary(cpu); count_leading_zeros takes integer dtypes
     """
-    return elementwise_unary(P.count_leading_zeros, x)
+    return elementwise_unary(elementwise_primitives.count_leading_zeros, x)
 
 
 def bitcast(x: Any, dtype: Any, /) -> Tensor:
@@ -608,10 +614,10 @@ def bitcast(x: Any, dtype: Any, /) -> Tensor:
     numerix.errors.DTypeError: bitcast: float32 (32 bits) and int64 (64 bits) differ in bit width; got f32[1] binary(cpu): bitcast to a dtype of the same width (e.g. int32 for float32) or convert with astype
     """
     t = as_tensor(x, "bitcast")
-    d = D.as_dtype(dtype, "bitcast")
-    assert P.bitcast.dtype_rule is not None
+    d = dtypes.as_dtype(dtype, "bitcast")
+    assert elementwise_primitives.bitcast.dtype_rule is not None
     try:
-        P.bitcast.dtype_rule(t.dtype, dtype=d)
+        elementwise_primitives.bitcast.dtype_rule(t.dtype, dtype=d)
     except DTypeError as e:
         raise DTypeError(
             f"{e}; got {t.describe()}: bitcast to a dtype of the same width (e.g. int32 for "
@@ -619,4 +625,4 @@ def bitcast(x: Any, dtype: Any, /) -> Tensor:
         ) from None
     if d is t.dtype:
         return t
-    return bind(P.bitcast, new_out(t.shape, d, t.backend), t)
+    return bind(elementwise_primitives.bitcast, new_out(t.shape, d, t.backend), t)

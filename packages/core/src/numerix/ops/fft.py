@@ -12,14 +12,14 @@ import math
 import operator
 from typing import Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._shapes import normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast, resolve
 from numerix.ops.creation import iota
 from numerix.ops.shape import moveaxis
-from numerix.primitives import fft as P
+from numerix.primitives import fft as fft_primitives
 from numerix.primitives._registry import Primitive
 
 __all__ = ["fft", "ifft", "fftfreq"]
@@ -60,7 +60,7 @@ def _transform(prim: Primitive, op: str, x: Any, n: Any, axis: int, norm: str) -
     t = cast(t, prim.dtype_rule(t.dtype, length=length))
     r = prim.bind(t, length=length)
     # the primitives are norm="backward"; other norms rescale
-    inverse = prim is P.ifft
+    inverse = prim is fft_primitives.ifft
     if norm == "ortho":
         r = r * (math.sqrt(length) if inverse else 1.0 / math.sqrt(length))
     elif norm == "forward":
@@ -96,7 +96,7 @@ def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backwar
     ...
     numerix.errors.ShapeError: fft: axis -1 is out of range for a 0-d tensor, which has no axes
     """
-    return _transform(P.fft, "fft", x, n, axis, norm)
+    return _transform(fft_primitives.fft, "fft", x, n, axis, norm)
 
 
 def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Tensor:
@@ -122,7 +122,7 @@ def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backwa
     ...
     numerix.errors.ShapeError: ifft: n=0 is not a valid transform length for f32[2] binary(cpu); n must be >= 1
     """
-    return _transform(P.ifft, "ifft", x, n, axis, norm)
+    return _transform(fft_primitives.ifft, "ifft", x, n, axis, norm)
 
 
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, backend: Any = None) -> Tensor:
@@ -155,7 +155,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, backend: Any = None
         raise ShapeError(f"fftfreq: n must be an int >= 1, got {n!r}")
     if isinstance(d, bool) or not isinstance(d, (int, float)) or d == 0 or not math.isfinite(d):
         raise ShapeError(f"fftfreq: d must be a finite non-zero real number, got {d!r}")
-    odt = D.float32 if dtype is None else D.as_dtype(dtype, "fftfreq")
+    odt = dtypes.float32 if dtype is None else dtypes.as_dtype(dtype, "fftfreq")
     if odt.kind != "f":
         raise DTypeError(
             f"fftfreq: dtype must be a real floating dtype, got {odt}; use numerix.float32 or "
@@ -164,6 +164,6 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, backend: Any = None
     b = resolve(backend, "fftfreq")
     neg = nn // 2
     # i for i < n - n//2, i - n above: (i + n//2) mod n - n//2, all in int64
-    i = iota((nn,), dtype=D.int64, backend=b)
+    i = iota((nn,), dtype=dtypes.int64, backend=b)
     k = (i + neg) % nn - neg
     return cast(k, odt) * (1.0 / (nn * d))

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._meeting import DEALLOCATED, meeting_backend
 from numerix._shapes import broadcast_shapes, check_shape, normalize_axis
 from numerix._tensor import Tensor
@@ -31,8 +31,8 @@ from numerix.ops._core import (
 )
 from numerix.ops.elementwise import add, clip, minimum, where
 from numerix.ops.shape import _int_seq, broadcast_to, expand_dims, fit_to, reshape, stack, transpose
-from numerix.primitives import indexing as PI
-from numerix.primitives import shape as PS
+from numerix.primitives import indexing as indexing_primitives
+from numerix.primitives import shape as shape_primitives
 from numerix.primitives.creation import iota
 
 __all__ = [
@@ -158,9 +158,9 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
         # path checks it, then one gather
         backend = x.backend
         ki = _checked_index(key, x.shape[0], 0, x, x, op)
-        if ki.dtype is not D.int64:
-            ki = cast(ki, D.int64)
-        indices = backend.reshape(new_out(ki.shape + (1,), D.int64, backend), ki)
+        if ki.dtype is not dtypes.int64:
+            ki = cast(ki, dtypes.int64)
+        indices = backend.reshape(new_out(ki.shape + (1,), dtypes.int64, backend), ki)
         return backend.gather(new_out(ki.shape + x.shape[1:], x.dtype, backend), x, indices,
                               axes=(0,))  # fmt: skip
     if not isinstance(key, tuple):
@@ -171,8 +171,8 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
             from_list = isinstance(k, list)
             k = as_tensor(k, "getitem", x.backend)
             if from_list and k.size == 0:  # numpy reads [] as an (empty) integer index
-                k = cast(k, D.int64)
-        if type(k) is Tensor and k.dtype is D.bool_:
+                k = cast(k, dtypes.int64)
+        if type(k) is Tensor and k.dtype is dtypes.bool_:
             if k.ndim == 0:
                 raise IndexingError("getitem: a 0-d bool index is not supported; use numerix.where")
             items.append(k)  # a mask; it becomes integer indices once its axes are known
@@ -208,11 +208,11 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
         items[i : i + 1] = fill or [_GAP]
     else:
         items.extend([slice(None)] * (x.ndim - consumed))
-    if any(type(k) is Tensor and k.dtype is D.bool_ for k in items):
+    if any(type(k) is Tensor and k.dtype is dtypes.bool_ for k in items):
         expanded: list[Any] = []
         ax = 0
         for k in items:
-            if type(k) is Tensor and k.dtype is D.bool_:
+            if type(k) is Tensor and k.dtype is dtypes.bool_:
                 expanded.extend(_mask_to_indices(x, k, ax))
             else:
                 expanded.append(k)
@@ -286,10 +286,10 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
     y = x
     if tuple(starts) != (0,) * x.ndim or tuple(stops) != x.shape or any(s != 1 for s in strides):
         shape = tuple(len(range(a, b, s)) for a, b, s in zip(starts, stops, strides))
-        y = bind(PS.slice, new_out(shape, x.dtype, x.backend), x,
+        y = bind(shape_primitives.slice, new_out(shape, x.dtype, x.backend), x,
                  start=tuple(starts), stop=tuple(stops), strides=tuple(strides))  # fmt: skip
     if rev:
-        y = bind(PS.reverse, new_out(y.shape, y.dtype, y.backend), y, axes=tuple(rev))
+        y = bind(shape_primitives.reverse, new_out(y.shape, y.dtype, y.backend), y, axes=tuple(rev))
 
     if not advanced:
         out_shape = []
@@ -320,7 +320,7 @@ def _advanced(
             t = as_tensor(k, "getitem", y.backend)
         else:
             t = _checked_index(k, dim, e[1], y, x, op)
-        idx.append(cast(t, D.int64))
+        idx.append(cast(t, dtypes.int64))
     try:
         bshape = broadcast_shapes("getitem", *(t.shape for t in idx))
     except ShapeError:  # numpy raises IndexError here: so does numerix
@@ -337,7 +337,7 @@ def _advanced(
     rest = [a for a in range(y.ndim) if a not in adv_axes]
     yt = transpose(y, adv_axes + rest)
     gshape = bshape + tuple(yt.shape[len(adv_axes) :])
-    r = bind(PI.gather, new_out(gshape, y.dtype, y.backend), yt, indices,
+    r = bind(indexing_primitives.gather, new_out(gshape, y.dtype, y.backend), yt, indices,
              axes=tuple(range(len(adv_axes))))  # fmt: skip
     # label result dims, then place them as numpy does
     nb = len(bshape)
@@ -388,14 +388,14 @@ def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor, op: str
                 return k if k.backend is y.backend else on_backend(k, y.backend)
     if k.backend is not y.backend:
         k = on_backend(k, y.backend)
-    k = cast(k, D.int64)
+    k = cast(k, dtypes.int64)
     k = where(k < 0, add(k, dim), k)
     return k if concrete else clip(k, 0, dim - 1)
 
 
 def _mask_ndim(k: Any) -> int:
     """The number of axes index ``k`` consumes: a bool mask one per dimension, others 1."""
-    return k.ndim if type(k) is Tensor and k.dtype is D.bool_ else 1
+    return k.ndim if type(k) is Tensor and k.dtype is dtypes.bool_ else 1
 
 
 def _mask_to_indices(x: Tensor, mask: Tensor, at: int) -> list[Tensor]:
@@ -440,7 +440,7 @@ def _in_range(op: str, k: Tensor, axes: Sequence[int], what: Tensor) -> Tensor:
         raise IndexingError(
             f"{op}: indices must be integers, got {k.describe()}; cast with astype(numerix.int64)"
         )
-    k = cast(k, D.int64) if k.dtype is not D.uint64 else k
+    k = cast(k, dtypes.int64) if k.dtype is not dtypes.uint64 else k
     dims = [what.shape[a] for a in axes]
     bound = np.asarray(dims, dtype=np.int64)
     if is_concrete(k):
@@ -454,8 +454,8 @@ def _in_range(op: str, k: Tensor, axes: Sequence[int], what: Tensor) -> Tensor:
                     f"{op}: index {int(h[row, col])} is out of bounds for axis {axes[col]} "
                     f"with size {dims[col]} ({what.describe()})"
                 )
-            if k.dtype is D.uint64:
-                k = cast(k, D.int64)
+            if k.dtype is dtypes.uint64:
+                k = cast(k, dtypes.int64)
             if not (h < 0).any():
                 return k
     if 0 in dims and k.size and not is_concrete(k):
@@ -463,8 +463,8 @@ def _in_range(op: str, k: Tensor, axes: Sequence[int], what: Tensor) -> Tensor:
             f"{op}: {what.describe()} is empty along axis {axes[dims.index(0)]}: no index is "
             f"in range"
         )
-    if k.dtype is D.uint64:  # traced: values beyond int64 are out of range anyway
-        k = cast(k, D.int64)
+    if k.dtype is dtypes.uint64:  # traced: values beyond int64 are out of range anyway
+        k = cast(k, dtypes.int64)
     b = as_tensor(bound if len(dims) > 1 else bound[0], op, k.backend)
     k = where(k < 0, add(k, b), k)
     if not is_concrete(k):
@@ -517,11 +517,11 @@ def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Tensor:
     cols = [
         broadcast_to(i, out_shape)
         if a == ax
-        else bind(iota, new_out(out_shape, D.int64, t.backend), axis=a)
+        else bind(iota, new_out(out_shape, dtypes.int64, t.backend), axis=a)
         for a in range(t.ndim)
     ]
     full = stack(cols, axis=-1)
-    return bind(PI.gather, new_out(out_shape, t.dtype, t.backend), t, full,
+    return bind(indexing_primitives.gather, new_out(out_shape, t.dtype, t.backend), t, full,
                 axes=tuple(range(t.ndim)))  # fmt: skip
 
 
@@ -564,15 +564,15 @@ def _starts(op: str, t: Tensor, start_indices: Any, sizes: tuple[int, ...]) -> l
             )
         if s.backend is not t.backend:
             s = on_backend(s, t.backend)
-        if s.dtype is D.uint64:  # values past int64 would wrap negative: clamp them first
+        if s.dtype is dtypes.uint64:  # values past int64 would wrap negative: clamp them first
             s = minimum(s, hi)
-        out.append(cast(s, D.int64))
+        out.append(cast(s, dtypes.int64))
     return out
 
 
 def _as_start_tensors(starts: list[Any], t: Tensor) -> list[Tensor]:
 
-    return [s if type(s) is Tensor else scalar(s, D.int64, t.backend) for s in starts]
+    return [s if type(s) is Tensor else scalar(s, dtypes.int64, t.backend) for s in starts]
 
 
 def dynamic_slice(x: Any, /, start_indices: Any, sizes: Sequence[int]) -> Tensor:
@@ -607,9 +607,9 @@ def dynamic_slice(x: Any, /, start_indices: Any, sizes: Sequence[int]) -> Tensor
     if all(type(s) is int for s in starts):
         if sz == t.shape:
             return t
-        return bind(PS.slice, new_out(sz, t.dtype, t.backend), t, start=tuple(starts),
+        return bind(shape_primitives.slice, new_out(sz, t.dtype, t.backend), t, start=tuple(starts),
                     stop=tuple(s + n for s, n in zip(starts, sz)), strides=(1,) * t.ndim)  # fmt: skip
-    return bind(PS.dynamic_slice, new_out(sz, t.dtype, t.backend), t,
+    return bind(shape_primitives.dynamic_slice, new_out(sz, t.dtype, t.backend), t,
                 *_as_start_tensors(starts, t), sizes=sz)  # fmt: skip
 
 
@@ -639,7 +639,7 @@ def put_slice(x: Any, /, start_indices: Any, update: Any) -> Tensor:
             f"each no larger"
         )
     starts = _starts("put_slice", t, start_indices, u.shape)
-    return bind(PS.put_slice, new_out(t.shape, t.dtype, t.backend), t, u,
+    return bind(shape_primitives.put_slice, new_out(t.shape, t.dtype, t.backend), t, u,
                 *_as_start_tensors(starts, t))  # fmt: skip
 
 
@@ -649,7 +649,7 @@ def put_slice(x: Any, /, start_indices: Any, update: Any) -> Tensor:
 def _scatter(op: str, prim: Any, x: Any, indices: Any, updates: Any, axes: Any) -> Tensor:
 
     t = as_tensor(x, op)
-    if prim is PI.indexed_add and t.dtype is D.bool_:
+    if prim is indexing_primitives.indexed_add and t.dtype is dtypes.bool_:
         raise DTypeError(
             f"{op}: cannot add to {t.describe()}; bool has no addition (use indexed_put, or "
             f"cast with astype)"
@@ -716,7 +716,7 @@ def indexed_add(
 
         nx.indexed_add(nx.zeros(3), nx.tensor([[3]]), [1.0])  # IndexingError: ... index 3 ...
     """
-    return _scatter("indexed_add", PI.indexed_add, x, indices, updates, axes)
+    return _scatter("indexed_add", indexing_primitives.indexed_add, x, indices, updates, axes)
 
 
 def indexed_put(
@@ -736,7 +736,7 @@ def indexed_put(
 
         nx.indexed_put(nx.zeros((2, 2)), nx.tensor([[0]]), [1.0])  # ShapeError: ... (1, 2)
     """
-    return _scatter("indexed_put", PI.indexed_put, x, indices, updates, axes)
+    return _scatter("indexed_put", indexing_primitives.indexed_put, x, indices, updates, axes)
 
 
 # ---------------------------------------------------------------- repeat (a take along an axis)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._meeting import DEALLOCATED
 from numerix._shapes import broadcast_shapes, check_size, normalize_axis
 from numerix._tensor import Tensor
@@ -22,7 +22,7 @@ from numerix.ops._core import (
 )
 from numerix.ops.reduction import sum as _sum
 from numerix.ops.shape import broadcast_arrays, broadcast_to, reshape
-from numerix.primitives import linalg as P
+from numerix.primitives import linalg as linalg_primitives
 
 __all__ = ["dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"]
 
@@ -33,12 +33,12 @@ def _operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
         # a Python scalar is weak, as in the element-wise ops: the tensor's dtype wins
         t = as_tensor(b if wa else a, op)
         s = a if wa else b
-        d = D.weak_promote(t.dtype, s)
+        d = dtypes.weak_promote(t.dtype, s)
         check_scalar_fits(op, s, d)
         x, y = (scalar(s, d, t.backend), t) if wa else (t, scalar(s, d, t.backend))
     else:
         _, (x, y) = unify(op, a, b)
-        d = D.promote_types(x.dtype, y.dtype, op)
+        d = dtypes.promote_types(x.dtype, y.dtype, op)
     if d.kind == "b":
         raise DTypeError(
             f"{op}: bool tensors have no product ({x.describe()}, {y.describe()}); cast them with "
@@ -86,9 +86,11 @@ def _dot_general(
             raise ShapeError(
                 f"{op}: batch axis {a} of {x.describe()} and axis {b} of {y.describe()} differ"
             )
-    shape = P.dot_shape_rule(x.shape, y.shape, contract_x=cx, batch_x=bx, contract_y=cy, batch_y=by)
+    shape = linalg_primitives.dot_shape_rule(
+        x.shape, y.shape, contract_x=cx, batch_x=bx, contract_y=cy, batch_y=by
+    )
     check_size(op, shape)  # an outer product can outgrow both operands
-    return bind(P.dot, new_out(shape, x.dtype, x.backend), x, y,
+    return bind(linalg_primitives.dot, new_out(shape, x.dtype, x.backend), x, y,
                 contract_x=cx, batch_x=bx, contract_y=cy, batch_y=by)  # fmt: skip
 
 
@@ -138,7 +140,7 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
             and b is not DEALLOCATED
         ):
             shape = check_size("matmul", (s1[0], s2[1]))
-            return bind(P.dot, new_out(shape, x1.dtype, b), x1, x2,
+            return bind(linalg_primitives.dot, new_out(shape, x1.dtype, b), x1, x2,
                         contract_x=(1,), batch_x=(), contract_y=(0,), batch_y=())  # fmt: skip
     x, y = _operands("matmul", x1, x2)
     if x.ndim == 0 or y.ndim == 0:

@@ -21,16 +21,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._dispatch import block_out
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
 from numerix.errors import ArgumentError, DTypeError, ShapeError
-from numerix.ops import creation as C
-from numerix.ops import elementwise as E
-from numerix.ops import reduction as R
-from numerix.ops import shape as S
+from numerix.ops import creation as creation_ops
+from numerix.ops import elementwise as elementwise_ops
+from numerix.ops import reduction as reduction_ops
+from numerix.ops import shape as shape_ops
 from numerix.ops._core import as_tensor, cast, run_block, unify
 from numerix.ops.linalg import matmul
 from numerix.primitives._registry import declare_block, vjp_rule
@@ -148,7 +148,7 @@ JACOBI_SWEEPS = 10
 
 _TRANSFORMS = ("none", "transpose", "adjoint")
 _QR_MODES = ("reduced", "complete")
-_LOW = (D.float16, D.bfloat16)
+_LOW = (dtypes.float16, dtypes.bfloat16)
 
 
 # ---------------------------------------------------------------- checks and dtypes
@@ -161,13 +161,13 @@ def _compute_dtype(op: str, d: DType, *operands: Tensor) -> DType:
             f"{op}: bool tensors are not supported ({names}); cast with astype(numerix.float32)"
         )
     if d.kind in "iu" or d in _LOW:
-        return D.float32
+        return dtypes.float32
     return d
 
 
 def _result_dtype(d: DType) -> DType:
     # the dtype a result of input dtype d has: f16/bf16 round back, the rest as computed
-    return d if d in _LOW else (D.float32 if d.kind in "iu" else d)
+    return d if d in _LOW else (dtypes.float32 if d.kind in "iu" else d)
 
 
 def _square(op: str, t: Tensor, name: str = "x") -> int:
@@ -191,7 +191,7 @@ def _one(op: str, x: Any) -> tuple[Tensor, DType]:
 
 def _two(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor, DType]:
     _, (ta, tb) = unify(op, a, b)
-    d = D.promote_types(ta.dtype, tb.dtype, op)
+    d = dtypes.promote_types(ta.dtype, tb.dtype, op)
     cd = _compute_dtype(op, d, ta, tb)
     return cast(ta, cd), cast(tb, cd), _result_dtype(d)
 
@@ -201,22 +201,22 @@ def _back(t: Tensor, d: DType) -> Tensor:
 
 
 def _bcast(t: Tensor, shape: tuple[int, ...]) -> Tensor:
-    return t if t.shape == shape else S.broadcast_to(t, shape)
+    return t if t.shape == shape else shape_ops.broadcast_to(t, shape)
 
 
 def _real_dtype(d: DType) -> DType:
-    return {D.complex64: D.float32, D.complex128: D.float64}.get(d, d)
+    return {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(d, d)
 
 
 def _h(x: Tensor) -> Tensor:
     # conjugate transpose of the last two axes
-    return E.conj(S.matrix_transpose(x))
+    return elementwise_ops.conj(shape_ops.matrix_transpose(x))
 
 
 def _idx(n: int, like: Tensor, column: bool) -> Tensor:
     # 0..n-1 along the rows ((n, 1)) or the columns ((n,)), for masks
-    i = C.arange(n, backend=like.backend)
-    return S.reshape(i, (n, 1)) if column else i
+    i = creation_ops.arange(n, backend=like.backend)
+    return shape_ops.reshape(i, (n, 1)) if column else i
 
 
 # ---------------------------------------------------------------- cholesky
@@ -255,12 +255,14 @@ def cholesky_fallback(x: Tensor, *, upper: bool) -> Tensor:
     for j in range(n):
         v = x[..., :, j : j + 1]
         if cols:
-            lp = S.concatenate(cols, axis=-1)
+            lp = shape_ops.concatenate(cols, axis=-1)
             v = v - matmul(lp, _h(lp[..., j : j + 1, :]))
-        d = E.sqrt(E.real(v[..., j : j + 1, :]))
+        d = elementwise_ops.sqrt(elementwise_ops.real(v[..., j : j + 1, :]))
         dd = cast(d, x.dtype)
-        cols.append(E.where(rows > j, v / dd, E.where(rows == j, dd, 0)))
-    low = S.concatenate(cols, axis=-1)
+        cols.append(
+            elementwise_ops.where(rows > j, v / dd, elementwise_ops.where(rows == j, dd, 0))
+        )
+    low = shape_ops.concatenate(cols, axis=-1)
     return _h(low) if upper else low
 
 
@@ -303,7 +305,7 @@ def triangular_solve(
     out = block_out(triangular_solve_block, ta, tb, **params)
     r = run_block(triangular_solve_block, out, triangular_solve_fallback, ta, tb, **params)
     if vector:
-        r = S.reshape(r, r.shape[:-2] + (n,))
+        r = shape_ops.reshape(r, r.shape[:-2] + (n,))
     return _back(r, rd)
 
 
@@ -317,7 +319,7 @@ def _rhs(op: str, a: Tensor, b: Tensor, n: int, left: bool) -> tuple[Tensor, boo
             raise ShapeError(
                 f"{op}: b {b.describe()} must have length {n} to match a {a.describe()}"
             )
-        b = S.reshape(b, (n, 1) if left else (1, n))
+        b = shape_ops.reshape(b, (n, 1) if left else (1, n))
     k_axis = -2 if left else -1
     if b.shape[k_axis] != n:
         side = "rows" if left else "columns"
@@ -332,17 +334,17 @@ def triangular_solve_fallback(
     """Forward or back substitution, one row of x at a time; right-side and transposed
     systems are turned into left-side ones first."""
     if transform_a != "none":
-        a = S.matrix_transpose(a)
+        a = shape_ops.matrix_transpose(a)
         if transform_a == "adjoint":
-            a = E.conj(a)
+            a = elementwise_ops.conj(a)
         lower = not lower
     if not left_side:
         # x a = b  <=>  a^T x^T = b^T
         x = triangular_solve_fallback(
-            S.matrix_transpose(a), S.matrix_transpose(b),
+            shape_ops.matrix_transpose(a), shape_ops.matrix_transpose(b),
             lower=not lower, left_side=True, transform_a="none",
         )  # fmt: skip
-        return S.matrix_transpose(x)
+        return shape_ops.matrix_transpose(x)
     n = a.shape[-1]
     if n == 0 or b.shape[-1] == 0:
         return b
@@ -351,12 +353,12 @@ def triangular_solve_fallback(
     for i in order:
         r = b[..., i : i + 1, :]
         if done:
-            xs = S.concatenate([done[k] for k in sorted(done)], axis=-2)
+            xs = shape_ops.concatenate([done[k] for k in sorted(done)], axis=-2)
             # the solved rows are contiguous: :i when lower, i+1: when upper
             coef = a[..., i : i + 1, :i] if lower else a[..., i : i + 1, i + 1 :]
             r = r - matmul(coef, xs)
         done[i] = r / a[..., i : i + 1, i : i + 1]
-    return S.concatenate([done[i] for i in range(n)], axis=-2)
+    return shape_ops.concatenate([done[i] for i in range(n)], axis=-2)
 
 
 # ---------------------------------------------------------------- LU: solve, inv, det
@@ -383,7 +385,7 @@ def solve(a: Any, b: Any, /) -> Tensor:
     ta = _bcast(ta, shape[:-2] + (n, n))
     r = run_block(solve_block, block_out(solve_block, ta, tb), solve_fallback, ta, tb)
     if vector:
-        r = S.reshape(r, r.shape[:-2] + (n,))
+        r = shape_ops.reshape(r, r.shape[:-2] + (n,))
     return _back(r, rd)
 
 
@@ -397,42 +399,44 @@ def _lu_steps(m: Tensor, n: int, *, packed: bool = False) -> tuple[Tensor, Tenso
     diagonal (the unit-lower L, rows swapped along with the rest) and returns P^T (the
     row permutation applied, as a matrix: P^T x = L U) in place of None."""
     rows = _idx(n, m, column=True)
-    flat = C.arange(n, backend=m.backend)
+    flat = creation_ops.arange(n, backend=m.backend)
     cols = _idx(m.shape[-1], m, column=False)
-    sign = C.ones(m.shape[:-2], dtype=m.dtype, backend=m.backend)
+    sign = creation_ops.ones(m.shape[:-2], dtype=m.dtype, backend=m.backend)
     pt = (
-        _bcast(C.eye(n, dtype=m.dtype, backend=m.backend), m.shape[:-2] + (n, n))
+        _bcast(creation_ops.eye(n, dtype=m.dtype, backend=m.backend), m.shape[:-2] + (n, n))
         if packed
         else None
     )
     for k in range(n):
         # in packed form the columns before k hold multipliers; column k does not yet
-        mag = E.where(flat >= k, E.abs(m[..., :, k]), -1)
-        p = R.argmax(mag, axis=-1, keepdims=True)  # (..., 1)
-        at_p = S.expand_dims(flat == p, -1)  # (..., n, 1)
+        mag = elementwise_ops.where(flat >= k, elementwise_ops.abs(m[..., :, k]), -1)
+        p = reduction_ops.argmax(mag, axis=-1, keepdims=True)  # (..., 1)
+        at_p = shape_ops.expand_dims(flat == p, -1)  # (..., n, 1)
         m = _swap_rows(m, k, at_p, rows)
         if pt is not None:
             pt = _swap_rows(pt, k, at_p, rows)
-        sign = E.where(S.squeeze(p, -1) == k, sign, -sign)
+        sign = elementwise_ops.where(shape_ops.squeeze(p, -1) == k, sign, -sign)
         piv = m[..., k : k + 1, k : k + 1]
         # a zero pivot means the column is zero below it (it was the largest): skip it,
         # as LAPACK's getrf does, so that det gives 0 rather than nan
-        safe = E.where(piv == 0, 1, piv)
-        f = E.where(rows > k, m[..., :, k : k + 1] / safe, 0)
+        safe = elementwise_ops.where(piv == 0, 1, piv)
+        f = elementwise_ops.where(rows > k, m[..., :, k : k + 1] / safe, 0)
         row_k = m[..., k : k + 1, :]
         if packed:
             # the pivot row's multipliers (columns < k) are not part of the elimination
-            row_k = E.where(cols >= k, row_k, 0)
+            row_k = elementwise_ops.where(cols >= k, row_k, 0)
         m = m - f * row_k
         if packed:
-            m = E.where(E.logical_and(rows > k, cols == k), f, m)
+            m = elementwise_ops.where(elementwise_ops.logical_and(rows > k, cols == k), f, m)
     return m, sign, pt
 
 
 def _swap_rows(t: Tensor, k: int, at_p: Tensor, rows: Tensor) -> Tensor:
     # rows k and p (at_p: the (..., n, 1) mask of row p) exchanged
-    pivot_row = R.sum(E.where(at_p, t, 0), axis=-2, keepdims=True)
-    return E.where(rows == k, pivot_row, E.where(at_p, t[..., k : k + 1, :], t))
+    pivot_row = reduction_ops.sum(elementwise_ops.where(at_p, t, 0), axis=-2, keepdims=True)
+    return elementwise_ops.where(
+        rows == k, pivot_row, elementwise_ops.where(at_p, t[..., k : k + 1, :], t)
+    )
 
 
 def solve_fallback(a: Tensor, b: Tensor) -> Tensor:
@@ -440,7 +444,7 @@ def solve_fallback(a: Tensor, b: Tensor) -> Tensor:
     n = a.shape[-1]
     if n == 0 or b.shape[-1] == 0:
         return b
-    m, _, _ = _lu_steps(S.concatenate([a, b], axis=-1), n)
+    m, _, _ = _lu_steps(shape_ops.concatenate([a, b], axis=-1), n)
     return triangular_solve_fallback(
         m[..., :, :n], m[..., :, n:], lower=False, left_side=True, transform_a="none"
     )
@@ -466,7 +470,7 @@ def inv(x: Any, /) -> Tensor:
 def inv_fallback(x: Tensor) -> Tensor:
     """``solve(x, I)``."""
     n = x.shape[-1]
-    eye = _bcast(C.eye(n, dtype=x.dtype, backend=x.backend), x.shape)
+    eye = _bcast(creation_ops.eye(n, dtype=x.dtype, backend=x.backend), x.shape)
     return solve_fallback(x, eye)
 
 
@@ -491,7 +495,7 @@ def det_fallback(x: Tensor) -> Tensor:
     """The product of U's diagonal (LU with partial pivoting) times the pivots' sign."""
     n = x.shape[-1]
     if n == 0:
-        return C.ones(x.shape[:-2], dtype=x.dtype, backend=x.backend)
+        return creation_ops.ones(x.shape[:-2], dtype=x.dtype, backend=x.backend)
     m, d, _ = _lu_steps(x, n)
     for k in range(n):
         d = d * m[..., k, k]
@@ -532,9 +536,9 @@ def lu_fallback(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     m, _, pt = _lu_steps(x, n, packed=True)
     assert pt is not None
     rows, cols = _idx(n, x, column=True), _idx(n, x, column=False)
-    low = E.where(rows > cols, m, E.where(rows == cols, 1, 0))
-    up = E.where(rows <= cols, m, 0)
-    return S.matrix_transpose(pt), cast(low, x.dtype), cast(up, x.dtype)
+    low = elementwise_ops.where(rows > cols, m, elementwise_ops.where(rows == cols, 1, 0))
+    up = elementwise_ops.where(rows <= cols, m, 0)
+    return shape_ops.matrix_transpose(pt), cast(low, x.dtype), cast(up, x.dtype)
 
 
 # ---------------------------------------------------------------- qr
@@ -573,23 +577,35 @@ def qr_fallback(x: Tensor, *, mode: str) -> tuple[Tensor, Tensor]:
     """Householder reflections ``H = I - 2 v v^H`` applied to ``x`` column by column and
     accumulated into ``q``."""
     *batch, m, n = x.shape
-    q = _bcast(C.eye(m, dtype=x.dtype, backend=x.backend), (*batch, m, m))
+    q = _bcast(creation_ops.eye(m, dtype=x.dtype, backend=x.backend), (*batch, m, m))
     r = x
     rows = _idx(m, x, column=True)
     for j in range(min(m - 1, n)):
-        col = E.where(rows >= j, r[..., :, j : j + 1], 0)
-        norm = E.sqrt(R.sum(E.square(E.abs(col)), axis=-2, keepdims=True))
+        col = elementwise_ops.where(rows >= j, r[..., :, j : j + 1], 0)
+        norm = elementwise_ops.sqrt(
+            reduction_ops.sum(
+                elementwise_ops.square(elementwise_ops.abs(col)), axis=-2, keepdims=True
+            )
+        )
         x0 = r[..., j : j + 1, j : j + 1]
-        a0 = E.abs(x0)
-        phase = E.where(a0 == 0, 1, x0 / cast(E.where(a0 == 0, 1, a0), x.dtype))
+        a0 = elementwise_ops.abs(x0)
+        phase = elementwise_ops.where(
+            a0 == 0, 1, x0 / cast(elementwise_ops.where(a0 == 0, 1, a0), x.dtype)
+        )
         alpha = -phase * cast(norm, x.dtype)
-        v = col - E.where(rows == j, alpha, 0)
-        vn = E.sqrt(R.sum(E.square(E.abs(v)), axis=-2, keepdims=True))
-        v = E.where(vn == 0, 0, v / cast(E.where(vn == 0, 1, vn), x.dtype))
+        v = col - elementwise_ops.where(rows == j, alpha, 0)
+        vn = elementwise_ops.sqrt(
+            reduction_ops.sum(
+                elementwise_ops.square(elementwise_ops.abs(v)), axis=-2, keepdims=True
+            )
+        )
+        v = elementwise_ops.where(
+            vn == 0, 0, v / cast(elementwise_ops.where(vn == 0, 1, vn), x.dtype)
+        )
         r = r - 2 * matmul(v, matmul(_h(v), r))
         q = q - 2 * matmul(matmul(q, v), _h(v))
     # below the diagonal r holds rounding residue of exact zeros
-    r = E.where(_idx(n, x, column=False) >= rows, r, 0)
+    r = elementwise_ops.where(_idx(n, x, column=False) >= rows, r, 0)
     k = m if mode == "complete" else min(m, n)
     return q[..., :, :k], r[..., :k, :]
 
@@ -629,23 +645,29 @@ def eigh_fallback(x: Tensor) -> tuple[Tensor, Tensor]:
     rows = _idx(n, x, column=True)
     cols = _idx(n, x, column=False)
     # the Hermitian matrix of x's lower triangle, with a real diagonal
-    a = E.where(rows > cols, x, _h(x))
-    a = E.where(rows == cols, cast(E.real(a), x.dtype), a)
-    v = _bcast(C.eye(n, dtype=x.dtype, backend=x.backend), x.shape)
+    a = elementwise_ops.where(rows > cols, x, _h(x))
+    a = elementwise_ops.where(rows == cols, cast(elementwise_ops.real(a), x.dtype), a)
+    v = _bcast(creation_ops.eye(n, dtype=x.dtype, backend=x.backend), x.shape)
     for _ in range(JACOBI_SWEEPS if n > 1 else 0):
         for p in range(n - 1):
             for q in range(p + 1, n):
                 a, v = _jacobi_rotate(a, v, p, q, rows, cols)
-    w = E.real(S.squeeze(R.sum(E.where(rows == cols, a, 0), axis=-1, keepdims=True), -1))
+    w = elementwise_ops.real(
+        shape_ops.squeeze(
+            reduction_ops.sum(elementwise_ops.where(rows == cols, a, 0), axis=-1, keepdims=True), -1
+        )
+    )
     w = cast(w, rd)
     if n <= 1:
         return w, v
     # rank of each eigenvalue (ties by position), then the permutation matrix P: w P, v P
-    wi, wj = S.expand_dims(w, -1), S.expand_dims(w, -2)
-    before = E.logical_or(wj < wi, E.logical_and(wj == wi, cols < rows))
-    rank = R.sum(E.where(before, 1, 0), axis=-1, keepdims=True)  # (..., n, 1)
-    perm = E.where(rank == cols, 1, 0)
-    w_sorted = S.squeeze(matmul(S.expand_dims(w, -2), cast(perm, rd)), -2)
+    wi, wj = shape_ops.expand_dims(w, -1), shape_ops.expand_dims(w, -2)
+    before = elementwise_ops.logical_or(wj < wi, elementwise_ops.logical_and(wj == wi, cols < rows))
+    rank = reduction_ops.sum(
+        elementwise_ops.where(before, 1, 0), axis=-1, keepdims=True
+    )  # (..., n, 1)
+    perm = elementwise_ops.where(rank == cols, 1, 0)
+    w_sorted = shape_ops.squeeze(matmul(shape_ops.expand_dims(w, -2), cast(perm, rd)), -2)
     return w_sorted, matmul(v, cast(perm, x.dtype))
 
 
@@ -653,21 +675,23 @@ def _rotation(app: Tensor, aqq: Tensor, apq: Tensor, dt: DType) -> tuple[Tensor,
     # J = [[c, s e^{i phi}], [-s e^{-i phi}, c]] at (p, q) with a_pq = |a_pq| e^{i phi}
     # (Golub & Van Loan's symSchur2 on the phase-rotated pair): J^H [[app, apq], [apq*, aqq]] J
     # is diagonal. Returns (c, J[p, q], J[q, p]) in dt.
-    mag = E.abs(apq)
+    mag = elementwise_ops.abs(apq)
     # a subnormal a_pq counts as zero: dividing by it overflows (complex64 division
     # goes through 1 / |a_pq|)
-    zero = mag <= D.finfo(mag.dtype).smallest_normal
+    zero = mag <= dtypes.finfo(mag.dtype).smallest_normal
     # t = sign(tau) / (|tau| + sqrt(1 + tau^2)) with tau = delta / (2 |a_pq|), multiplied
     # through by 2 |a_pq| so that a tiny a_pq never overflows tau
     delta = aqq - app
-    den = E.abs(delta) + E.sqrt(E.square(delta) + 4 * E.square(mag))
-    t = E.where(delta >= 0, 2.0, -2.0) * mag / E.where(zero, 1, den)
-    c = 1 / E.sqrt(1 + E.square(t))
-    s = E.where(zero, 0, t * c)
-    c = E.where(zero, 1, c)
+    den = elementwise_ops.abs(delta) + elementwise_ops.sqrt(
+        elementwise_ops.square(delta) + 4 * elementwise_ops.square(mag)
+    )
+    t = elementwise_ops.where(delta >= 0, 2.0, -2.0) * mag / elementwise_ops.where(zero, 1, den)
+    c = 1 / elementwise_ops.sqrt(1 + elementwise_ops.square(t))
+    s = elementwise_ops.where(zero, 0, t * c)
+    c = elementwise_ops.where(zero, 1, c)
     cc, sc = cast(c, dt), cast(s, dt)
-    ph = apq / cast(E.where(zero, 1, mag), dt)  # the sign of a_pq, for real dtypes
-    return cc, sc * ph, -sc * E.conj(ph)
+    ph = apq / cast(elementwise_ops.where(zero, 1, mag), dt)  # the sign of a_pq, for real dtypes
+    return cc, sc * ph, -sc * elementwise_ops.conj(ph)
 
 
 def _rotate_columns(
@@ -675,23 +699,25 @@ def _rotate_columns(
 ) -> Tensor:
     # m J: columns p and q
     mp, mq = m[..., :, p : p + 1], m[..., :, q : q + 1]
-    return E.where(cols == p, cc * mp + s_qp * mq, E.where(cols == q, s_pq * mp + cc * mq, m))
+    return elementwise_ops.where(
+        cols == p, cc * mp + s_qp * mq, elementwise_ops.where(cols == q, s_pq * mp + cc * mq, m)
+    )
 
 
 def _jacobi_rotate(
     a: Tensor, v: Tensor, p: int, q: int, rows: Tensor, cols: Tensor
 ) -> tuple[Tensor, Tensor]:
     # a <- J^H a J, v <- v J
-    app = E.real(a[..., p : p + 1, p : p + 1])
-    aqq = E.real(a[..., q : q + 1, q : q + 1])
+    app = elementwise_ops.real(a[..., p : p + 1, p : p + 1])
+    aqq = elementwise_ops.real(a[..., q : q + 1, q : q + 1])
     cc, s_pq, s_qp = _rotation(app, aqq, a[..., p : p + 1, q : q + 1], a.dtype)
     a = _rotate_columns(a, p, q, cc, s_pq, s_qp, cols)
     ap, aq = a[..., p : p + 1, :], a[..., q : q + 1, :]
     # J^H a: rows p and q
-    a = E.where(
+    a = elementwise_ops.where(
         rows == p,
-        cc * ap + E.conj(s_qp) * aq,
-        E.where(rows == q, E.conj(s_pq) * ap + cc * aq, a),
+        cc * ap + elementwise_ops.conj(s_qp) * aq,
+        elementwise_ops.where(rows == q, elementwise_ops.conj(s_pq) * ap + cc * aq, a),
     )
     return a, _rotate_columns(v, p, q, cc, s_pq, s_qp, cols)
 
@@ -742,27 +768,37 @@ def svd_fallback(x: Tensor, *, full_matrices: bool) -> tuple[Tensor, Tensor, Ten
     rd = _real_dtype(x.dtype)
     cols = _idx(n, x, column=False)
     a = x
-    v = _bcast(C.eye(n, dtype=x.dtype, backend=x.backend), x.shape[:-2] + (n, n))
+    v = _bcast(creation_ops.eye(n, dtype=x.dtype, backend=x.backend), x.shape[:-2] + (n, n))
     for _ in range(JACOBI_SWEEPS if n > 1 else 0):
         for p in range(n - 1):
             for q in range(p + 1, n):
                 ap, aq = a[..., :, p : p + 1], a[..., :, q : q + 1]
-                gpp = R.sum(E.square(E.abs(ap)), axis=-2, keepdims=True)
-                gqq = R.sum(E.square(E.abs(aq)), axis=-2, keepdims=True)
-                gpq = R.sum(E.conj(ap) * aq, axis=-2, keepdims=True)
+                gpp = reduction_ops.sum(
+                    elementwise_ops.square(elementwise_ops.abs(ap)), axis=-2, keepdims=True
+                )
+                gqq = reduction_ops.sum(
+                    elementwise_ops.square(elementwise_ops.abs(aq)), axis=-2, keepdims=True
+                )
+                gpq = reduction_ops.sum(elementwise_ops.conj(ap) * aq, axis=-2, keepdims=True)
                 cc, s_pq, s_qp = _rotation(gpp, gqq, gpq, x.dtype)
                 a = _rotate_columns(a, p, q, cc, s_pq, s_qp, cols)
                 v = _rotate_columns(v, p, q, cc, s_pq, s_qp, cols)
-    s = E.sqrt(R.sum(E.square(E.abs(a)), axis=-2))  # (..., n)
+    s = elementwise_ops.sqrt(
+        reduction_ops.sum(elementwise_ops.square(elementwise_ops.abs(a)), axis=-2)
+    )  # (..., n)
     s = cast(s, rd)
     if n > 1:
         # rank of each singular value, largest first (ties by position); P: s P, a P, v P
         rows = _idx(n, x, column=True)
-        si, sj = S.expand_dims(s, -1), S.expand_dims(s, -2)
-        before = E.logical_or(sj > si, E.logical_and(sj == si, cols < rows))
-        rank = R.sum(E.where(before, 1, 0), axis=-1, keepdims=True)  # (..., n, 1)
-        perm = E.where(rank == cols, 1, 0)
-        s = S.squeeze(matmul(S.expand_dims(s, -2), cast(perm, rd)), -2)
+        si, sj = shape_ops.expand_dims(s, -1), shape_ops.expand_dims(s, -2)
+        before = elementwise_ops.logical_or(
+            sj > si, elementwise_ops.logical_and(sj == si, cols < rows)
+        )
+        rank = reduction_ops.sum(
+            elementwise_ops.where(before, 1, 0), axis=-1, keepdims=True
+        )  # (..., n, 1)
+        perm = elementwise_ops.where(rank == cols, 1, 0)
+        s = shape_ops.squeeze(matmul(shape_ops.expand_dims(s, -2), cast(perm, rd)), -2)
         a = matmul(a, cast(perm, x.dtype))
         v = matmul(v, cast(perm, x.dtype))
     # a = u diag(s): its QR has r diagonal up to rounding, with |r_ii| = s_i; q's columns
@@ -770,9 +806,13 @@ def svd_fallback(x: Tensor, *, full_matrices: bool) -> tuple[Tensor, Tensor, Ten
     uq, r = qr_fallback(a, mode="complete" if full_matrices else "reduced")
     if n:
         d = _diagonal_of(r[..., :n, :n])  # (..., n)
-        ad = E.abs(d)
-        ph = E.where(ad == 0, 1, d / cast(E.where(ad == 0, 1, ad), x.dtype))
-        uq = S.concatenate([uq[..., :, :n] * S.expand_dims(ph, -2), uq[..., :, n:]], axis=-1)
+        ad = elementwise_ops.abs(d)
+        ph = elementwise_ops.where(
+            ad == 0, 1, d / cast(elementwise_ops.where(ad == 0, 1, ad), x.dtype)
+        )
+        uq = shape_ops.concatenate(
+            [uq[..., :, :n] * shape_ops.expand_dims(ph, -2), uq[..., :, n:]], axis=-1
+        )
     return uq, s, _h(v)
 
 
@@ -780,7 +820,7 @@ def _diagonal_of(t: Tensor) -> Tensor:
     # the main diagonal of square matrices (..., n, n) -> (..., n)
     n = t.shape[-1]
     eye = _idx(n, t, column=True) == _idx(n, t, column=False)
-    return R.sum(E.where(eye, t, 0), axis=-1)
+    return reduction_ops.sum(elementwise_ops.where(eye, t, 0), axis=-1)
 
 
 # ---------------------------------------------------------------- derivative rules

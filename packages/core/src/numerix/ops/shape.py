@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._meeting import DEALLOCATED
 from numerix._shapes import (
     broadcast_shapes,
@@ -21,7 +21,7 @@ from numerix._shapes import (
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast, on_backend, unify
-from numerix.primitives import shape as P
+from numerix.primitives import shape as shape_primitives
 
 __all__ = [
     "reshape", "transpose", "permute_dims", "matrix_transpose", "broadcast_to",
@@ -58,7 +58,7 @@ def reshape(x: Any, /, shape: Any) -> Tensor:
             if ok:
                 if shape == x.shape:
                     return x
-                return P.reshape.bind(x, shape=shape)
+                return shape_primitives.reshape.bind(x, shape=shape)
     t = as_tensor(x, "reshape")
     if isinstance(shape, int) and not isinstance(shape, bool):
         shape = (shape,)
@@ -86,7 +86,7 @@ def reshape(x: Any, /, shape: Any) -> Tensor:
         )
     if shape == t.shape:
         return t
-    return P.reshape.bind(t, shape=shape)
+    return shape_primitives.reshape.bind(t, shape=shape)
 
 
 def ravel(x: Any, /) -> Tensor:
@@ -100,7 +100,7 @@ def transpose(x: Any, /, axes: Sequence[int] | None = None) -> Tensor:
         s = x.shape
         if len(s) < 2:
             return x
-        return P.transpose.bind(x, axes=tuple(range(len(s) - 1, -1, -1)))
+        return shape_primitives.transpose.bind(x, axes=tuple(range(len(s) - 1, -1, -1)))
     t = as_tensor(x, "transpose")
     if axes is None:
         perm = tuple(range(t.ndim - 1, -1, -1))
@@ -115,7 +115,7 @@ def transpose(x: Any, /, axes: Sequence[int] | None = None) -> Tensor:
             )
     if perm == tuple(range(t.ndim)):
         return t
-    return P.transpose.bind(t, axes=perm)
+    return shape_primitives.transpose.bind(t, axes=perm)
 
 
 def permute_dims(x: Any, /, axes: Sequence[int]) -> Tensor:
@@ -150,7 +150,7 @@ def broadcast_to(x: Any, /, shape: Any) -> Tensor:
     if s == t.shape:
         return t
     axes = tuple(range(len(s) - t.ndim, len(s)))
-    return P.broadcast.bind(t, axes=axes, shape=s)
+    return shape_primitives.broadcast.bind(t, axes=axes, shape=s)
 
 
 def broadcast_arrays(*arrays: Any) -> list[Tensor]:
@@ -212,7 +212,7 @@ def concatenate(arrays: Sequence[Any], /, axis: int | None = 0) -> Tensor:
                     ):
                         break
                 else:
-                    return P.concatenate.bind(*arrays, axis=a0)
+                    return shape_primitives.concatenate.bind(*arrays, axis=a0)
     if not isinstance(arrays, (list, tuple)) or not arrays:
         raise ShapeError("concatenate: expects a non-empty list or tuple of tensors")
     _, ts = unify("concatenate", *arrays)
@@ -237,11 +237,11 @@ def concatenate(arrays: Sequence[Any], /, axis: int | None = 0) -> Tensor:
             )
     d = ts[0].dtype
     for t in ts[1:]:
-        d = D.promote_types(d, t.dtype, "concatenate")
+        d = dtypes.promote_types(d, t.dtype, "concatenate")
     ts = [cast(t, d) for t in ts]
     if len(ts) == 1:
         return ts[0]
-    return P.concatenate.bind(*ts, axis=ax)
+    return shape_primitives.concatenate.bind(*ts, axis=ax)
 
 
 concat = concatenate
@@ -269,7 +269,7 @@ def flip(x: Any, /, axis: int | Sequence[int] | None = None) -> Tensor:
     axes = normalize_axes("flip", axis, t.ndim, t.shape)
     if not axes:
         return t
-    return P.reverse.bind(t, axes=axes)
+    return shape_primitives.reverse.bind(t, axes=axes)
 
 
 # ---------------------------------------------------------------- pad
@@ -285,7 +285,7 @@ def fit_to(op: str, what: str, value: Any, x: Tensor) -> Tensor:
     """
     if type(value) is Tensor or isinstance(value, (np.ndarray, np.generic)):
         t = on_backend(as_tensor(value, op, x.backend), x.backend)
-        if t.dtype is not x.dtype and D.PROMOTION_TABLE[(t.dtype, x.dtype)] is not x.dtype:
+        if t.dtype is not x.dtype and dtypes.PROMOTION_TABLE[(t.dtype, x.dtype)] is not x.dtype:
             raise DTypeError(
                 f"{op}: {what} {t.describe()} cannot be cast to {x.dtype} without loss "
                 f"(the result keeps the dtype of {x.describe()}); cast it with astype first"
@@ -316,7 +316,7 @@ def _pad_value(op: str, x: Tensor, value: Any) -> Tensor:
 
 
 def _bind_pad(op: str, x: Tensor, v: Tensor, config: tuple[tuple[int, int, int], ...]) -> Tensor:
-    shape = P.pad_shape_rule(x.shape, v.shape, config=config)
+    shape = shape_primitives.pad_shape_rule(x.shape, v.shape, config=config)
     for ax, d in enumerate(shape):
         if d < 0:
             raise ShapeError(
@@ -325,7 +325,7 @@ def _bind_pad(op: str, x: Tensor, v: Tensor, config: tuple[tuple[int, int, int],
             )
     if all(c == (0, 0, 0) for c in config):
         return x
-    return P.pad.bind(x, v, config=config)
+    return shape_primitives.pad.bind(x, v, config=config)
 
 
 def pad(x: Any, /, pad_width: Any, *, mode: str = "constant", constant_values: Any = 0) -> Tensor:
@@ -565,4 +565,6 @@ def _static_slice(t: Tensor, axis: int, lo: int, hi: int) -> Tensor:
     start = [0] * t.ndim
     stop = list(t.shape)
     start[axis], stop[axis] = lo, hi
-    return P.slice.bind(t, start=tuple(start), stop=tuple(stop), strides=(1,) * t.ndim)
+    return shape_primitives.slice.bind(
+        t, start=tuple(start), stop=tuple(stop), strides=(1,) * t.ndim
+    )

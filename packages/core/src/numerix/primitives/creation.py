@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.primitives._registry import REGISTRY, nondifferentiable
 
 
@@ -17,7 +17,7 @@ def created_shape_rule(*, shape: tuple[int, ...], **params: Any) -> tuple[int, .
     return shape
 
 
-def created_dtype_rule(*, dtype: D.DType, **params: Any) -> D.DType:
+def created_dtype_rule(*, dtype: dtypes.DType, **params: Any) -> dtypes.DType:
     return dtype
 
 
@@ -25,9 +25,9 @@ def from_numpy_shape_rule(array: tuple[int, ...]) -> tuple[int, ...]:
     return array
 
 
-def from_numpy_dtype_rule(array: Any) -> D.DType:
+def from_numpy_dtype_rule(array: Any) -> dtypes.DType:
     # the input is a host array: its dtype is numpy's
-    return array if type(array) is D.DType else D.from_numpy_dtype(array, "from_numpy")
+    return array if type(array) is dtypes.DType else dtypes.from_numpy_dtype(array, "from_numpy")
 
 
 _CREATED: dict[str, Any] = {"shape_rule": created_shape_rule, "dtype_rule": created_dtype_rule}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._shapes import broadcast_shapes
 from numerix.dtypes import ALL_DTYPES, PROMOTION_TABLE, DType
 from numerix.primitives._registry import REGISTRY, Primitive, nondifferentiable, vjp_rule
@@ -47,7 +47,7 @@ def _table_any(d: DType) -> tuple[DType, DType] | None:
 def _table_inexact(d: DType) -> tuple[DType, DType] | None:
     # integers and bool compute in the default float, as Nx and JAX do
     if d.kind in "biu":
-        return (D.default_float(), D.default_float())
+        return (dtypes.default_float(), dtypes.default_float())
     return (d, d)
 
 
@@ -66,28 +66,28 @@ def _table_integer(d: DType) -> tuple[DType, DType] | None:
 
 
 def _table_compare(d: DType) -> tuple[DType, DType] | None:
-    return (d, D.bool_)
+    return (d, dtypes.bool_)
 
 
 def _table_order(d: DType) -> tuple[DType, DType] | None:
-    return None if d.kind == "c" else (d, D.bool_)
+    return None if d.kind == "c" else (d, dtypes.bool_)
 
 
 def _table_abs(d: DType) -> tuple[DType, DType] | None:
     if d.kind == "b":
         return None
-    if d is D.complex64:
-        return (d, D.float32)
-    if d is D.complex128:
-        return (d, D.float64)
+    if d is dtypes.complex64:
+        return (d, dtypes.float32)
+    if d is dtypes.complex128:
+        return (d, dtypes.float64)
     return (d, d)
 
 
 def _table_real_part(d: DType) -> tuple[DType, DType] | None:
-    if d is D.complex64:
-        return (d, D.float32)
-    if d is D.complex128:
-        return (d, D.float64)
+    if d is dtypes.complex64:
+        return (d, dtypes.float32)
+    if d is dtypes.complex128:
+        return (d, dtypes.float64)
     return None
 
 
@@ -96,7 +96,7 @@ def _table_complex(d: DType) -> tuple[DType, DType] | None:
 
 
 def _table_classify(d: DType) -> tuple[DType, DType] | None:
-    return (d, D.bool_)
+    return (d, dtypes.bool_)
 
 
 _CATEGORY_ACCEPTS = {
@@ -147,7 +147,7 @@ def _unary(name: str, cat, doc: str) -> Primitive:  # type: ignore[no-untyped-de
     def dtype_rule(x: DType) -> DType:
         r = table[x]
         if r is None:
-            raise D.DTypeError(f"{name}: unsupported dtype {x}")
+            raise dtypes.DTypeError(f"{name}: unsupported dtype {x}")
         return r[1]
 
     return REGISTRY.declare(
@@ -162,7 +162,7 @@ def _binary(name: str, cat, doc: str) -> Primitive:  # type: ignore[no-untyped-d
     def dtype_rule(x1: DType, x2: DType) -> DType:
         r = table[(x1, x2)]
         if r is None:
-            raise D.DTypeError(f"{name}: unsupported dtypes {x1} and {x2}")
+            raise dtypes.DTypeError(f"{name}: unsupported dtypes {x1} and {x2}")
         return r[1]
 
     return REGISTRY.declare(
@@ -250,7 +250,7 @@ def select_shape_rule(
 
 
 def select_dtype_rule(pred: DType, on_true: DType, on_false: DType) -> DType:
-    return D.promote_types(on_true, on_false, "where")
+    return dtypes.promote_types(on_true, on_false, "where")
 
 
 select = REGISTRY.declare(
@@ -295,9 +295,9 @@ def bitcast_shape_rule(x: tuple[int, ...], *, dtype: DType) -> tuple[int, ...]:
 def bitcast_dtype_rule(x: DType, *, dtype: DType) -> DType:
     for d in (x, dtype):
         if d.kind not in "iuf":
-            raise D.DTypeError(f"bitcast: takes integer and floating dtypes, got {d}")
+            raise dtypes.DTypeError(f"bitcast: takes integer and floating dtypes, got {d}")
     if x.numpy_dtype.itemsize != dtype.numpy_dtype.itemsize:
-        raise D.DTypeError(
+        raise dtypes.DTypeError(
             f"bitcast: {x} ({x.numpy_dtype.itemsize * 8} bits) and {dtype} "
             f"({dtype.numpy_dtype.itemsize * 8} bits) differ in bit width"
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.dtypes import DType
 from numerix.primitives._registry import REGISTRY, vjp_rule
 
@@ -28,7 +28,7 @@ def fft_complex_dtype(x: DType) -> DType:
     complex64."""
     if x.kind == "c":
         return x
-    return D.complex128 if x is D.float64 else D.complex64
+    return dtypes.complex128 if x is dtypes.float64 else dtypes.complex64
 
 
 def fft_shape_rule(x: tuple[int, ...], *, length: int) -> tuple[int, ...]:

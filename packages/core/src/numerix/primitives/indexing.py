@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.primitives._registry import REGISTRY, vjp_rule
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ def gather_shape_rule(
     return indices[:-1] + tuple(d for a, d in enumerate(x) if a not in axes)
 
 
-def gather_dtype_rule(x: D.DType, indices: D.DType, **params: object) -> D.DType:
+def gather_dtype_rule(x: dtypes.DType, indices: dtypes.DType, **params: object) -> dtypes.DType:
     return x
 
 
@@ -38,7 +38,9 @@ def indexed_shape_rule(
     return x
 
 
-def indexed_dtype_rule(x: D.DType, indices: D.DType, updates: D.DType, **params: object) -> D.DType:
+def indexed_dtype_rule(
+    x: dtypes.DType, indices: dtypes.DType, updates: dtypes.DType, **params: object
+) -> dtypes.DType:
     return x
 
 
@@ -98,8 +100,8 @@ def indexed_put_vjp(
     # number and gather back which one won
     gx = ops.indexed_put(cotangent, indices, ops.zeros_like(updates), axes=axes)
     n, k = indices.shape
-    ids = ops.arange(n, dtype=D.int64, backend=x.backend)
-    slots = ops.full(tuple(x.shape[a] for a in axes), -1, dtype=D.int64, backend=x.backend)
+    ids = ops.arange(n, dtype=dtypes.int64, backend=x.backend)
+    slots = ops.full(tuple(x.shape[a] for a in axes), -1, dtype=dtypes.int64, backend=x.backend)
     winner = ops.indexed_put(slots, indices, ids)
     won = _gather(ops, winner, indices, tuple(range(k))) == ids
     gu = _gather(ops, cotangent, indices, axes)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.primitives._registry import REGISTRY, vjp_rule
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ _py_slice = builtins.slice  # this module's ``slice`` is the primitive
 Cotangents = tuple["Tensor | None", ...]
 
 
-def same_dtype_rule(x: D.DType, *rest: D.DType, **params: object) -> D.DType:
+def same_dtype_rule(x: dtypes.DType, *rest: dtypes.DType, **params: object) -> dtypes.DType:
     """The dtype of the first input: shape primitives move elements, never convert them."""
     return x
 
@@ -101,7 +101,7 @@ def pad_shape_rule(
     return tuple(lo + hi + d + max(d - 1, 0) * interior for d, (lo, hi, interior) in zip(x, config))
 
 
-def pad_dtype_rule(x: D.DType, pad_value: D.DType, **params: object) -> D.DType:
+def pad_dtype_rule(x: dtypes.DType, pad_value: dtypes.DType, **params: object) -> dtypes.DType:
     return x
 
 
@@ -119,7 +119,9 @@ def dynamic_slice_shape_rule(
     return sizes
 
 
-def dynamic_slice_dtype_rule(x: D.DType, *starts: D.DType, **params: object) -> D.DType:
+def dynamic_slice_dtype_rule(
+    x: dtypes.DType, *starts: dtypes.DType, **params: object
+) -> dtypes.DType:
     return x
 
 
@@ -137,7 +139,9 @@ def put_slice_shape_rule(
     return x
 
 
-def put_slice_dtype_rule(x: D.DType, update: D.DType, *starts: D.DType) -> D.DType:
+def put_slice_dtype_rule(
+    x: dtypes.DType, update: dtypes.DType, *starts: dtypes.DType
+) -> dtypes.DType:
     return x
 
 
