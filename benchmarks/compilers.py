@@ -18,8 +18,13 @@
   element-wise ops (target <= 1.1x at each size), the first call in a fresh process
   (<= 1.2x) and the cached call on softmax f32[4] and the seeds' MLP (<= 1.1x); each
   with the median and spread (min-max over the interleaved rounds).
+- the torch compiler (replay and ``mode="inductor"``) vs the same function written by
+  hand in torch: the cached call on the seeds' MLP and softmax f32[4] (<= 1.1x).
 
-    python benchmarks/compilers.py --only flat   # those rows alone
+    python benchmarks/compilers.py --only flat    # the xla compiler's flat-program rows
+    python benchmarks/compilers.py --only first   # their first-call rows
+    python benchmarks/compilers.py --only torch   # the torch compiler's rows
+    python benchmarks/compilers.py --json         # any of these as JSON
 
 Every result is checked against the other side before it is timed. Cached calls are
 timeit medians with the two sides' loops alternating; results are synchronised before
@@ -327,27 +332,40 @@ import jax
 import numerix as nx
 import compilers as c
 
-side, case = sys.argv[1], sys.argv[2]
+side, case, warm = sys.argv[1], sys.argv[2], sys.argv[3] == "warm"
 data = [np.random.default_rng(0).standard_normal(4).astype(np.float32)] if case == "softmax" else c._mlp_data()
+# each side's arguments as numerix's xla backend makes them: jax.device_put, which
+# compiles nothing (jax.numpy.asarray compiles a conversion per argument, setting up
+# XLA's compiler before the clock on that side alone)
 if side == "numerix":
     args = [nx.tensor(d, backend="xla") for d in data]
-    f = nx.jit(c.nx_softmax if case == "softmax" else c.nx_mlp, compiler="xla")
-    sync = lambda r: r.data.block_until_ready()
+    for a in args:
+        a.data.block_until_ready()
 else:
-    args = [jax.numpy.asarray(d) for d in data]
-    f = jax.jit(c.jnp_softmax if case == "softmax" else c.jnp_mlp)
-    sync = lambda r: r.block_until_ready()
-for a in args:  # the arguments are on the device before the clock starts
-    (a.data if side == "numerix" else a).block_until_ready()
+    args = [jax.device_put(d) for d in data]
+    for a in args:
+        a.block_until_ready()
+if warm:  # the process's one-time XLA and MLIR set-up done, the same on both sides
+    jax.jit(lambda v: v + 1)(jax.device_put(np.zeros(1, np.float32))).block_until_ready()
 t = time.perf_counter()
-sync(f(*args))
+if side == "numerix":  # making the jitted function is timed: numerix loads numerix.defn then
+    f = nx.jit(c.nx_softmax if case == "softmax" else c.nx_mlp, compiler="xla")
+    f(*args).data.block_until_ready()
+else:
+    f = jax.jit(c.jnp_softmax if case == "softmax" else c.jnp_mlp)
+    f(*args).block_until_ready()
 print(time.perf_counter() - t)
 """
 
 
 def bench_xla_first_call(rounds: int) -> list[dict[str, Any]]:
-    """The first call of a jitted softmax f32[4] and MLP, each sample a fresh process
-    (after the imports and the arguments' creation), the sides alternating.
+    """The first call of a jitted softmax f32[4] and MLP, each sample a fresh process,
+    the sides alternating. The clock runs from making the jitted function to its first
+    result (after the imports and the arguments' creation, ``jax.device_put`` on both
+    sides). Two set-ups: ``cold``, that call is the process's first XLA compile on both
+    sides; ``warm``, both first compiled one unrelated ``jax.jit`` function, so XLA's and
+    MLIR's one-time set-up is outside the clock and the rows compare numerix's own work
+    (its defn machinery's first load included) with jax's.
 
     Modules are read from their cached bytecode, as from an installed package (jax's
     are): the children write it under a private ``PYTHONPYCACHEPREFIX`` even where
@@ -367,21 +385,102 @@ def bench_xla_first_call(rounds: int) -> list[dict[str, Any]]:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
 
-        def run(side: str, case: str) -> float:
-            out = subprocess.run([sys.executable, "-W", "ignore", script, side, case],
+        def run(side: str, case: str, setup: str) -> float:
+            out = subprocess.run([sys.executable, "-W", "ignore", script, side, case, setup],
                                  capture_output=True, text=True, check=True, env=env)  # fmt: skip
             return float(out.stdout.strip().splitlines()[-1])
 
         for case, label in (("softmax", "softmax f32[4]"), ("mlp", "MLP predict f32[2][18]")):
-            times: dict[str, list[float]] = {"numerix": [], "jax": []}
-            for side in times:
-                run(side, case)  # the bytecode cache filled
-            for _ in range(rounds):
-                for side in ("numerix", "jax"):
-                    times[side].append(run(side, case))
-            rows.append(_spread_row(f"xla compiler, {label}, first call in a fresh process",
-                                    "jax.jit(jax.numpy)", times["numerix"], times["jax"],
-                                    "<= 1.2x"))  # fmt: skip
+            for setup in ("cold", "warm"):
+                times: dict[str, list[float]] = {"numerix": [], "jax": []}
+                for side in times:
+                    run(side, case, setup)  # the bytecode cache filled
+                for _ in range(rounds):
+                    for side in ("numerix", "jax"):
+                        times[side].append(run(side, case, setup))
+                rows.append(_spread_row(
+                    f"xla compiler, {label}, first call in a fresh process ({setup})",
+                    "jax.jit(jax.numpy)", times["numerix"], times["jax"], "<= 1.2x"))  # fmt: skip
+    return rows
+
+
+def torch_mlp(zero: Any) -> Callable[..., Any]:
+    """The seeds' MLP written by hand in torch: ``maximum`` with a 0-d zero made once,
+    as numerix's program holds its constant (``torch.relu`` is the other row)."""
+    import torch
+
+    def mlp(x: Any, w1: Any, b1: Any, w2: Any, b2: Any) -> Any:
+        h = torch.maximum(x @ w1 + b1, zero)
+        z = h @ w2 + b2
+        e = torch.exp(z - torch.max(z))
+        return e / torch.sum(e)
+
+    return mlp
+
+
+def torch_mlp_relu(x: Any, w1: Any, b1: Any, w2: Any, b2: Any) -> Any:
+    import torch
+
+    z = torch.relu(x @ w1 + b1) @ w2 + b2
+    e = torch.exp(z - torch.max(z))
+    return e / torch.sum(e)
+
+
+def torch_softmax(x: Any) -> Any:
+    import torch
+
+    e = torch.exp(x - torch.max(x))
+    return e / torch.sum(e)
+
+
+def bench_torch_compiler(repeat: int, inductor: bool = True) -> list[dict[str, Any]]:
+    """Cached calls of the torch compiler (replay, and ``mode="inductor"``) vs the same
+    function written by hand in torch, on the seeds' MLP and softmax f32[4]; the two
+    sides' loops alternating, median and spread over the rounds. torch runs on one
+    thread here: on a loaded machine its thread pool's wake-ups turn these
+    microsecond calls into milliseconds, on either side."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _torch_compiler_rows(repeat, inductor)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _torch_compiler_rows(repeat: int, inductor: bool) -> list[dict[str, Any]]:
+    import warnings
+
+    import torch
+
+    from numerix_torch.compiler import InductorFallbackWarning
+
+    mlp_data = _mlp_data()
+    soft_data = [np.random.default_rng(0).standard_normal(4).astype(np.float32)]
+    zero = torch.tensor(0.0)
+    cases = [
+        ("MLP predict f32[2][18]", nx_mlp, torch_mlp(zero), mlp_data, "torch by hand (maximum)"),
+        ("MLP predict f32[2][18]", nx_mlp, torch_mlp_relu, mlp_data, "torch by hand (relu)"),
+        ("softmax f32[4]", nx_softmax, torch_softmax, soft_data, "torch by hand"),
+    ]
+    rows = []
+    for mode in ("replay", "inductor") if inductor else ("replay",):
+        for name, nxf, tf, data, other in cases:
+            if mode == "inductor" and "relu" in other:
+                continue
+            ts = [nx.tensor(d, backend="torch") for d in data]
+            raw = [t.data for t in ts]
+            f = nx.jit(nxf, compiler="torch", mode=mode)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", InductorFallbackWarning)  # compiled, or no row
+                got = f(*ts).to_numpy()
+            np.testing.assert_allclose(got, tf(*raw).numpy(), rtol=1e-5, atol=1e-7)
+            ra, rb = compare_spread(
+                lambda f=f, ts=ts: f(*ts), lambda tf=tf, raw=raw: tf(*raw), max(repeat, 11)
+            )
+            rows.append(_spread_row(f"torch compiler ({mode}), {name}, cached call", other,
+                                    ra, rb, "<= 1.1x"))  # fmt: skip
     return rows
 
 
@@ -398,26 +497,39 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=11, help="timeit loops per side")
     p.add_argument(
         "--only",
-        choices=("flat", "first"),
-        help="the xla compiler's flat-program rows alone, or their first-call rows",
+        choices=("flat", "first", "torch"),
+        help="the xla compiler's flat-program rows alone, their first-call rows, or the "
+        "torch compiler's rows against torch by hand",
     )
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = p.parse_args(argv)
     repeat = 3 if args.quick else args.repeat
     names = set(plugins.compiler_entries())
     rows = []
+    out = _json if args.json else _print
     if args.only == "flat":
-        return _print(bench_flat(args.quick))
+        return out(bench_flat(args.quick))
     if args.only == "first":
-        return _print(bench_xla_first_call(3 if args.quick else 9))
+        return out(bench_xla_first_call(3 if args.quick else 9))
+    if args.only == "torch":
+        return out(bench_torch_compiler(repeat, inductor=not args.quick))
     rows += bench_evaluator(repeat)
     rows += bench_xla(repeat)
     rows += bench_xla_host_arguments(repeat)
     if "torch" in names:
         rows += bench_torch(repeat)
+        rows += bench_torch_compiler(repeat, inductor=not args.quick)
     else:
         print("(numerix-torch's compiler is not installed: no torch row)")
     rows += bench_flat(args.quick)
-    return _print(rows)
+    return out(rows)
+
+
+def _json(rows: list[dict[str, Any]]) -> int:
+    import json
+
+    print(json.dumps(rows, indent=2))
+    return 0
 
 
 def _print(rows: list[dict[str, Any]]) -> int:
