@@ -14,7 +14,6 @@ listing (:func:`backend_entries`, ``numerix info``), runs the full discovery.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import threading
 import warnings
@@ -544,6 +543,8 @@ def close_name(name: Any, names: list[str] | Any) -> str:
     """``"; did you mean 'binary'?"`` when ``name`` is close to one of ``names``, else ``""``."""
     if not isinstance(name, str):
         return ""
+    import difflib  # for an error message: loaded when one is made
+
     close = difflib.get_close_matches(name, list(names), n=1)
     return f"; did you mean {close[0]!r}?" if close else ""
 

@@ -18,10 +18,12 @@ import sys
 import threading
 from contextvars import ContextVar
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from numerix.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "ENV_PREFIX",
@@ -72,15 +74,28 @@ class ConfigFile:
     table: tuple[str, ...] = ()
 
 
-def user_config_path() -> Path | None:
-    """``$XDG_CONFIG_HOME/numerix/config.toml`` (default ``~/.config/numerix/config.toml``)."""
+def _user_config_file() -> str | None:
     xdg = os.environ.get("XDG_CONFIG_HOME")
     if xdg:
-        return Path(xdg) / "numerix" / "config.toml"
-    try:
-        return Path.home() / ".config" / "numerix" / "config.toml"
-    except RuntimeError:  # no home directory
+        return os.path.join(xdg, "numerix", "config.toml")
+    home = os.path.expanduser("~")
+    if home == "~":  # no home directory
         return None
+    return os.path.join(home, ".config", "numerix", "config.toml")
+
+
+def _path(name: str) -> Path:
+    # pathlib is imported when a file is found, not by the first tensor of a process
+    # that has no configuration
+    from pathlib import Path
+
+    return Path(name)
+
+
+def user_config_path() -> Path | None:
+    """``$XDG_CONFIG_HOME/numerix/config.toml`` (default ``~/.config/numerix/config.toml``)."""
+    name = _user_config_file()
+    return None if name is None else _path(name)
 
 
 def project_config_file(start: Path | None = None) -> ConfigFile | None:
@@ -95,17 +110,23 @@ def project_config_file(start: Path | None = None) -> ConfigFile | None:
     (a temporary directory, a home) configures nothing below it.
     """
     try:
-        here = (start or Path.cwd()).resolve()
+        here = os.path.realpath(os.getcwd() if start is None else os.fspath(start))
     except OSError:  # the working directory was removed
         return None
+    folders = [here]
+    while os.path.dirname(folders[-1]) != folders[-1]:
+        folders.append(os.path.dirname(folders[-1]))
     # whether a parent is a project's root (the search may climb to it)
-    inside = any((p / PYPROJECT).is_file() or (p / ".git").exists() for p in here.parents)
-    for folder in (here, *here.parents):
-        if (folder / PROJECT_FILE).is_file():
-            return ConfigFile(folder / PROJECT_FILE, "project")
-        if (folder / PYPROJECT).is_file():
-            return ConfigFile(folder / PYPROJECT, "project", PYPROJECT_TABLE)
-        if not inside or (folder / ".git").exists():
+    inside = any(
+        os.path.isfile(os.path.join(p, PYPROJECT)) or os.path.exists(os.path.join(p, ".git"))
+        for p in folders[1:]
+    )
+    for folder in folders:
+        if os.path.isfile(os.path.join(folder, PROJECT_FILE)):
+            return ConfigFile(_path(os.path.join(folder, PROJECT_FILE)), "project")
+        if os.path.isfile(os.path.join(folder, PYPROJECT)):
+            return ConfigFile(_path(os.path.join(folder, PYPROJECT)), "project", PYPROJECT_TABLE)
+        if not inside or os.path.exists(os.path.join(folder, ".git")):
             return None
     return None
 
@@ -117,7 +138,7 @@ def config_files() -> list[ConfigFile]:
     files: list[ConfigFile] = []
     explicit = os.environ.get(CONFIG_ENV)
     if explicit:
-        p = Path(explicit).expanduser()
+        p = _path(explicit).expanduser()
         try:
             is_dir, is_file = p.is_dir(), p.is_file()
         except OSError as e:  # a name too long for the file system, a loop of links
@@ -140,9 +161,9 @@ def config_files() -> list[ConfigFile]:
         proj = project_config_file()
         if proj is not None:
             files.append(proj)
-    user = user_config_path()
-    if user is not None and user.is_file():
-        files.append(ConfigFile(user, "user"))
+    user = _user_config_file()
+    if user is not None and os.path.isfile(user):
+        files.append(ConfigFile(_path(user), "user"))
     return files
 
 

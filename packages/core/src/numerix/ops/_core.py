@@ -141,7 +141,14 @@ def stored(value: Any, dtype: DType) -> Any:
     return value
 
 
-_FLOAT_MAX = {d: float(dtypes.finfo(d).max) for d in dtypes.ALL_DTYPES if d.kind in "fc"}
+# the largest finite value of each floating and complex dtype; bfloat16's is written out
+# (2 - 2**-7) * 2**127, so that the first op does not import ml_dtypes to read it
+_FLOAT_MAX = {
+    d: float(dtypes.finfo(d).max)
+    for d in dtypes.ALL_DTYPES
+    if d.kind in "fc" and d is not dtypes.bfloat16
+}
+_FLOAT_MAX[dtypes.bfloat16] = float.fromhex("0x1.fep127")
 
 
 def scalar(value: Any, dtype: DType, backend: Backend) -> Tensor:
