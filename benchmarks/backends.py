@@ -24,8 +24,8 @@ import numpy as np
 import numerix as nx
 from numerix import plugins
 
-# the harness of benchmarks/ops.py (this folder is on sys.path when run as a script)
-from ops import rounds, spread
+# the harness every benchmark shares (numerix.benchmarking)
+from numerix.benchmarking import rounds, spread
 
 MIN_TIME = 0.1  # seconds per round
 

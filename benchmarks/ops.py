@@ -26,9 +26,7 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import sys
-import timeit
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +35,7 @@ import numpy as np
 
 import numerix as nx
 from numerix import plugins
+from numerix.benchmarking import rounds, spread
 
 LOOP_OPS = 10_000
 
@@ -163,39 +162,8 @@ def cases(loop_ops: int) -> list[tuple[str, list[np.ndarray], Callable[..., Any]
 
 
 # ---------------------------------------------------------------- measuring
-# The harness every benchmark here shares (run.py, backends.py and compilers.py import
-# it): interleaved rounds, and a row's median and spread.
-def calibrate(timer: timeit.Timer, min_time: float) -> int:
-    """Calls per loop so that one loop takes at least ``min_time`` (``Timer.autorange``'s idea)."""
-    number = 1
-    while True:
-        t = timer.timeit(number)
-        if t >= min_time:
-            return number
-        number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.1))
-
-
-def rounds(
-    fn_a: Callable[[], Any], fn_b: Callable[[], Any], n: int, min_time: float
-) -> tuple[list[float], list[float]]:
-    """Seconds per call of ``fn_a`` and ``fn_b`` in ``n`` rounds each, alternating."""
-    ta, tb = timeit.Timer(fn_a), timeit.Timer(fn_b)
-    na, nb = calibrate(ta, min_time), calibrate(tb, min_time)
-    ra: list[float] = []
-    rb: list[float] = []
-    for _ in range(n):  # timeit turns gc off inside each loop
-        ra.append(ta.timeit(na) / na)
-        rb.append(tb.timeit(nb) / nb)
-    return ra, rb
-
-
-def spread(ra: list[float], rb: list[float]) -> dict[str, float]:
-    """The figures of a row: each side's median and min–max over its rounds (seconds),
-    the ratio and the difference of the medians."""
-    ma, mb = statistics.median(ra), statistics.median(rb)
-    return {"numerix_s": ma, "numerix_min_s": min(ra), "numerix_max_s": max(ra),
-            "raw_s": mb, "raw_min_s": min(rb), "raw_max_s": max(rb),
-            "ratio": ma / mb, "difference_s": ma - mb}  # fmt: skip
+# The harness every benchmark shares, numerix bench included: numerix.benchmarking
+# (interleaved rounds, a row's median and spread).
 
 
 def _same(name: str, got: np.ndarray, want: np.ndarray) -> None:

@@ -21,7 +21,7 @@ d. ``import numerix`` beside ``import numpy``, each in fresh interpreters interl
    and ``-X importtime``'s own figure.
 
 Every time is the median and the spread (min–max) of interleaved rounds, timed by the
-harness of ``benchmarks/ops.py``.
+harness every benchmark shares, ``numerix.benchmarking``.
 """
 
 from __future__ import annotations
@@ -43,14 +43,14 @@ from typing import Any
 import numpy as np
 
 import numerix as nx
-from ops import calibrate, rounds, spread
+from numerix.benchmarking import calibrate, rounds, spread
 
 BACKEND = "binary"
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 # ---------------------------------------------------------------- measuring
-# the harness of benchmarks/ops.py (this folder is on sys.path when run as a script)
+# the harness every benchmark shares (numerix.benchmarking)
 _calibrate = calibrate
 
 
@@ -264,7 +264,7 @@ def render(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"{meta['python']}, {meta['machine']}"
         + "".join(f", {k}={v}" for k, v in meta["blas_threads"].items()),
         f"all figures from one run; each time is the median (min–max) of {meta['repeat']} "
-        "rounds, numerix and numpy rounds alternating (benchmarks/ops.py's harness)",
+        "rounds, numerix and numpy rounds alternating (numerix.benchmarking)",
         "",
         fmt(head),
         line,

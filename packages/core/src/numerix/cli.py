@@ -12,11 +12,11 @@ import functools
 import json
 import re
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from numerix.benchmarking import interleave, summary
 from numerix.errors import clip_long_words
 
 __all__ = ["main"]
@@ -744,18 +744,10 @@ class BenchRow:
     error: str | None = None
 
     def summary(self) -> dict[str, Any]:
-        import statistics
-
         # not asdict(): it deep-copies every field, the callable included
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("run", "times")}
         d["times_s"] = list(self.times)
-        if self.times:
-            d["median_s"] = statistics.median(self.times)
-            d["mean_s"] = statistics.fmean(self.times)
-            d["min_s"] = min(self.times)
-            d["max_s"] = max(self.times)
-        else:
-            d["median_s"] = d["mean_s"] = d["min_s"] = d["max_s"] = None
+        d.update(summary(self.times))
         return d
 
 
@@ -766,6 +758,10 @@ def _sync(result: Any) -> Any:
     if backend is not None:
         backend.synchronize(result)
     return result
+
+
+def _run_synced(row: BenchRow) -> Any:
+    return _sync(row.run())
 
 
 def _to_host(result: Any) -> Any:
@@ -975,7 +971,6 @@ def bench_matmul(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     live = [r for r in bench_rows if r.error is None]
-    perf = time.perf_counter
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -991,24 +986,23 @@ def bench_matmul(
             r.error = f"failed while timing: {type(e).__name__}: {' '.join(str(e).split())}"
             r.times.clear()
 
-        # interleaved: each round times every row once, in turn, so a load that comes and
-        # goes on the machine falls on every row alike instead of on one row's block
-        for i in range(warmup + repeat):
-            bar.update(task, description=f"matmul round {i + 1}/{warmup + repeat}")
-            for r in live:
-                if r.error is not None:
-                    bar.advance(task)
-                    continue
-                try:
-                    t0 = perf()
-                    _sync(r.run())
-                    t = perf() - t0
-                except Exception as e:
-                    failed(r, e)
-                else:
-                    if i >= warmup:
-                        r.times.append(t)
-                bar.advance(task)
+        def tick(round_: int, i: int) -> None:
+            bar.update(task, description=f"matmul round {round_ + 1}/{warmup + repeat}")
+            bar.advance(task)
+
+        # the shared harness (numerix.benchmarking): interleaved rounds, each round
+        # times every row once, in turn, so a load that comes and goes on the machine
+        # falls on every row alike instead of on one row's block
+        times = interleave(
+            [functools.partial(_run_synced, r) for r in live],
+            repeat,
+            warmup=warmup,
+            on_error=lambda i, e: failed(live[i], e),
+            on_call=tick,
+        )
+        for r, ts in zip(live, times):
+            if r.error is None:
+                r.times.extend(ts)
         for r in live:
             if r.error is None and r.measure_memory:
                 try:
