@@ -8,6 +8,7 @@ category, so that the eager hot path is one dict lookup.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from numerix import dtypes
@@ -117,10 +118,13 @@ _CATEGORY_ACCEPTS = {
 }
 
 
+# one table per category, shared by the primitives of that category (read-only)
+@functools.cache
 def _unary_table(cat) -> dict[DType, tuple[DType, DType] | None]:  # type: ignore[no-untyped-def]
     return {d: cat(d) for d in ALL_DTYPES}
 
 
+@functools.cache
 def _binary_table(cat) -> dict[tuple[DType, DType], tuple[DType, DType] | None]:  # type: ignore[no-untyped-def]
     t = {}
     for (a, b), p in PROMOTION_TABLE.items():
