@@ -262,6 +262,9 @@ def test_torch_compiler_inductor_compiles_the_seed_mlp() -> None:
         warnings.simplefilter("error", InductorFallbackWarning)  # really compiled
         r = f(x)
         r2 = f(x * 2)
+        xt = nx.transpose(on_torch(t(F, (18, 2), seed=5)))  # a strided view
+        assert not xt.data.is_contiguous()
+        r3 = f(xt)
     xs, a1, c1, a2, c2 = (v.to_numpy() for v in (x, w1, b1, w2, b2))
 
     def oracle(v: np.ndarray) -> np.ndarray:
@@ -272,6 +275,7 @@ def test_torch_compiler_inductor_compiles_the_seed_mlp() -> None:
     assert r.dtype is F and r.shape == (2, 1) and r.backend.name == "torch"
     np.testing.assert_allclose(r.to_numpy(), oracle(xs), rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(r2.to_numpy(), oracle(xs * 2), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(r3.to_numpy(), oracle(xt.to_numpy()), rtol=1e-5, atol=1e-7)
     assert f.trace_count == 1
 
 

@@ -9,9 +9,9 @@ constants move to the device once; each intermediate is dropped after its last u
 call is that function: no validation, no numerix dispatch, no Tensor created but the
 outputs; it holds no state, so threads may call it at once.
 
-Options: ``mode`` (``"replay"``: run that function; ``"inductor"``: hand it to
-``torch.compile(fullgraph=True)``), ``device`` and ``device_id`` (default: the
-arguments' torch device, else the torch backend's default device).
+Options: ``mode`` (``"replay"``: run that function; ``"inductor"``: trace it to a
+graph of aten ops and compile that with inductor), ``device`` and ``device_id``
+(default: the arguments' torch device, else the torch backend's default device).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ class InductorFallbackWarning(UserWarning):
 
 
 class TorchCompiler(Compiler):
-    """Lowers a graph to one function of torch kernel calls; ``mode="inductor"`` hands it
-    to ``torch.compile``."""
+    """Lowers a graph to one function of torch kernel calls; ``mode="inductor"`` compiles
+    it with inductor."""
 
     name = "torch"
     backend = "torch"
@@ -48,8 +48,8 @@ class TorchCompiler(Compiler):
             "mode",
             "replay",
             choices=MODES,
-            fix="replay (the default) runs the lowered kernels, inductor hands them to "
-            "torch.compile",
+            fix="replay (the default) runs the lowered kernels, inductor compiles them "
+            "with torch's inductor",
         ),
         Option("device", None, type=str),
         Option("device_id", None, type=int, minimum=0),
@@ -99,26 +99,33 @@ _LINE = re.compile(r'<numerix program \d+>", line (\d+)')
 
 
 def _inductor(graph: Graph, program: Program) -> Callable[..., Any]:
-    """``program.fn`` compiled by ``torch.compile``; a graph inductor cannot take runs
+    """``program.fn`` compiled by inductor; a graph inductor cannot take runs
     in replay mode (``program.fn`` itself), with an :class:`InductorFallbackWarning`
     naming the reason."""
-    import torch
+    import torch._inductor
 
     special = sorted({n.op for n in graph.walk() if n.op in (COND, WHILE, HOOK)})
     if special:
         warnings.warn(
             f"jit: compiler 'torch' mode='inductor': the graph has {', '.join(special)} "
-            f"node(s), which torch.compile(fullgraph=True) cannot trace; it runs in replay mode",
+            f"node(s), which a graph of aten ops for inductor cannot hold; it runs in replay mode",
             InductorFallbackWarning,
             stacklevel=5,
         )
         return program.fn
     try:
-        gm = _aten_graph(graph, program)
+        gm, examples = _aten_graph(graph, program)
     except Exception as e:  # a kernel torch cannot trace
         warnings.warn(_why(e, program, "tracing"), InductorFallbackWarning, stacklevel=5)
         return program.fn
-    compiled = torch.compile(gm, fullgraph=True, dynamic=False)
+    try:
+        # inductor itself, without dynamo: jit's cache already keys the program on the
+        # arguments' shapes, dtypes and device, so dynamo's guards (tens of microseconds
+        # a call) would only check again what the key did
+        compiled = torch._inductor.compile(gm, examples)
+    except Exception as e:
+        warnings.warn(_why(e, program), InductorFallbackWarning, stacklevel=5)
+        return program.fn
     state: dict[str, Any] = {"failed": False}
     lock = threading.Lock()
     replay = program.fn
@@ -127,8 +134,10 @@ def _inductor(graph: Graph, program: Program) -> Callable[..., Any]:
         if state["failed"]:
             return replay(*xs)
         try:
-            return compiled(*xs)
-        except Exception as e:  # any failure of dynamo or inductor
+            # compiled for contiguous arguments (its code asserts their strides); a
+            # contiguous tensor is returned as it is
+            return compiled(*[x.contiguous() for x in xs])
+        except Exception as e:  # any failure of inductor's code
             with lock:
                 first = not state["failed"]
                 state["failed"] = True
@@ -139,10 +148,10 @@ def _inductor(graph: Graph, program: Program) -> Callable[..., Any]:
     return run
 
 
-def _aten_graph(graph: Graph, program: Program) -> Any:
+def _aten_graph(graph: Graph, program: Program) -> tuple[Any, list[Any]]:
     """The program traced to a graph of aten ops (``make_fx`` on fake tensors: the
-    kernels' Python, dtype tables and caches included, runs once here), which
-    ``torch.compile`` then takes whole."""
+    kernels' Python, dtype tables and caches included, runs once here), which inductor
+    then compiles whole, and the example arguments (contiguous) it was traced for."""
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -155,7 +164,8 @@ def _aten_graph(graph: Graph, program: Program) -> Any:
     ]
     # the program's constants and captured tensors are real tensors (moved to the device
     # once, at lowering): make_fx takes them into the graph as its constants
-    return make_fx(program.fn, tracing_mode="fake", _allow_non_fake_inputs=True)(*examples)
+    gm = make_fx(program.fn, tracing_mode="fake", _allow_non_fake_inputs=True)(*examples)
+    return gm, examples
 
 
 def _op_at(program: Program, line: int) -> str | None:
