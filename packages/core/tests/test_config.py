@@ -22,7 +22,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 import numerix as nx
-from numerix import configuration
+from numerix import configuration, plugins
 from numerix.cli import main
 from numerix.configuration import _state as config_state
 from numerix.plugins import install_command, register_settings_model, unregister_settings_model
@@ -111,6 +111,9 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 # ---------------------------------------------------------------- sources
 def test_defaults_when_nothing_is_configured() -> None:
+    # the settings hold the models of the plugins loaded so far (decision 24): load
+    # them all, so that this test does not depend on what ran before it
+    plugins.settings_models()
     s = nx.reload_config()
     assert s.default_backend == "binary"
     assert s.default_compiler == "evaluator"

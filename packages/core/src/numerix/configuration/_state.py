@@ -175,7 +175,8 @@ def _toml() -> Any:
     return tomllib
 
 
-_LINE_COL = re.compile(r"\(at line (\d+), column (\d+)\)")
+# patterns of error paths: compiled on first use (re keeps them), not at import
+_LINE_COL = r"\(at line (\d+), column (\d+)\)"
 
 
 def read_toml(f: ConfigFile) -> dict[str, Any]:
@@ -194,7 +195,7 @@ def read_toml(f: ConfigFile) -> dict[str, Any]:
         raise ConfigError(f"{f.path}: not UTF-8 text: {e}") from None
     except tomllib.TOMLDecodeError as e:
         msg = str(e)
-        m = _LINE_COL.search(msg)
+        m = re.search(_LINE_COL, msg)
         line = m.group(1) if m else None
         detail = f" (line {line}, column {m.group(2)})" if m else ""
         if line is None and "end of document" in msg:
@@ -232,8 +233,8 @@ def _split_key(key: str) -> tuple[str, ...]:
     return tuple(p.strip().strip("\"'") for p in key.split("."))
 
 
-_HEADER = re.compile(r"^\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-_ASSIGN = re.compile(r"^([A-Za-z0-9_\-.\"' ]+?)\s*=")
+_HEADER = r"^\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$"
+_ASSIGN = r"^([A-Za-z0-9_\-.\"' ]+?)\s*="
 
 
 def toml_key_line(path: Path, key: tuple[str, ...]) -> int | None:
@@ -249,12 +250,12 @@ def toml_key_line(path: Path, key: tuple[str, ...]) -> int | None:
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        m = _HEADER.match(line)
+        m = re.match(_HEADER, line)
         if m:
             table = _split_key(m.group(1))
             full = table
         else:
-            m = _ASSIGN.match(line)
+            m = re.match(_ASSIGN, line)
             if not m:
                 continue
             full = table + _split_key(m.group(1))
