@@ -213,7 +213,8 @@ def test_normal_float64_log_and_sqrt_are_xlas(backend):
     rng = np.random.default_rng(5)
     x = np.concatenate([rng.uniform(0.0, 0.586, 20_000), 2.0 ** rng.uniform(-53, -1, 5_000)])
     x = np.concatenate([x, [0.0, 2.0**-53, 0.5]])
-    w = np.concatenate([rng.uniform(0.0, 40.0, 20_000), [0.0, 1.0, 4.0, 6.25, 16.0, np.inf]])
+    # one length for both (xla's eager kernels are compiled per shape: they share them)
+    w = np.concatenate([rng.uniform(0.0, 40.0, x.size - 6), [0.0, 1.0, 4.0, 6.25, 16.0, np.inf]])
     want_log = np.asarray(jax.jit(jnp.log)(x))
     assert np.array_equal(want_log[:-3], [math.log(v) for v in x[:-3]])
     for got, want in [
