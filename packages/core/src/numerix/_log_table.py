@@ -64,6 +64,11 @@ def _z_error(invc: float, lo: float, last: float) -> Fraction:
 def entry(i: int, *, half: int = 2**29, block: int = 2**14) -> tuple[float, float]:
     """``(1 / c, log(c))`` of subinterval ``i`` (0 to 127), by the construction above."""
     ctx = decimal.Context(prec=60)
+    with decimal.localcontext(ctx):  # every Decimal operation at 60 digits
+        return _entry(i, ctx, half, block)
+
+
+def _entry(i: int, ctx: decimal.Context, half: int, block: int) -> tuple[float, float]:
     dec = decimal.Decimal
     lo, hi = _double(OFF + (i << (52 - BITS))), _double(OFF + ((i + 1) << (52 - BITS)))
     last = math.nextafter(hi, 0.0)
