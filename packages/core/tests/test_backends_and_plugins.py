@@ -308,6 +308,18 @@ def test_broken_entry_point_is_listed_not_raised(tmp_path):
     assert "('broken', 'numerix-broken-plugin', 'RuntimeError: boom at import')" in lines[2]
 
 
+def test_a_backend_built_for_contract_1_is_refused() -> None:
+    # contract 2 made each reduction family one primitive with a kind: a backend whose
+    # kernels are sum, window_max, cumulative_sum ... is refused, not broken at its first op
+    with pytest.raises(
+        nx.PluginError,
+        match=r"^register_backend: backend 'contract1': built for backend contract 1, this "
+        r"numerix implements contract 2",
+    ):
+        nx.register_backend("contract1", BinaryBackend, contract=1)
+    assert "contract1" not in plugins.backend_entries()
+
+
 def test_plugin_entries_for_another_contract_or_a_taken_name(tmp_path):
     # one plugin: a backend and a compiler built for contract 99 (refused, listed as
     # broken), and a second compiler called 'evaluator' (the first one is kept, a warning)
@@ -351,7 +363,7 @@ def test_plugin_entries_for_another_contract_or_a_taken_name(tmp_path):
     assert lines[0].endswith("numerix.defn.evaluator:Evaluator")
     assert (
         "future | numerix-future-plugin | built for backend contract 99, this numerix "
-        "implements contract 1" in lines[1]
+        "implements contract 2" in lines[1]
     )
     assert "futurec | numerix-future-plugin | built for compiler contract 99" in lines[2]
     assert "two plugins provide compiler 'evaluator'" in lines[3]

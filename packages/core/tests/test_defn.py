@@ -83,13 +83,13 @@ def test_defn_seed_softmax_runs_and_lists() -> None:
     assert not softmax.is_cached(nx.tensor([1, 2, 3, 4]))
     listing = str(nx.trace(softmax, nx.tensor([1, 2, 3, 4])))
     assert listing == (
-        "parameter a                                 s64[4]\n"
-        "b = max [ a, axes: (0,), keepdims: False ]  s64\n"
-        "c = subtract [ a, b ]                       s64[4]\n"
-        "d = as_type [ c ]                           f32[4]\n"
-        "e = exp [ d ]                               f32[4]\n"
-        "f = sum [ e, axes: (0,), keepdims: False ]  f32\n"
-        "g = divide [ e, f ]                         f32[4]"
+        "parameter a                                                 s64[4]\n"
+        "b = reduce [ a, kind: 'max', axes: (0,), keepdims: False ]  s64\n"
+        "c = subtract [ a, b ]                                       s64[4]\n"
+        "d = as_type [ c ]                                           f32[4]\n"
+        "e = exp [ d ]                                               f32[4]\n"
+        "f = reduce [ e, kind: 'sum', axes: (0,), keepdims: False ]  f32\n"
+        "g = divide [ e, f ]                                         f32[4]"
     )
 
 

@@ -21,7 +21,11 @@ from numerix import dtypes
 from numerix.primitives import BLOCKS, REGISTRY
 from numerix.primitives import creation as creation_primitives
 from numerix.primitives import indexing as indexing_primitives
+from numerix.primitives import reduction as reduction_primitives
 from numerix.primitives import shape as shape_primitives
+from numerix.primitives import sort as sort_primitives
+from numerix.primitives import window as window_primitives
+from numerix.primitives._registry import Primitive
 
 
 def test_every_primitive_has_both_rules() -> None:
@@ -233,3 +237,75 @@ def test_top_k_and_threefry_block_rules(shape: tuple[int, ...], axis: int, k: in
     want = np.broadcast_shapes(*words)
     assert _block_rules("threefry2x32")[0](*words) == (want, want)
     assert _block_rules("threefry2x32")[1](*[dtypes.uint32] * 4) == (dtypes.uint32, dtypes.uint32)
+
+
+#: Each family with a kind: the primitive, its kinds, and the dtypes each kind refuses
+#: ("c": complex, "b": bool) and gives (None: x's own, else that dtype).
+KIND_FAMILIES = [
+    (reduction_primitives.reduce, {"sum": ("", None), "prod": ("", None), "max": ("c", None),
+                        "min": ("c", None), "all": ("", dtypes.bool_), "any": ("", dtypes.bool_)},
+     {"axes": (0,), "keepdims": False}),
+    (reduction_primitives.argreduce, {"max": ("c", dtypes.int64), "min": ("c", dtypes.int64)},
+     {"axis": 0, "keepdims": False}),
+    (sort_primitives.cumulative, {"sum": ("", None), "prod": ("", None), "max": ("c", None),
+                       "min": ("c", None)}, {"axis": 0, "reverse": False}),
+    (window_primitives.window_reduce, {"sum": ("b", None), "prod": ("b", None), "max": ("c", None),
+                            "min": ("c", None)},
+     {"window_dimensions": (1,), "strides": (1,), "padding": ((0, 0),),
+      "window_dilations": (1,)}),
+]  # fmt: skip
+
+DECLARED_KINDS = {
+    "reduce": reduction_primitives.REDUCE_KINDS,
+    "argreduce": reduction_primitives.ARGREDUCE_KINDS,
+    "cumulative": sort_primitives.CUMULATIVE_KINDS,
+    "window_reduce": window_primitives.WINDOW_REDUCE_KINDS,
+}
+
+
+@pytest.mark.parametrize("prim,kinds,params", KIND_FAMILIES, ids=lambda v: getattr(v, "name", ""))
+def test_each_kind_keeps_its_dtype_rule(
+    prim: Primitive, kinds: dict[str, tuple[str, Any]], params: dict[str, Any]
+) -> None:
+    # one primitive per family, the dtype rule of each kind as strict as its own was
+    assert tuple(kinds) == DECLARED_KINDS[prim.name]  # every kind is tried
+    for kind, (refused, gives) in kinds.items():
+        for d in dtypes.ALL_DTYPES:
+            if d.kind in refused:
+                with pytest.raises(nx.DTypeError, match=r"no order|bool has no sum"):
+                    prim.dtype_rule(d, kind=kind, **params)
+            else:
+                assert prim.dtype_rule(d, kind=kind, **params) is (gives or d), (kind, d)
+            assert prim.shape_rule((3,), kind=kind, **params) == prim.shape_rule((3,), **params)
+
+
+def test_each_window_scatter_kind_refuses_complex() -> None:
+    scatter, f = window_primitives.window_scatter, dtypes.float32
+    geometry = {"window_dimensions": (1,), "strides": (1,), "padding": ((0, 0),)}
+    assert window_primitives.WINDOW_SCATTER_KINDS == ("max", "min")
+    for kind in ("max", "min"):
+        for d in dtypes.ALL_DTYPES:
+            if d.kind == "c":
+                with pytest.raises(nx.DTypeError, match="no order"):
+                    scatter.dtype_rule(d, f, f, kind=kind, **geometry)
+            else:
+                assert scatter.dtype_rule(d, f, f, kind=kind, **geometry) is f
+
+
+@pytest.mark.parametrize(
+    "op,bind",
+    [
+        ("reduce", lambda x: reduction_primitives.reduce.bind(x, kind="mean", axes=(0,), keepdims=False)),
+        ("argreduce", lambda x: reduction_primitives.argreduce.bind(x, kind="sum", axis=0, keepdims=False)),
+        ("cumulative", lambda x: sort_primitives.cumulative.bind(x, kind="all", axis=0, reverse=False)),
+        ("window_reduce", lambda x: window_primitives.window_reduce.bind(
+            x, kind="mean", window_dimensions=(1,), strides=(1,), padding=((0, 0),),
+            window_dilations=(1,))),
+        ("window_scatter", lambda x: window_primitives.window_scatter.bind(
+            x, x, x[0], kind="sum", window_dimensions=(1,), strides=(1,), padding=((0, 0),))),
+    ],
+)  # fmt: skip
+def test_an_unknown_kind_is_refused_by_name(op: str, bind: Callable[[Any], Any]) -> None:
+    x = nx.tensor([1.0, 2.0])
+    with pytest.raises(nx.ArgumentError, match=rf"^{op}: unknown kind '\w+'; the kinds are "):
+        bind(x)

@@ -30,6 +30,10 @@ def _argsort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     return (n - 1) - np.flip(r, axis=axis)
 
 
+#: cumulative's ufunc of each kind
+_ACCUMULATORS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
 def _accumulate(ufunc: Any, out: Tensor, x: Tensor, axis: int, reverse: bool) -> np.ndarray:
     a = x.data
     if a.dtype in _HALF:
@@ -60,18 +64,6 @@ class SortKernels:
         out.data = np.ascontiguousarray(_argsort(x.data, axis, descending), dtype=np.int64)
         return out
 
-    def cumulative_sum(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        out.data = _accumulate(np.add, out, x, axis, reverse)
-        return out
-
-    def cumulative_prod(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        out.data = _accumulate(np.multiply, out, x, axis, reverse)
-        return out
-
-    def cumulative_max(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        out.data = _accumulate(np.maximum, out, x, axis, reverse)
-        return out
-
-    def cumulative_min(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        out.data = _accumulate(np.minimum, out, x, axis, reverse)
+    def cumulative(self, out: Tensor, x: Tensor, *, kind: str, axis: int, reverse: bool) -> Tensor:
+        out.data = _accumulate(_ACCUMULATORS[kind], out, x, axis, reverse)
         return out

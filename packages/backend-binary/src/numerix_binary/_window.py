@@ -9,7 +9,6 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from numerix._tensor import Tensor
-from numerix.backend import WindowByKind
 from numerix.dtypes import reduction_identity
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -35,37 +34,38 @@ def windows(
              + tuple(slice(None, None, d) for d in dilations)]  # fmt: skip
 
 
-class WindowKernels(WindowByKind):
+class WindowKernels:
     """numpy kernels of the window primitives."""
 
     __slots__ = ()
 
-    def _window_reduce(self, out: Tensor, x: Tensor, how: str, **params: Any) -> Tensor:
+    def window_reduce(self, out: Tensor, x: Tensor, *, kind: str, **params: Any) -> Tensor:
         odt = out.dtype.numpy_dtype
         if 0 in out.shape:
             out.data = np.zeros(out.shape, odt)
             return out
         a = _compute(x.data)
-        fill = reduction_identity(how, a.dtype)
+        fill = reduction_identity(kind, a.dtype)
         v = windows(a, params["window_dimensions"], params["strides"], params["padding"],
                     params["window_dilations"], fill)  # fmt: skip
         axes = tuple(range(x.ndim, 2 * x.ndim))
         with np.errstate(over="ignore", invalid="ignore"):
-            if how == "sum":
+            if kind == "sum":
                 r = np.sum(v, axis=axes, dtype=a.dtype)
-            elif how == "prod":
+            elif kind == "prod":
                 r = np.prod(v, axis=axes, dtype=a.dtype)
-            elif how == "max":
+            elif kind == "max":
                 r = np.max(v, axis=axes)
             else:
                 r = np.min(v, axis=axes)
         out.data = np.asarray(r).astype(odt, copy=False)
         return out
 
-    def _window_scatter(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, highest: bool,
+    def window_scatter(
+        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, *, kind: str,
         window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs,
     ) -> Tensor:  # fmt: skip
+        highest = kind == "min"  # the first min is chosen by the highest fill
         src = _compute(source.data)
         res = np.full(out.shape, _compute(np.asarray(init_value.data)), dtype=src.dtype)
         if src.size and x.ndim:

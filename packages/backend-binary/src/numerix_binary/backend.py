@@ -32,11 +32,13 @@ from numerix_binary._window import WindowKernels
 __all__ = ["BinaryBackend"]
 
 _nd = np.ndarray
-# the ufuncs' reduce methods: np.sum / np.max add a Python layer (_wrapreduction) per call
-_add_reduce: Any = np.add.reduce
-_mul_reduce: Any = np.multiply.reduce
-_max_reduce: Any = np.maximum.reduce
-_min_reduce: Any = np.minimum.reduce
+# reduce's kernel of each kind: the ufuncs' reduce methods, as np.sum / np.max add a
+# Python layer (_wrapreduction) per call; sum and prod take the accumulation dtype
+_ACCUMULATORS: dict[str, Any] = {"sum": np.add.reduce, "prod": np.multiply.reduce}
+_REDUCERS: dict[str, Any] = {
+    **_ACCUMULATORS, "max": np.maximum.reduce, "min": np.minimum.reduce, "all": np.all,
+    "any": np.any,
+}  # fmt: skip
 _asarray = np.asarray
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -187,14 +189,16 @@ def _math(fn: Any) -> Any:
     return kernel
 
 
-def _reduce_lowering(
-    reduce: Any, p: Mapping[str, Any], ins: tuple[Any, ...], out: tuple[Any, ...]
-) -> Any:
+def _reduce_lowering(p: Mapping[str, Any], ins: tuple[Any, ...], out: tuple[Any, ...]) -> Any:
+    kind = p["kind"]
+    if kind in ("max", "min"):
+        return functools.partial(_REDUCERS[kind], axis=p["axes"], keepdims=p["keepdims"])
+    fn = _ACCUMULATORS.get(kind)
+    if fn is None:
+        return None  # all, any: the kernel's own path
     if ins[0][1].name == "bfloat16":
         return None  # summed in float32: the kernel's own path
-    return functools.partial(
-        reduce, axis=p["axes"], keepdims=p["keepdims"], dtype=out[1].numpy_dtype
-    )
+    return functools.partial(fn, axis=p["axes"], keepdims=p["keepdims"], dtype=out[1].numpy_dtype)
 
 
 def _reshaper(shape: tuple[int, ...]) -> Any:
@@ -521,48 +525,25 @@ class BinaryBackend(
         return _fill(out, r)
 
     # ------------------------------------------------------------ reductions
-    @lowers(lambda p, ins, out: _reduce_lowering(_add_reduce, p, ins, out))
-    def sum(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+    @lowers(lambda p, ins, out: _reduce_lowering(p, ins, out))
+    def reduce(
+        self, out: Tensor, x: Tensor, *, kind: str, axes: tuple[int, ...], keepdims: bool
+    ) -> Tensor:
         a = x.data
-        if a.dtype == _BF16:
-            r = np.sum(a.astype(np.float32), axis=axes, keepdims=keepdims).astype(_BF16)
+        fn = _ACCUMULATORS.get(kind)
+        if fn is None:  # max, min, all, any
+            return _fill(out, _REDUCERS[kind](a, axis=axes, keepdims=keepdims))
+        if a.dtype == _BF16:  # summed in float32, rounded once
+            r = fn(a.astype(np.float32), axis=axes, keepdims=keepdims).astype(_BF16)
         else:
-            r = _add_reduce(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
+            r = fn(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
         return _fill(out, r)
 
-    @lowers(lambda p, ins, out: _reduce_lowering(_mul_reduce, p, ins, out))
-    def prod(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        a = x.data
-        if a.dtype == _BF16:
-            r = np.prod(a.astype(np.float32), axis=axes, keepdims=keepdims).astype(_BF16)
-        else:
-            r = _mul_reduce(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
-        return _fill(out, r)
-
-    @lowers(
-        lambda p, ins, out: functools.partial(_max_reduce, axis=p["axes"], keepdims=p["keepdims"])
-    )
-    def max(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return _fill(out, _max_reduce(x.data, axis=axes, keepdims=keepdims))
-
-    @lowers(
-        lambda p, ins, out: functools.partial(_min_reduce, axis=p["axes"], keepdims=p["keepdims"])
-    )
-    def min(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return _fill(out, _min_reduce(x.data, axis=axes, keepdims=keepdims))
-
-    def all(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return _fill(out, np.all(x.data, axis=axes, keepdims=keepdims))
-
-    def any(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return _fill(out, np.any(x.data, axis=axes, keepdims=keepdims))
-
-    def argmax(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
-        r = np.argmax(_upcast(x.data), axis=axis, keepdims=keepdims)
-        return _fill(out, np.asarray(r, dtype=np.int64))
-
-    def argmin(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
-        r = np.argmin(_upcast(x.data), axis=axis, keepdims=keepdims)
+    def argreduce(
+        self, out: Tensor, x: Tensor, *, kind: str, axis: int | None, keepdims: bool
+    ) -> Tensor:
+        fn = np.argmax if kind == "max" else np.argmin
+        r = fn(_upcast(x.data), axis=axis, keepdims=keepdims)
         return _fill(out, np.asarray(r, dtype=np.int64))
 
     # ------------------------------------------------------------ linalg

@@ -15,7 +15,7 @@ def numerix_backends() -> list[BackendEntry]:
         BackendEntry(
             name="binary",
             target="numerix_binary.backend:BinaryBackend",
-            contract=1,
+            contract=2,
             description="host memory, numpy kernels (the reference backend)",
         )
     ]

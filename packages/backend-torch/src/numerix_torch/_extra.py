@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from numerix import dtypes as D
 from numerix._tensor import Tensor
-from numerix.backend import CumulativeByKind, SliceByIndexing, WindowByKind, pad_plan
+from numerix.backend import SliceByIndexing, pad_plan
 from numerix.dtypes import DType
 from numerix_torch._dtypes import TORCH, compute, order_key, restore
 
@@ -200,7 +200,7 @@ def _max_pool(
     return r, where.permute(*order).reshape(-1)[flat].permute(*back)
 
 
-class ExtraKernels(CumulativeByKind, SliceByIndexing, WindowByKind):
+class ExtraKernels(SliceByIndexing):
     """Kernels beyond the element-wise, reduction and basic shape families."""
 
     __slots__ = ()
@@ -270,8 +270,8 @@ class ExtraKernels(CumulativeByKind, SliceByIndexing, WindowByKind):
         return out
 
     # ------------------------------------------------------------ windows
-    def _window_reduce(
-        self, out: Tensor, x: Tensor, how: str, *, window_dimensions: tuple[int, ...],
+    def window_reduce(
+        self, out: Tensor, x: Tensor, *, kind: str, window_dimensions: tuple[int, ...],
         strides: tuple[int, ...], padding: _Pairs, window_dilations: tuple[int, ...],
     ) -> Tensor:  # fmt: skip
         dt = x.dtype
@@ -282,41 +282,42 @@ class ExtraKernels(CumulativeByKind, SliceByIndexing, WindowByKind):
             out.data = x.data.clone()
             return out
         pooled = (
-            None if how in ("sum", "prod") else _poolable(x, window_dimensions, strides, padding)
+            None if kind in ("sum", "prod") else _poolable(x, window_dimensions, strides, padding)
         )
         if pooled is not None:
             a = _key(x.data, dt)
-            if how == "min":  # an order-reversing map: the min is the max of the image
+            if kind == "min":  # an order-reversing map: the min is the max of the image
                 a = -a if a.is_floating_point() else ~a
             geometry = (window_dimensions, strides, padding, window_dilations)
             r = _max_pool(a, pooled, *geometry, indices=False)[0]
-            if how == "min":
+            if kind == "min":
                 r = -r if r.is_floating_point() else ~r
             out.data = _unkey(r, dt)
             return out
-        if how in ("sum", "prod"):
+        if kind in ("sum", "prod"):
             a = _acc(x.data, dt)
-            fill: Any = D.reduction_identity(how, dt)
+            fill: Any = D.reduction_identity(kind, dt)
         else:
             a = _key(x.data, dt)
-            fill = _key_extreme(dt, how == "min")
+            fill = _key_extreme(dt, kind == "min")
         v = _windows(_padded(a, padding, fill), window_dimensions, strides, window_dilations)
         nd = x.ndim
-        if how == "sum":
+        if kind == "sum":
             r = v.sum(dim=tuple(range(nd, 2 * nd)))
-        elif how == "prod":
+        elif kind == "prod":
             r = v.reshape(*v.shape[:nd], -1).prod(-1)
-        elif how == "max":
+        elif kind == "max":
             r = v.amax(dim=tuple(range(nd, 2 * nd)))
         else:
             r = v.amin(dim=tuple(range(nd, 2 * nd)))
-        out.data = restore(r, dt) if how in ("sum", "prod") else _unkey(r, dt)
+        out.data = restore(r, dt) if kind in ("sum", "prod") else _unkey(r, dt)
         return out
 
-    def _window_scatter(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, pick_min: bool,
+    def window_scatter(
+        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, *, kind: str,
         window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs,
     ) -> Tensor:  # fmt: skip
+        pick_min = kind == "min"
         sdt = out.dtype
         src = _acc(source.data, sdt)
         init = _acc(init_value.data, sdt)
@@ -445,17 +446,17 @@ class ExtraKernels(CumulativeByKind, SliceByIndexing, WindowByKind):
         return values, indices
 
     # ------------------------------------------------------------ cumulative
-    def _cumulative(self, out: Tensor, x: Tensor, how: str, axis: int, reverse: bool) -> Tensor:
+    def cumulative(self, out: Tensor, x: Tensor, *, kind: str, axis: int, reverse: bool) -> Tensor:
         dt = out.dtype
-        ordered = how in ("max", "min")
+        ordered = kind in ("max", "min")
         a = _key(x.data, dt) if ordered else _acc(x.data, dt)
         if reverse:
             a = a.flip(axis)
-        if how == "sum":
+        if kind == "sum":
             r = torch.cumsum(a, axis)
-        elif how == "prod":
+        elif kind == "prod":
             r = torch.cumprod(a, axis)
-        elif how == "max":
+        elif kind == "max":
             r = torch.cummax(a, axis).values
         else:
             r = torch.cummin(a, axis).values

@@ -202,18 +202,80 @@ def _udivmod64(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Te
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
-def _sum_lowering(p: Any, ins: Any, out: Any) -> Any:
-    d = ins[0][1]
-    if not p["axes"] or d in SIGNED_VIEW:
-        return None  # the method's own paths
-    axes, keep, t = p["axes"], p["keepdims"], TORCH[out[1]]
-    return lambda a: torch.sum(a, dim=axes, keepdim=keep).to(t)
+# ---------------------------------------------------------------- reduce, by kind
 
 
-def _extreme_lowering(fn: Any, p: Any, ins: Any) -> Any:
-    if not p["axes"] or ins[0][1] in EMULATED:
-        return None
-    return functools.partial(fn, dim=p["axes"], keepdim=p["keepdims"])
+def _sum(out: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+    d = x.dtype
+    if not axes:  # torch reads dim=() as every axis
+        out.data = x.data
+    elif not keepdims and len(axes) == x.data.ndim and d not in SIGNED_VIEW:
+        out.data = _narrow(torch.sum(x.data), d, out.dtype)  # every axis: the plain call
+    else:
+        r = torch.sum(bits(x.data, d), dim=axes, keepdim=keepdims)
+        out.data = _narrow(r, d, out.dtype)
+    return out
+
+
+def _prod(out: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+    d = x.dtype
+    if not axes:
+        out.data = x.data
+        return out
+    a = bits(x.data, d)
+    if len(axes) == 1:
+        r = torch.prod(a, dim=axes[0], keepdim=keepdims)
+    else:  # torch.prod takes one axis: move the axes last and flatten them
+        k = len(axes)
+        moved = a.movedim(axes, tuple(range(a.ndim - k, a.ndim)))
+        r = torch.prod(moved.reshape(*moved.shape[: a.ndim - k], -1), dim=-1)
+        if keepdims:
+            r = r.reshape(out.shape)
+    out.data = _narrow(r, d, out.dtype)
+    return out
+
+
+def _extreme(fn: Any) -> Callable[[Tensor, Tensor, tuple[int, ...], bool], Tensor]:
+    def kernel(out: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        d = x.dtype
+        if not axes:
+            out.data = x.data
+        elif d in EMULATED:
+            out.data = from_key(fn(order_key(x.data, d), dim=axes, keepdim=keepdims), d)
+        else:
+            out.data = fn(x.data, dim=axes, keepdim=keepdims)
+        return out
+
+    return kernel
+
+
+def _logical(fn: Any) -> Callable[[Tensor, Tensor, tuple[int, ...], bool], Tensor]:
+    def kernel(out: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
+        a = x.data if x.dtype.kind == "b" else bits(x.data, x.dtype) != 0
+        out.data = a if not axes else fn(a, dim=axes, keepdim=keepdims)
+        return out
+
+    return kernel
+
+
+#: reduce's kernel of each kind
+_REDUCERS = {
+    "sum": _sum, "prod": _prod, "max": _extreme(torch.amax), "min": _extreme(torch.amin),
+    "all": _logical(torch.all), "any": _logical(torch.any),
+}  # fmt: skip
+_EXTREMES = {"max": torch.amax, "min": torch.amin}
+
+
+def _reduce_lowering(p: Any, ins: Any, out: Any) -> Any:
+    d, kind, axes, keep = ins[0][1], p["kind"], p["axes"], p["keepdims"]
+    if not axes:
+        return None  # the kernel's own paths
+    if kind == "sum" and d not in SIGNED_VIEW:
+        t = TORCH[out[1]]
+        return lambda a: torch.sum(a, dim=axes, keepdim=keep).to(t)
+    if kind in _EXTREMES and d not in EMULATED:
+        return functools.partial(_EXTREMES[kind], dim=axes, keepdim=keep)
+    return None
 
 
 def _dot_lowering(p: Any, ins: Any) -> Any:
@@ -710,71 +772,16 @@ class TorchBackend(ExtraKernels, Backend):
         return out
 
     # ------------------------------------------------------------ reductions
-    @lowers(lambda p, ins, out: _sum_lowering(p, ins, out))
-    def sum(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        d = x.dtype
-        if not axes:  # torch reads dim=() as every axis
-            out.data = x.data
-        elif not keepdims and len(axes) == x.data.ndim and d not in SIGNED_VIEW:
-            out.data = _narrow(torch.sum(x.data), d, out.dtype)  # every axis: the plain call
-        else:
-            r = torch.sum(bits(x.data, d), dim=axes, keepdim=keepdims)
-            out.data = _narrow(r, d, out.dtype)
-        return out
+    @lowers(lambda p, ins, out: _reduce_lowering(p, ins, out))
+    def reduce(
+        self, out: Tensor, x: Tensor, *, kind: str, axes: tuple[int, ...], keepdims: bool
+    ) -> Tensor:
+        return _REDUCERS[kind](out, x, axes, keepdims)
 
-    def prod(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        d = x.dtype
-        if not axes:
-            out.data = x.data
-            return out
-        a = bits(x.data, d)
-        if len(axes) == 1:
-            r = torch.prod(a, dim=axes[0], keepdim=keepdims)
-        else:  # torch.prod takes one axis: move the axes last and flatten them
-            k = len(axes)
-            moved = a.movedim(axes, tuple(range(a.ndim - k, a.ndim)))
-            r = torch.prod(moved.reshape(*moved.shape[: a.ndim - k], -1), dim=-1)
-            if keepdims:
-                r = r.reshape(out.shape)
-        out.data = _narrow(r, d, out.dtype)
-        return out
-
-    @lowers(lambda p, ins, out: _extreme_lowering(torch.amax, p, ins))
-    def max(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return self._extreme(out, x, torch.amax, axes, keepdims)
-
-    @lowers(lambda p, ins, out: _extreme_lowering(torch.amin, p, ins))
-    def min(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return self._extreme(out, x, torch.amin, axes, keepdims)
-
-    def _extreme(self, out: Tensor, x: Tensor, fn: Any, axes: tuple[int, ...],
-                 keepdims: bool) -> Tensor:  # fmt: skip
-        d = x.dtype
-        if not axes:
-            out.data = x.data
-        elif d in EMULATED:
-            out.data = from_key(fn(order_key(x.data, d), dim=axes, keepdim=keepdims), d)
-        else:
-            out.data = fn(x.data, dim=axes, keepdim=keepdims)
-        return out
-
-    def all(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        a = x.data if x.dtype.kind == "b" else bits(x.data, x.dtype) != 0
-        out.data = a if not axes else torch.all(a, dim=axes, keepdim=keepdims)
-        return out
-
-    def any(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        a = x.data if x.dtype.kind == "b" else bits(x.data, x.dtype) != 0
-        out.data = a if not axes else torch.any(a, dim=axes, keepdim=keepdims)
-        return out
-
-    def argmax(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
-        return self._arg(out, x, torch.argmax, axis, keepdims)
-
-    def argmin(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
-        return self._arg(out, x, torch.argmin, axis, keepdims)
-
-    def _arg(self, out: Tensor, x: Tensor, fn: Any, axis: int | None, keepdims: bool) -> Tensor:
+    def argreduce(
+        self, out: Tensor, x: Tensor, *, kind: str, axis: int | None, keepdims: bool
+    ) -> Tensor:
+        fn = torch.argmax if kind == "max" else torch.argmin
         d = x.dtype
         a = x.data
         if d in EMULATED:

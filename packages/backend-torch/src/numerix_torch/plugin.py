@@ -16,7 +16,7 @@ def numerix_backends() -> list[BackendEntry]:
         BackendEntry(
             name="torch",
             target="numerix_torch.backend:TorchBackend",
-            contract=1,
+            contract=2,
             description="LibTorch through PyTorch: cpu, cuda and mps devices",
         )
     ]

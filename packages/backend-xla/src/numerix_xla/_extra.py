@@ -17,7 +17,6 @@ import numpy as np
 from jax import lax
 from jax.lax import linalg as lxl
 
-from numerix.backend import CumulativeByKind, WindowByKind
 from numerix.dtypes import reduction_identity
 from numerix.ops.linalg_blocks import (
     cholesky_fallback,
@@ -347,7 +346,7 @@ def _build_lu() -> Callable[..., Any]:
 # ---------------------------------------------------------------- the mixin
 
 
-class ExtraKernels(CumulativeByKind, WindowByKind):
+class ExtraKernels:
     """Kernels beyond the element-wise, reduction and basic shape families."""
 
     __slots__ = ()
@@ -395,24 +394,25 @@ class ExtraKernels(CumulativeByKind, WindowByKind):
         return out
 
     # ------------------------------------------------------------ window
-    def _window_reduce(
-        self, out: Tensor, x: Tensor, how: str, window_dimensions: tuple[int, ...],
+    def window_reduce(
+        self, out: Tensor, x: Tensor, *, kind: str, window_dimensions: tuple[int, ...],
         strides: tuple[int, ...], padding: _Pairs, window_dilations: tuple[int, ...],
     ) -> Tensor:  # fmt: skip
         if 0 in out.shape:
             return self._zeros(out)
-        key = ("window", how, window_dimensions, strides, padding, window_dilations)
+        key = ("window", kind, window_dimensions, strides, padding, window_dilations)
         f = jitted(key, lambda: _build_window_reduce(
-            how, window_dimensions, strides, padding, window_dilations))  # fmt: skip
+            kind, window_dimensions, strides, padding, window_dilations))  # fmt: skip
         out.data = f(x.data)
         return out
 
-    def _window_scatter(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, lowest: bool,
+    def window_scatter(
+        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, *, kind: str,
         window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs,
     ) -> Tensor:  # fmt: skip
         if 0 in out.shape:
             return self._zeros(out)
+        lowest = kind == "min"
         key = ("window_scatter", lowest, window_dimensions, strides, padding)
         f = jitted(key, lambda: _build_window_scatter(lowest, window_dimensions, strides, padding))
         out.data = f(x.data, source.data, init_value.data)
@@ -468,11 +468,11 @@ class ExtraKernels(CumulativeByKind, WindowByKind):
         out[0].data, out[1].data = f(k1.data, k2.data, x1.data, x2.data)
         return out
 
-    def _cumulative(self, out: Tensor, x: Tensor, how: str, axis: int, reverse: bool) -> Tensor:
+    def cumulative(self, out: Tensor, x: Tensor, *, kind: str, axis: int, reverse: bool) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
         f = jitted(
-            ("cumulative", how, axis, reverse), lambda: _build_cumulative(how, axis, reverse)
+            ("cumulative", kind, axis, reverse), lambda: _build_cumulative(kind, axis, reverse)
         )
         out.data = f(x.data)
         return out

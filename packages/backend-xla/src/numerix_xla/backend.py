@@ -410,30 +410,32 @@ def _keep(r: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
     return lax.reshape(r, tuple(1 if i in axes else d for i, d in enumerate(shape)))
 
 
-def _reduction(name: str, axes: tuple[int, ...], keepdims: bool, dtype: np.dtype) -> Any:
+def _reduction(kind: str, axes: tuple[int, ...], keepdims: bool, dtype: np.dtype) -> Any:
+    """reduce's kernel of ``kind``: lax's own reduction (bool max/min as or/and)."""
+
     def k(a: Any) -> Any:
         shape = a.shape
-        if name in ("all", "any"):
+        if kind in ("all", "any"):
             r = a if a.dtype == np.bool_ else a != _const(a, 0)
-            r = (lax.reduce_and if name == "all" else lax.reduce_or)(r, axes)
+            r = (lax.reduce_and if kind == "all" else lax.reduce_or)(r, axes)
             return _keep(r, shape, axes, keepdims)
-        if name in ("sum", "prod"):
+        if kind in ("sum", "prod"):
             a = _cvt(a, dtype)
             low = a.dtype in _LOW
             if low:
                 a = _cvt(a, _F32)
-            r = (lax.reduce_sum if name == "sum" else lax.reduce_prod)(a, axes)
+            r = (lax.reduce_sum if kind == "sum" else lax.reduce_prod)(a, axes)
             return _keep(_cvt(r, dtype), shape, axes, keepdims)
         if a.dtype == np.bool_:
-            r = (lax.reduce_or if name == "max" else lax.reduce_and)(a, axes)
+            r = (lax.reduce_or if kind == "max" else lax.reduce_and)(a, axes)
         else:
-            r = (lax.reduce_max if name == "max" else lax.reduce_min)(a, axes)
+            r = (lax.reduce_max if kind == "max" else lax.reduce_min)(a, axes)
         return _keep(r, shape, axes, keepdims)
 
     return k
 
 
-def _arg_reduction(name: str, axis: int | None, keepdims: bool) -> Any:
+def _arg_reduction(kind: str, axis: int | None, keepdims: bool) -> Any:
     def k(a: Any) -> Any:
         shape = a.shape
         if a.dtype == np.bool_:
@@ -442,7 +444,7 @@ def _arg_reduction(name: str, axis: int | None, keepdims: bool) -> Any:
         if ax is None:
             a = lax.reshape(a, (a.size,))
             ax = 0
-        fn = lax.argmax if name == "argmax" else lax.argmin
+        fn = lax.argmax if kind == "max" else lax.argmin
         r = fn(a, ax, np.int64)
         if keepdims:
             return lax.reshape(r, (1,) * len(shape) if axis is None else
@@ -838,43 +840,23 @@ class XlaBackend(ExtraKernels, Backend):
         return out
 
     # ------------------------------------------------------------ reductions
-    def _reduce(self, name: str, out: Tensor, x: Tensor, axes: tuple[int, ...],
-                keepdims: bool) -> Tensor:  # fmt: skip
+    def reduce(
+        self, out: Tensor, x: Tensor, *, kind: str, axes: tuple[int, ...], keepdims: bool
+    ) -> Tensor:
         d = out.dtype
         if d in WIDE:
-            check_64bit(name, self, (d,))
+            check_64bit(kind, self, (d,))
         # the kernel's numpy dtype is read when it is built, not on every call
-        key = (name, axes, keepdims, d.name)
-        out.data = jitted(key, lambda: _reduction(name, axes, keepdims, _np_dtype(d)))(x.data)
+        key = (kind, axes, keepdims, d.name)
+        out.data = jitted(key, lambda: _reduction(kind, axes, keepdims, _np_dtype(d)))(x.data)
         return out
 
-    def sum(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return self._reduce("sum", out, x, axes, keepdims)
-
-    def prod(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return self._reduce("prod", out, x, axes, keepdims)
-
-    def max(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return self._reduce("max", out, x, axes, keepdims)
-
-    def min(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return self._reduce("min", out, x, axes, keepdims)
-
-    def all(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return self._reduce("all", out, x, axes, keepdims)
-
-    def any(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        return self._reduce("any", out, x, axes, keepdims)
-
-    def argmax(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
-        check_64bit("argmax", self, (out.dtype,))
-        k = jitted(("argmax", axis, keepdims), lambda: _arg_reduction("argmax", axis, keepdims))
-        out.data = k(x.data)
-        return out
-
-    def argmin(self, out: Tensor, x: Tensor, *, axis: int | None, keepdims: bool) -> Tensor:
-        check_64bit("argmin", self, (out.dtype,))
-        k = jitted(("argmin", axis, keepdims), lambda: _arg_reduction("argmin", axis, keepdims))
+    def argreduce(
+        self, out: Tensor, x: Tensor, *, kind: str, axis: int | None, keepdims: bool
+    ) -> Tensor:
+        check_64bit("arg" + kind, self, (out.dtype,))
+        k = jitted(("argreduce", kind, axis, keepdims),
+                   lambda: _arg_reduction(kind, axis, keepdims))  # fmt: skip
         out.data = k(x.data)
         return out
 

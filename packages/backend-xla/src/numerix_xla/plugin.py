@@ -16,7 +16,7 @@ def numerix_backends() -> list[BackendEntry]:
         BackendEntry(
             name="xla",
             target="numerix_xla.backend:XlaBackend",
-            contract=1,
+            contract=2,
             description="XLA through JAX: host, cuda, rocm and tpu clients",
         )
     ]

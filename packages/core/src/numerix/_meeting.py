@@ -73,7 +73,7 @@ class _Deallocated(Backend):
 
         def kernel(out: Any, *inputs: Any, **params: Any) -> Any:
             dead = next((x for x in inputs if getattr(x, "backend", None) is self), out)
-            raise deallocated_error(attr, dead)
+            raise deallocated_error(_registry.op_name(attr, params), dead)
 
         return kernel
 

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from numerix.dtypes import DType
 
 __all__ = [
-    "Backend", "CumulativeByKind", "Option", "SliceByIndexing", "WindowByKind", "check_options",
-    "clamp_starts", "lowers", "option_table", "pad_plan",
+    "Backend", "Option", "SliceByIndexing", "check_options", "clamp_starts", "lowers",
+    "option_table", "pad_plan",
 ]  # fmt: skip
 
 #: What :func:`lowers` takes: ``(params, inputs, out) -> a function of payloads or None``.
@@ -365,58 +365,6 @@ class Backend:
             f"{op}: backend {self!r} cannot hold {dtype} tensors; use another dtype "
             f"(x.astype(...)) or another backend"
         )
-
-
-class WindowByKind:
-    """A mixin for a backend whose window primitives share two kernels of its own:
-    ``_window_reduce(out, x, how, **params)`` (``how``: ``"sum"``, ``"prod"``, ``"max"``
-    or ``"min"``) and ``_window_scatter(out, x, source, init_value, pick_min, **params)``
-    (``pick_min``: False for ``window_scatter_max``, True for ``window_scatter_min``).
-    It defines the six primitives as calls of those two."""
-
-    __slots__ = ()
-
-    def window_sum(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "sum", **params)  # type: ignore[attr-defined]
-
-    def window_prod(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "prod", **params)  # type: ignore[attr-defined]
-
-    def window_max(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "max", **params)  # type: ignore[attr-defined]
-
-    def window_min(self, out: Tensor, x: Tensor, **params: Any) -> Tensor:
-        return self._window_reduce(out, x, "min", **params)  # type: ignore[attr-defined]
-
-    def window_scatter_max(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
-    ) -> Tensor:
-        return self._window_scatter(out, x, source, init_value, False, **params)  # type: ignore[attr-defined]
-
-    def window_scatter_min(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, **params: Any
-    ) -> Tensor:
-        return self._window_scatter(out, x, source, init_value, True, **params)  # type: ignore[attr-defined]
-
-
-class CumulativeByKind:
-    """A mixin for a backend whose cumulative primitives share one kernel of its own,
-    ``_cumulative(out, x, how, axis, reverse)`` (``how``: ``"sum"``, ``"prod"``,
-    ``"max"`` or ``"min"``). It defines the four primitives as calls of that kernel."""
-
-    __slots__ = ()
-
-    def cumulative_sum(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "sum", axis, reverse)  # type: ignore[attr-defined]
-
-    def cumulative_prod(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "prod", axis, reverse)  # type: ignore[attr-defined]
-
-    def cumulative_max(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "max", axis, reverse)  # type: ignore[attr-defined]
-
-    def cumulative_min(self, out: Tensor, x: Tensor, *, axis: int, reverse: bool) -> Tensor:
-        return self._cumulative(out, x, "min", axis, reverse)  # type: ignore[attr-defined]
 
 
 def clamp_starts(starts: Sequence[int], shape: Sequence[int], sizes: Sequence[int]) -> list[int]:

@@ -1,37 +1,51 @@
-"""Reductions: sum, prod, mean, var, std, max, min, argmax, argmin, all, any."""
+"""Reductions: sum, prod, mean, var, std, max, min, argmax, argmin, all, any.
+
+sum, prod, max, min, all and any bind the one ``reduce`` primitive with their name as
+its ``kind``; argmax and argmin bind ``argreduce`` with ``kind`` max or min.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._shapes import normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast
-from numerix.primitives import reduction as P
-from numerix.primitives._registry import Primitive
+from numerix.ops.elementwise import abs as _abs
+from numerix.ops.elementwise import sqrt, square
+from numerix.primitives import reduction
 
 __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "all", "any"]
 
+_reduce_p = reduction.reduce
+_accumulation = reduction.accumulation_dtype
+_dtype_rules = reduction.REDUCE_DTYPE_RULES
+_accumulating = reduction.ACCUMULATING
+_no_identity = reduction.NO_IDENTITY
 
-def _reduce(prim: Primitive, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:
-    t = as_tensor(x, prim.name)
-    axes = normalize_axes(prim.name, axis, t.ndim, t.shape)
-    assert prim.dtype_rule is not None
-    try:
-        default = prim.extra.get("accumulation", prim.dtype_rule)
-        odt = default(t.dtype) if dtype is None else D.as_dtype(dtype, prim.name)
-    except DTypeError as e:
-        raise DTypeError(f"{e}; got {t.describe()}") from None
-    if not prim.extra["identity"] and 0 in [t.shape[a] for a in axes]:
-        raise ShapeError(
-            f"{prim.name}: cannot reduce the empty axis/axes {axes} of {t.describe()}: {prim.name} "
-            f"has no identity; reduce a non-empty tensor"
-        )
-    if prim.name in ("sum", "prod"):
+
+def _reduce(kind: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:
+    t = as_tensor(x, kind)
+    axes = normalize_axes(kind, axis, t.ndim, t.shape)
+    if kind in _accumulating:
+        try:
+            odt = _accumulation(t.dtype) if dtype is None else dtypes.as_dtype(dtype, kind)
+        except DTypeError as e:
+            raise DTypeError(f"{e}; got {t.describe()}") from None
         t = cast(t, odt)
-    return prim.bind(t, axes=axes, keepdims=bool(keepdims))
+    else:
+        try:
+            _dtype_rules[kind](t.dtype)  # refused first, with the operand named
+        except DTypeError as e:
+            raise DTypeError(f"{e}; got {t.describe()}") from None
+        if kind in _no_identity and 0 in [t.shape[a] for a in axes]:
+            raise ShapeError(
+                f"{kind}: cannot reduce the empty axis/axes {axes} of {t.describe()}: {kind} "
+                f"has no identity; reduce a non-empty tensor"
+            )
+    return _reduce_p.bind(t, kind=kind, axes=axes, keepdims=bool(keepdims))
 
 
 def sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
@@ -43,58 +57,59 @@ def sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = Non
     >>> nx.sum(nx.tensor([[1, 2], [3, 4]]), axis=0).tolist()
     [4, 6]
     """
-    return _reduce(P.sum, x, axis, keepdims, dtype)
+    return _reduce("sum", x, axis, keepdims, dtype)
 
 
 def prod(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """Product over ``axis`` (array API ``prod``); integers accumulate as in :func:`sum`."""
-    return _reduce(P.prod, x, axis, keepdims, dtype)
+    return _reduce("prod", x, axis, keepdims, dtype)
 
 
 def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Maximum over ``axis``; NaN propagates; an empty reduction raises (no identity)."""
-    return _reduce(P.max, x, axis, keepdims)
+    return _reduce("max", x, axis, keepdims)
 
 
 def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Minimum over ``axis``; NaN propagates; an empty reduction raises (no identity)."""
-    return _reduce(P.min, x, axis, keepdims)
+    return _reduce("min", x, axis, keepdims)
 
 
 def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether every element over ``axis`` is true (non-zero) -> bool."""
-    return _reduce(P.all, x, axis, keepdims)
+    return _reduce("all", x, axis, keepdims)
 
 
 def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether any element over ``axis`` is true (non-zero) -> bool."""
-    return _reduce(P.any, x, axis, keepdims)
+    return _reduce("any", x, axis, keepdims)
 
 
-def _arg(prim: Primitive, x: Any, axis: Any, keepdims: bool) -> Tensor:
-    t = as_tensor(x, prim.name)
+def _arg(kind: str, x: Any, axis: Any, keepdims: bool) -> Tensor:
+    op = "arg" + kind
+    t = as_tensor(x, op)
     try:
-        prim.dtype_rule(t.dtype)  # refused first, with the operand named
+        reduction.arg_dtype_rule(t.dtype, kind=kind)  # refused first, with the operand named
     except DTypeError as e:
         raise DTypeError(f"{e}; got {t.describe()}") from None
     if axis is not None:
-        axis = normalize_axis(prim.name, axis, t.ndim, t.shape)
+        axis = normalize_axis(op, axis, t.ndim, t.shape)
         empty = t.shape[axis] == 0
     else:
         empty = t.size == 0
     if empty:
-        raise ShapeError(f"{prim.name}: cannot take {prim.name} of an empty axis of {t.describe()}")
-    return prim.bind(t, axis=axis, keepdims=bool(keepdims))
+        raise ShapeError(f"{op}: cannot take {op} of an empty axis of {t.describe()}")
+    return reduction.argreduce.bind(t, kind=kind, axis=axis, keepdims=bool(keepdims))
 
 
 def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """Index of the first maximum along ``axis`` (None: of the flattened tensor) -> int64."""
-    return _arg(P.argmax, x, axis, keepdims)
+    return _arg("max", x, axis, keepdims)
 
 
 def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Tensor:
     """Index of the first minimum along ``axis`` (None: of the flattened tensor) -> int64."""
-    return _arg(P.argmin, x, axis, keepdims)
+    return _arg("min", x, axis, keepdims)
 
 
 def _count(t: Tensor, axes: tuple[int, ...]) -> int:
@@ -106,7 +121,7 @@ def _count(t: Tensor, axes: tuple[int, ...]) -> int:
 
 def _inexact(t: Tensor, op: str) -> Tensor:
     if t.dtype.kind in "biu":
-        return cast(t, D.default_float())
+        return cast(t, dtypes.default_float())
     return t
 
 
@@ -115,7 +130,7 @@ def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     axis is NaN, as numpy."""
     t = _inexact(as_tensor(x, "mean"), "mean")
     axes = normalize_axes("mean", axis, t.ndim, t.shape)
-    s = _reduce(P.sum, t, axes, keepdims)
+    s = _reduce("sum", t, axes, keepdims)
     n = _count(t, axes)
     return s / n if n else s * float("nan")
 
@@ -123,21 +138,16 @@ def mean(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
 def var(x: Any, /, *, axis: Any = None, keepdims: bool = False, correction: float = 0) -> Tensor:
     """Variance over ``axis`` with ``correction`` degrees of freedom subtracted (array API
     ``var``; numpy's ``ddof``). Complex input gives a real variance."""
-    from numerix.ops.elementwise import abs as _abs
-    from numerix.ops.elementwise import square
-
     t = _inexact(as_tensor(x, "var"), "var")
     axes = normalize_axes("var", axis, t.ndim, t.shape)
     m = mean(t, axis=axes, keepdims=True)
     d = t - m
     sq = square(_abs(d)) if t.dtype.kind == "c" else square(d)
     n = _count(t, axes) - correction
-    s = _reduce(P.sum, sq, axes, keepdims)
+    s = _reduce("sum", sq, axes, keepdims)
     return s / n if n > 0 else s * float("nan")
 
 
 def std(x: Any, /, *, axis: Any = None, keepdims: bool = False, correction: float = 0) -> Tensor:
     """Standard deviation: ``sqrt(var(x, ...))``."""
-    from numerix.ops.elementwise import sqrt
-
     return sqrt(var(x, axis=axis, keepdims=keepdims, correction=correction))

@@ -11,14 +11,17 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._dispatch import block_out
 from numerix._shapes import normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast, run_block
-from numerix.primitives import sort as P
-from numerix.primitives._registry import Primitive
+from numerix.ops.creation import full, iota
+from numerix.ops.shape import concatenate, reshape
+from numerix.primitives import indexing as indexing_primitives
+from numerix.primitives import shape as shape_primitives
+from numerix.primitives import sort as sort_primitives
 
 __all__ = [
     "sort", "argsort", "top_k",
@@ -56,7 +59,7 @@ def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = 
     """
     t = as_tensor(x, "sort")
     ax = normalize_axis("sort", axis, t.ndim, t.shape)
-    return P.sort.bind(t, axis=ax, descending=bool(descending))
+    return sort_primitives.sort.bind(t, axis=ax, descending=bool(descending))
 
 
 def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Tensor:
@@ -83,7 +86,7 @@ def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool
     """
     t = as_tensor(x, "argsort")
     ax = normalize_axis("argsort", axis, t.ndim, t.shape)
-    return P.argsort.bind(t, axis=ax, descending=bool(descending))
+    return sort_primitives.argsort.bind(t, axis=ax, descending=bool(descending))
 
 
 def top_k(x: Any, k: int, *, axis: int = -1) -> tuple[Tensor, Tensor]:
@@ -123,27 +126,29 @@ def top_k(x: Any, k: int, *, axis: int = -1) -> tuple[Tensor, Tensor]:
             f"top_k: k={kk} is out of range for axis {ax} of {t.describe()}; k must be in 0..{n}"
         )
     return run_block(
-        P.top_k, block_out(P.top_k, t, k=kk, axis=ax), _top_k_fallback, t, k=kk, axis=ax
+        sort_primitives.top_k,
+        block_out(sort_primitives.top_k, t, k=kk, axis=ax),
+        _top_k_fallback,
+        t,
+        k=kk,
+        axis=ax,
     )
 
 
 def _top_k_fallback(t: Tensor, *, k: int, axis: int) -> tuple[Tensor, Tensor]:
-    from numerix.ops.creation import iota
-    from numerix.ops.shape import concatenate, reshape
-    from numerix.primitives import indexing as PI
-    from numerix.primitives import shape as PS
-
-    idx = P.argsort.bind(t, axis=axis, descending=True)
+    idx = sort_primitives.argsort.bind(t, axis=axis, descending=True)
     if k != t.shape[axis]:
         stop = t.shape[:axis] + (k,) + t.shape[axis + 1 :]
-        idx = PS.slice.bind(idx, start=(0,) * t.ndim, stop=stop, strides=(1,) * t.ndim)
+        idx = shape_primitives.slice.bind(
+            idx, start=(0,) * t.ndim, stop=stop, strides=(1,) * t.ndim
+        )
     # take_along_axis as one gather: full coordinates, iota on every other axis
     coords = [
         reshape(idx if j == axis else iota(idx.shape, axis=j, backend=t.backend), idx.shape + (1,))
         for j in range(t.ndim)
     ]
     indices = coords[0] if t.ndim == 1 else concatenate(coords, axis=-1)
-    values = PI.gather.bind(t, indices, axes=tuple(range(t.ndim)))
+    values = indexing_primitives.gather.bind(t, indices, axes=tuple(range(t.ndim)))
     return values, idx
 
 
@@ -151,7 +156,7 @@ def _top_k_fallback(t: Tensor, *, k: int, axis: int) -> tuple[Tensor, Tensor]:
 
 
 def _cumulative(
-    prim: Primitive,
+    kind: str,
     x: Any,
     axis: int | None,
     reverse: bool,
@@ -161,12 +166,10 @@ def _cumulative(
     flatten: bool = False,
     op: str | None = None,
 ) -> Tensor:
-    op = op or prim.name
+    op = op or f"cumulative_{kind}"
     t = as_tensor(x, op)
     if axis is None:
         if flatten:
-            from numerix.ops.shape import reshape
-
             t = reshape(t, (-1,))
         elif t.ndim != 1:
             raise ShapeError(
@@ -175,14 +178,19 @@ def _cumulative(
             )
         axis = 0
     ax = normalize_axis(op, axis, t.ndim, t.shape)
-    assert prim.dtype_rule is not None
     try:
-        default = prim.extra.get("accumulation", prim.dtype_rule)
-        odt = default(t.dtype, axis=ax, reverse=reverse)
+        if kind in sort_primitives.ACCUMULATING:
+            odt = sort_primitives.accumulation_dtype(t.dtype)
+        else:
+            odt = sort_primitives.cumulative_dtype_rule(
+                t.dtype, kind=kind, axis=ax, reverse=reverse
+            )
     except DTypeError as e:
-        raise DTypeError(f"{str(e).replace(prim.name, op, 1)}; got {t.describe()}") from None
+        raise DTypeError(
+            f"{str(e).replace(f'cumulative_{kind}', op, 1)}; got {t.describe()}"
+        ) from None
     if dtype is not None:
-        odt = D.as_dtype(dtype, op)
+        odt = dtypes.as_dtype(dtype, op)
         if odt.kind == "b":
             raise DTypeError(f"{op}: dtype must be numeric, got bool (for {t.describe()})")
         if t.dtype.kind == "c" and odt.kind != "c":
@@ -191,14 +199,11 @@ def _cumulative(
                 f"part; take numerix.real(x) first"
             )
     t = cast(t, odt)
-    r = prim.bind(t, axis=ax, reverse=bool(reverse))
+    r = sort_primitives.cumulative.bind(t, kind=kind, axis=ax, reverse=bool(reverse))
     if not include_initial:
         return r
-    from numerix.ops.creation import full
-    from numerix.ops.shape import concatenate
-
     one = t.shape[:ax] + (1,) + t.shape[ax + 1 :]
-    ident = full(one, 0 if prim is P.cumulative_sum else 1, odt, backend=t.backend)
+    ident = full(one, 0 if kind == "sum" else 1, odt, backend=t.backend)
     return concatenate([r, ident] if reverse else [ident, r], axis=ax)
 
 
@@ -235,7 +240,7 @@ def cumulative_sum(
     ...
     numerix.errors.ShapeError: cumulative_sum: axis=None needs a 1-d tensor, got s64[1][2] binary(cpu); give axis= (or reshape to 1-d first)
     """
-    return _cumulative(P.cumulative_sum, x, axis, reverse, dtype, include_initial)
+    return _cumulative("sum", x, axis, reverse, dtype, include_initial)
 
 
 def cumulative_prod(
@@ -260,7 +265,7 @@ def cumulative_prod(
     ...
     numerix.errors.DTypeError: cumulative_prod: dtype must be numeric, got bool (for s64[2] binary(cpu))
     """
-    return _cumulative(P.cumulative_prod, x, axis, reverse, dtype, include_initial)
+    return _cumulative("prod", x, axis, reverse, dtype, include_initial)
 
 
 def cumulative_max(x: Any, /, *, axis: int | None = None, reverse: bool = False) -> Tensor:
@@ -281,7 +286,7 @@ def cumulative_max(x: Any, /, *, axis: int | None = None, reverse: bool = False)
     ...
     numerix.errors.DTypeError: cumulative_max: complex numbers have no order; got c64[1] binary(cpu)
     """
-    return _cumulative(P.cumulative_max, x, axis, reverse, None, False)
+    return _cumulative("max", x, axis, reverse, None, False)
 
 
 def cumulative_min(x: Any, /, *, axis: int | None = None, reverse: bool = False) -> Tensor:
@@ -297,7 +302,7 @@ def cumulative_min(x: Any, /, *, axis: int | None = None, reverse: bool = False)
     ...
     numerix.errors.DTypeError: cumulative_min: complex numbers have no order; got c64[1] binary(cpu)
     """
-    return _cumulative(P.cumulative_min, x, axis, reverse, None, False)
+    return _cumulative("min", x, axis, reverse, None, False)
 
 
 def cumsum(x: Any, /, axis: int | None = None, dtype: Any = None) -> Tensor:
@@ -312,7 +317,7 @@ def cumsum(x: Any, /, axis: int | None = None, dtype: Any = None) -> Tensor:
     ...
     numerix.errors.ShapeError: cumsum: axis 1 is out of range for a tensor of shape (2,); valid axes are -1..0
     """
-    return _cumulative(P.cumulative_sum, x, axis, False, dtype, False, flatten=True, op="cumsum")
+    return _cumulative("sum", x, axis, False, dtype, False, flatten=True, op="cumsum")
 
 
 def cumprod(x: Any, /, axis: int | None = None, dtype: Any = None) -> Tensor:
@@ -327,4 +332,4 @@ def cumprod(x: Any, /, axis: int | None = None, dtype: Any = None) -> Tensor:
     ...
     numerix.errors.DTypeError: cumprod: accumulating complex c64[1] binary(cpu) in float32 would drop the imaginary part; take numerix.real(x) first
     """
-    return _cumulative(P.cumulative_prod, x, axis, False, dtype, False, flatten=True, op="cumprod")
+    return _cumulative("prod", x, axis, False, dtype, False, flatten=True, op="cumprod")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import (
@@ -22,8 +22,7 @@ from numerix.ops._core import (
     scalar,
     unify,
 )
-from numerix.primitives import window as P
-from numerix.primitives._registry import Primitive
+from numerix.primitives import window
 
 __all__ = [
     "window_sum", "window_prod", "window_max", "window_min", "window_mean",
@@ -113,17 +112,18 @@ def _params(
 
 
 def _window(
-    prim: Primitive, x: Any, window_shape: Any, strides: Any, padding: Any, window_dilations: Any
+    kind: str, x: Any, window_shape: Any, strides: Any, padding: Any, window_dilations: Any
 ) -> Tensor:
-    t = as_tensor(x, prim.name)
+    op = f"window_{kind}"
+    t = as_tensor(x, op)
     try:
-        prim.dtype_rule(t.dtype)  # refused first, with the operand named
+        window.WINDOW_REDUCE_DTYPE_RULES[kind](t.dtype)  # refused first, with the operand named
     except DTypeError as e:
         fix = "; cast with astype first" if t.dtype.kind == "b" else ""
         why = str(e).split(": ", 1)[1]
-        raise DTypeError(f"{prim.name}: {why}; got {t.describe()}{fix}") from None
-    params = _params(prim.name, t, window_shape, strides, padding, window_dilations)
-    return prim.bind(t, **params)
+        raise DTypeError(f"{op}: {why}; got {t.describe()}{fix}") from None
+    params = _params(op, t, window_shape, strides, padding, window_dilations)
+    return window.window_reduce.bind(t, kind=kind, **params)
 
 
 def window_sum(
@@ -156,7 +156,7 @@ def window_sum(
     Traceback (most recent call last):
     numerix.errors.ShapeError: window_sum: window_shape (2, 2) has 2 entries; it needs 1, one per axis of x
     """
-    return _window(P.window_sum, x, window_shape, strides, padding, window_dilations)
+    return _window("sum", x, window_shape, strides, padding, window_dilations)
 
 
 def window_prod(
@@ -175,7 +175,7 @@ def window_prod(
     Traceback (most recent call last):
     numerix.errors.DTypeError: window_prod: bool has no sum or product that stays bool; got pred[1] binary(cpu); cast with astype first
     """
-    return _window(P.window_prod, x, window_shape, strides, padding, window_dilations)
+    return _window("prod", x, window_shape, strides, padding, window_dilations)
 
 
 def window_max(
@@ -195,7 +195,7 @@ def window_max(
     Traceback (most recent call last):
     numerix.errors.DTypeError: window_max: complex numbers have no order; got c64[1] binary(cpu)
     """
-    return _window(P.window_max, x, window_shape, strides, padding, window_dilations)
+    return _window("max", x, window_shape, strides, padding, window_dilations)
 
 
 def window_min(
@@ -214,7 +214,7 @@ def window_min(
     Traceback (most recent call last):
     numerix.errors.ShapeError: window_min: window_shape must be positive, got (0,)
     """
-    return _window(P.window_min, x, window_shape, strides, padding, window_dilations)
+    return _window("min", x, window_shape, strides, padding, window_dilations)
 
 
 def window_mean(
@@ -236,9 +236,9 @@ def window_mean(
     """
     t = as_tensor(x, "window_mean")
     if t.dtype.kind in "biu":
-        t = cast(t, D.default_float())
+        t = cast(t, dtypes.default_float())
     params = _params("window_mean", t, window_shape, strides, padding, window_dilations)
-    s = P.window_sum.bind(t, **params)
+    s = window.window_reduce.bind(t, kind="sum", **params)
     volume = 1
     for w in params["window_dimensions"]:
         volume *= w
@@ -246,10 +246,10 @@ def window_mean(
 
 
 def _scatter(
-    prim: Primitive, x: Any, source: Any, init_value: Any, window_shape: Any, strides: Any,
+    kind: str, x: Any, source: Any, init_value: Any, window_shape: Any, strides: Any,
     padding: Any,
 ) -> Tensor:  # fmt: skip
-    op = prim.name
+    op = f"window_scatter_{kind}"
     given = (x, source, init_value) if isinstance(init_value, Tensor) else (x, source)
     ts = unify(op, *given)[1]
     t, src = ts[0], ts[1]
@@ -276,7 +276,7 @@ def _scatter(
         )
     params = _params(op, t, window_shape, strides, padding, None)
     del params["window_dilations"]
-    want = P.window_reduce_shape_rule(t.shape, window_dilations=(1,) * t.ndim, **params)
+    want = window.window_reduce_shape_rule(t.shape, window_dilations=(1,) * t.ndim, **params)
     if src.shape != want:
         raise ShapeError(
             f"{op}: source {src.describe()} must have the shape of the windows of x "
@@ -286,7 +286,7 @@ def _scatter(
         init = cast(ts[2], odt)
     else:
         init = scalar(init_value, odt, t.backend)
-    return prim.bind(t, cast(src, odt), init, **params)
+    return window.window_scatter.bind(t, cast(src, odt), init, kind=kind, **params)
 
 
 def window_scatter_max(
@@ -316,7 +316,7 @@ def window_scatter_max(
     Traceback (most recent call last):
     numerix.errors.ShapeError: window_scatter_max: source s64[2] binary(cpu) must have the shape of the windows of x s64[2][4] binary(cpu), (1, 2)
     """
-    return _scatter(P.window_scatter_max, x, source, init_value, window_shape, strides, padding)
+    return _scatter("max", x, source, init_value, window_shape, strides, padding)
 
 
 def window_scatter_min(
@@ -335,4 +335,4 @@ def window_scatter_min(
     Traceback (most recent call last):
     numerix.errors.ShapeError: window_scatter_min: init_value must be a scalar or a 0-d tensor, got f32[1] binary(cpu)
     """
-    return _scatter(P.window_scatter_min, x, source, init_value, window_shape, strides, padding)
+    return _scatter("min", x, source, init_value, window_shape, strides, padding)

@@ -10,21 +10,38 @@ documentation and the conformance kit all read the same declaration.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from numerix.errors import ArgumentError
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
 
 __all__ = [
     "Primitive", "PrimitiveRegistry", "REGISTRY", "CONTRACT_VERSION", "Block", "BLOCKS",
-    "declare_block", "vjp_rule", "nondifferentiable", "NONDIFFERENTIABLE",
+    "declare_block", "vjp_rule", "nondifferentiable", "NONDIFFERENTIABLE", "CONTRACT_CHANGES",
+    "op_name", "unknown_kind",
 ]  # fmt: skip
 
 #: The version of the backend contract this core implements. A plugin declares the
 #: contract version it was built for; the core refuses any other major version.
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = 2
+
+#: What each contract version changed for a backend, for the message that refuses a
+#: backend built for an older one.
+CONTRACT_CHANGES = {
+    2: "the reductions (sum, prod, max, min, all, any), argmax/argmin, the cumulative "
+    "ops, the window reductions and the window scatters are one primitive per family "
+    "with a kind parameter: reduce, argreduce, cumulative, window_reduce, window_scatter",
+}
+
+
+def unknown_kind(op: str, kind: object, kinds: tuple[str, ...]) -> ArgumentError:
+    """The error for a ``kind`` that is not one of ``kinds`` (the parameter of a primitive
+    family), naming ``op`` and the kinds it takes."""
+    return ArgumentError(f"{op}: unknown kind {kind!r}; the kinds are {', '.join(kinds)}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +89,17 @@ class Primitive:
     def differentiable(self) -> bool:
         """Whether a derivative flows through this primitive (it has a rule)."""
         return self.vjp is not None and self.vjp is not NONDIFFERENTIABLE
+
+
+def op_name(name: str, params: Mapping[str, Any]) -> str:
+    """The public op a call of primitive ``name`` with ``params`` stands for, for messages:
+    the primitive's ``extra["op_name"]`` filled with its ``kind`` (``reduce`` with kind
+    ``max``: ``max``), else ``name``."""
+    p = REGISTRY._prims.get(name)
+    form = None if p is None else p.extra.get("op_name")
+    if form is None or "kind" not in params:
+        return name
+    return str(form).format(kind=params["kind"])
 
 
 class PrimitiveRegistry:

@@ -1,14 +1,20 @@
-"""Reductions over axes. The core normalises ``axes`` to a sorted tuple of
-non-negative ints and checks empty reductions of ops without an identity."""
+"""Reductions over axes: ``reduce`` and ``argreduce``, each one primitive with a ``kind``.
+
+The core normalises ``axes`` to a sorted tuple of non-negative ints and checks empty
+reductions of the kinds without an identity (``max``, ``min``; every ``argreduce``).
+A backend writes one kernel per primitive, choosing its native reduction by ``kind``
+(as XLA's Reduce takes its computation and Nx's reduce family shares one shape).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
-from numerix.primitives._registry import REGISTRY, nondifferentiable, vjp_rule
+from numerix.primitives._registry import REGISTRY, nondifferentiable, unknown_kind, vjp_rule
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -16,10 +22,20 @@ if TYPE_CHECKING:
 #: What a derivative rule returns: one cotangent (or None) per input.
 Cotangents = tuple["Tensor | None", ...]
 
+#: The kinds of ``reduce``.
+REDUCE_KINDS = ("sum", "prod", "max", "min", "all", "any")
+#: The kinds of ``reduce`` that accumulate: the op casts x to the accumulation dtype.
+ACCUMULATING = frozenset({"sum", "prod"})
+#: The kinds of ``reduce`` without an identity: an empty reduction is refused.
+NO_IDENTITY = frozenset({"max", "min"})
+#: The kinds of ``argreduce``.
+ARGREDUCE_KINDS = ("max", "min")
+
 
 def reduce_shape_rule(
-    x: tuple[int, ...], *, axes: tuple[int, ...], keepdims: bool
+    x: tuple[int, ...], *, axes: tuple[int, ...], keepdims: bool, kind: str | None = None
 ) -> tuple[int, ...]:
+    # every kind has the same shape: ``kind`` is not read
     if keepdims:
         return tuple(1 if i in axes else d for i, d in enumerate(x))
     return tuple(d for i, d in enumerate(x) if i not in axes)
@@ -31,9 +47,9 @@ def accumulation_dtype(x: DType, **params: object) -> DType:
     (array API), bool in int64, every other dtype its own. The op casts ``x`` to it (or to
     the ``dtype`` asked for) before binding the primitive."""
     if x.kind in "bi":
-        return D.int64
+        return dtypes.int64
     if x.kind == "u":
-        return D.uint64
+        return dtypes.uint64
     return x
 
 
@@ -49,54 +65,61 @@ def minmax_dtype_rule(x: DType, **params: object) -> DType:
 
 
 def bool_dtype_rule(x: DType, **params: object) -> DType:
-    return D.bool_
+    return dtypes.bool_
 
 
-def arg_dtype_rule(x: DType, **params: object) -> DType:
+#: ``reduce``'s dtype rule of each kind.
+REDUCE_DTYPE_RULES: dict[str, Callable[..., DType]] = {
+    "sum": sum_dtype_rule, "prod": sum_dtype_rule,
+    "max": minmax_dtype_rule, "min": minmax_dtype_rule,
+    "all": bool_dtype_rule, "any": bool_dtype_rule,
+}  # fmt: skip
+
+
+def reduce_dtype_rule(x: DType, *, kind: str, axes: tuple[int, ...], keepdims: bool) -> DType:
+    """The dtype rule of ``kind`` (:data:`REDUCE_DTYPE_RULES`): sum/prod keep x's dtype (x
+    arrives in the accumulation dtype), max/min refuse complex, all/any give bool."""
+    if kind in ACCUMULATING:  # sum_dtype_rule, without a second call on the hot path
+        return x
+    try:
+        rule = REDUCE_DTYPE_RULES[kind]
+    except (KeyError, TypeError):
+        raise unknown_kind("reduce", kind, REDUCE_KINDS) from None
+    return rule(x)
+
+
+def arg_dtype_rule(x: DType, *, kind: str, **params: object) -> DType:
+    if kind not in ARGREDUCE_KINDS:
+        raise unknown_kind("argreduce", kind, ARGREDUCE_KINDS)
     if x.kind == "c":
         raise DTypeError("argmax/argmin: complex numbers have no order")
-    return D.int64
+    return dtypes.int64
 
 
-def _reduce(name: str, dtype_rule, identity: bool, doc: str, **extra):  # type: ignore[no-untyped-def]
-    return REGISTRY.declare(
-        name, "reduction", inputs=("x",), params=("axes", "keepdims"),
-        shape_rule=reduce_shape_rule, dtype_rule=dtype_rule, doc=doc, identity=identity, **extra,
-    )  # fmt: skip
-
-
-#: ``extra["accumulation"]``: the dtype the op casts x to when given no dtype
-sum = _reduce(
-    "sum", sum_dtype_rule, True, "sum over axes; x arrives in out.dtype",
-    accumulation=accumulation_dtype,
+#: ``extra["accumulation"]``: the dtype the op casts x to, for the ACCUMULATING kinds,
+#: when given no dtype
+reduce = REGISTRY.declare(
+    "reduce", "reduction", inputs=("x",), params=("kind", "axes", "keepdims"),
+    shape_rule=reduce_shape_rule, dtype_rule=reduce_dtype_rule,
+    accumulation=accumulation_dtype, op_name="{kind}",
+    doc="kind over axes: sum, prod (x arrives in out.dtype, the accumulation dtype), max, "
+        "min (NaN propagates; not complex), all, any (logical, -> bool)",
 )  # fmt: skip
-prod = _reduce(
-    "prod", sum_dtype_rule, True, "product over axes; x arrives in out.dtype",
-    accumulation=accumulation_dtype,
-)  # fmt: skip
-max = _reduce("max", minmax_dtype_rule, False, "maximum over axes (NaN propagates)")
-min = _reduce("min", minmax_dtype_rule, False, "minimum over axes (NaN propagates)")
-all = _reduce("all", bool_dtype_rule, True, "logical and over axes -> bool")
-any = _reduce("any", bool_dtype_rule, True, "logical or over axes -> bool")
 
 
-def arg_shape_rule(x: tuple[int, ...], *, axis: int | None, keepdims: bool) -> tuple[int, ...]:
+def arg_shape_rule(
+    x: tuple[int, ...], *, axis: int | None, keepdims: bool, kind: str | None = None
+) -> tuple[int, ...]:
     if axis is None:
         return (1,) * len(x) if keepdims else ()
     return reduce_shape_rule(x, axes=(axis,), keepdims=keepdims)
 
 
-argmax = REGISTRY.declare(
-    "argmax", "reduction", inputs=("x",), params=("axis", "keepdims"),
-    shape_rule=arg_shape_rule, dtype_rule=arg_dtype_rule,
-    doc="index of the first maximum along axis (None: of the flattened tensor) -> int64; "
-        "NaN counts as the maximum",
-)  # fmt: skip
-argmin = REGISTRY.declare(
-    "argmin", "reduction", inputs=("x",), params=("axis", "keepdims"),
-    shape_rule=arg_shape_rule, dtype_rule=arg_dtype_rule,
-    doc="index of the first minimum along axis (None: of the flattened tensor) -> int64; "
-        "NaN counts as the minimum",
+argreduce = REGISTRY.declare(
+    "argreduce", "reduction", inputs=("x",), params=("kind", "axis", "keepdims"),
+    shape_rule=arg_shape_rule, dtype_rule=arg_dtype_rule, op_name="arg{kind}",
+    doc="index of the first maximum (kind max) or minimum (kind min) along axis (None: of "
+        "the flattened tensor) -> int64; NaN counts as the maximum and as the minimum",
 )  # fmt: skip
 
 
@@ -110,14 +133,12 @@ def _expand(ops: Any, t: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: boo
     return ops.broadcast_to(t, x.shape)
 
 
-@vjp_rule("sum")
 def sum_vjp(
     ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool
 ) -> Cotangents:
     return (_expand(ops, cotangent, x, axes, keepdims),)
 
 
-@vjp_rule("max", "min")
 def minmax_vjp(
     ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool
 ) -> Cotangents:
@@ -127,7 +148,6 @@ def minmax_vjp(
     return (_expand(ops, cotangent, x, axes, keepdims) * (hit / count),)
 
 
-@vjp_rule("prod")
 def prod_vjp(
     ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool
 ) -> Cotangents:
@@ -146,5 +166,27 @@ def prod_vjp(
     return (_expand(ops, cotangent, x, axes, keepdims) * others,)
 
 
-# boolean results and indices carry no derivative
-nondifferentiable("all", "any", "argmax", "argmin")
+def logical_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...], keepdims: bool
+) -> Cotangents:
+    # a boolean result carries no derivative
+    return (None,)
+
+
+#: ``reduce``'s derivative rule of each kind.
+REDUCE_VJPS: dict[str, Callable[..., Cotangents]] = {
+    "sum": sum_vjp, "prod": prod_vjp, "max": minmax_vjp, "min": minmax_vjp,
+    "all": logical_vjp, "any": logical_vjp,
+}  # fmt: skip
+
+
+@vjp_rule("reduce")
+def reduce_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, kind: str, axes: tuple[int, ...],
+    keepdims: bool,
+) -> Cotangents:  # fmt: skip
+    return REDUCE_VJPS[kind](ops, cotangent, out, x, axes=axes, keepdims=keepdims)
+
+
+# indices carry no derivative
+nondifferentiable("argreduce")

@@ -14,12 +14,19 @@ original order (so descending is *not* ``flip`` of the ascending result).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
-from numerix.primitives._registry import REGISTRY, declare_block, nondifferentiable, vjp_rule
+from numerix.primitives._registry import (
+    REGISTRY,
+    declare_block,
+    nondifferentiable,
+    unknown_kind,
+    vjp_rule,
+)
 from numerix.primitives.reduction import accumulation_dtype
 
 if TYPE_CHECKING:
@@ -44,7 +51,7 @@ def argsort_shape_rule(x: tuple[int, ...], *, axis: int, descending: bool) -> tu
 
 
 def argsort_dtype_rule(x: DType, *, axis: int, descending: bool) -> DType:
-    return D.int64
+    return dtypes.int64
 
 
 sort = REGISTRY.declare(
@@ -62,58 +69,57 @@ argsort = REGISTRY.declare(
 
 # ---------------------------------------------------------------- cumulative
 
+#: The kinds of ``cumulative``.
+CUMULATIVE_KINDS = ("sum", "prod", "max", "min")
+#: The kinds of ``cumulative`` that accumulate: the op casts x to the accumulation dtype.
+ACCUMULATING = frozenset({"sum", "prod"})
 
-def cumulative_shape_rule(x: tuple[int, ...], *, axis: int, reverse: bool) -> tuple[int, ...]:
+
+def cumulative_shape_rule(
+    x: tuple[int, ...], *, axis: int, reverse: bool, kind: str | None = None
+) -> tuple[int, ...]:
+    # every kind has the same shape: ``kind`` is not read
     return x
 
 
-def cumulative_sum_dtype_rule(x: DType, *, axis: int, reverse: bool) -> DType:
+def cumulative_sum_dtype_rule(x: DType, **params: object) -> DType:
     # x arrives in the accumulation dtype (as sum's: the op casts it first)
     return x
 
 
-def cumulative_prod_dtype_rule(x: DType, *, axis: int, reverse: bool) -> DType:
-    return cumulative_sum_dtype_rule(x, axis=axis, reverse=reverse)
-
-
-def cumulative_max_dtype_rule(x: DType, *, axis: int, reverse: bool) -> DType:
+def cumulative_minmax_dtype_rule(x: DType, *, kind: str, **params: object) -> DType:
     if x.kind == "c":
-        raise DTypeError("cumulative_max: complex numbers have no order")
+        raise DTypeError(f"cumulative_{kind}: complex numbers have no order")
     return x
 
 
-def cumulative_min_dtype_rule(x: DType, *, axis: int, reverse: bool) -> DType:
-    if x.kind == "c":
-        raise DTypeError("cumulative_min: complex numbers have no order")
-    return x
+#: ``cumulative``'s dtype rule of each kind.
+CUMULATIVE_DTYPE_RULES: dict[str, Callable[..., DType]] = {
+    "sum": cumulative_sum_dtype_rule, "prod": cumulative_sum_dtype_rule,
+    "max": cumulative_minmax_dtype_rule, "min": cumulative_minmax_dtype_rule,
+}  # fmt: skip
 
 
-_CUM_DOC = (
-    "along axis (reverse: from the end); x arrives in out.dtype (the core casts it first); "
-    "bfloat16/float16 may accumulate in float32 and round each result once"
-)
+def cumulative_dtype_rule(x: DType, *, kind: str, axis: int, reverse: bool) -> DType:
+    """The dtype rule of ``kind``: sum/prod keep x's dtype (x arrives in the accumulation
+    dtype), max/min refuse complex."""
+    try:
+        rule = CUMULATIVE_DTYPE_RULES[kind]
+    except (KeyError, TypeError):
+        raise unknown_kind("cumulative", kind, CUMULATIVE_KINDS) from None
+    return rule(x, kind=kind)
 
-cumulative_sum = REGISTRY.declare(
-    "cumulative_sum", "sort", inputs=("x",), params=("axis", "reverse"),
-    shape_rule=cumulative_shape_rule, dtype_rule=cumulative_sum_dtype_rule,
-    accumulation=accumulation_dtype,
-    doc="running sum " + _CUM_DOC + "; integers wrap around",
-)  # fmt: skip
-cumulative_prod = REGISTRY.declare(
-    "cumulative_prod", "sort", inputs=("x",), params=("axis", "reverse"),
-    shape_rule=cumulative_shape_rule, dtype_rule=cumulative_prod_dtype_rule,
-    accumulation=accumulation_dtype,
-    doc="running product " + _CUM_DOC + "; integers wrap around",
-)  # fmt: skip
-cumulative_max = REGISTRY.declare(
-    "cumulative_max", "sort", inputs=("x",), params=("axis", "reverse"),
-    shape_rule=cumulative_shape_rule, dtype_rule=cumulative_max_dtype_rule,
-    doc="running maximum " + _CUM_DOC + "; NaN propagates; real dtypes and bool",
-)  # fmt: skip
-cumulative_min = REGISTRY.declare(
-    "cumulative_min", "sort", inputs=("x",), params=("axis", "reverse"),
-    shape_rule=cumulative_shape_rule, dtype_rule=cumulative_min_dtype_rule,
-    doc="running minimum " + _CUM_DOC + "; NaN propagates; real dtypes and bool",
+
+#: ``extra["accumulation"]``: the dtype the op casts x to, for the ACCUMULATING kinds,
+#: when given no dtype
+cumulative = REGISTRY.declare(
+    "cumulative", "sort", inputs=("x",), params=("kind", "axis", "reverse"),
+    shape_rule=cumulative_shape_rule, dtype_rule=cumulative_dtype_rule,
+    accumulation=accumulation_dtype, op_name="cumulative_{kind}",
+    doc="running sum, prod, max or min (kind) along axis (reverse: from the end); x arrives "
+        "in out.dtype (the core casts it first); bfloat16/float16 may accumulate in float32 "
+        "and round each result once; sum and prod wrap around for integers; max and min "
+        "propagate NaN and take real dtypes and bool",
 )  # fmt: skip
 
 # ---------------------------------------------------------------- blocks
@@ -127,7 +133,7 @@ def top_k_shape_rule(
 
 
 def top_k_dtype_rule(x: DType, *, k: int, axis: int) -> tuple[DType, DType]:
-    return x, D.int64
+    return x, dtypes.int64
 
 
 top_k = declare_block(
@@ -149,7 +155,7 @@ def _scatter_along(ops: Any, values: Tensor, positions: Tensor, axis: int, like:
     if values.size == 0:
         return zeros
     cols = [
-        positions if a == axis else ops.iota(values.shape, a, D.int64, values.backend)
+        positions if a == axis else ops.iota(values.shape, a, dtypes.int64, values.backend)
         for a in range(values.ndim)
     ]
     rows = ops.reshape(ops.stack(cols, axis=-1), (values.size, values.ndim))
@@ -166,7 +172,6 @@ def sort_vjp(
     return (_scatter_along(ops, cotangent, perm, axis, x),)
 
 
-@vjp_rule("cumulative_sum")
 def cumulative_sum_vjp(
     ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axis: int, reverse: bool
 ) -> Cotangents:
@@ -180,7 +185,6 @@ def _shift(ops: Any, t: Tensor, axis: int, by: int, fill: int = 0) -> Tensor:
     return ops.pad_general(t, config, value=fill)
 
 
-@vjp_rule("cumulative_prod")
 def cumulative_prod_vjp(
     ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axis: int, reverse: bool
 ) -> Cotangents:
@@ -208,7 +212,7 @@ def _cumulative_extreme_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor,
     hit = x == out
     if x.dtype.kind == "f":
         hit = ops.logical_or(hit, ops.logical_and(ops.isnan(x), ops.isnan(out)))
-    at = ops.iota(x.shape, axis, D.int64, x.backend)
+    at = ops.iota(x.shape, axis, dtypes.int64, x.backend)
     if reverse:
         last = ops.where(hit, at, x.shape[axis])
         positions = ops.cumulative_min(last, axis=axis, reverse=True)
@@ -217,7 +221,18 @@ def _cumulative_extreme_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor,
     return (_scatter_along(ops, cotangent, positions, axis, x),)
 
 
-vjp_rule("cumulative_max", "cumulative_min")(_cumulative_extreme_vjp)
+#: ``cumulative``'s derivative rule of each kind.
+CUMULATIVE_VJPS: dict[str, Callable[..., Cotangents]] = {
+    "sum": cumulative_sum_vjp, "prod": cumulative_prod_vjp,
+    "max": _cumulative_extreme_vjp, "min": _cumulative_extreme_vjp,
+}  # fmt: skip
+
+
+@vjp_rule("cumulative")
+def cumulative_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, kind: str, axis: int, reverse: bool
+) -> Cotangents:
+    return CUMULATIVE_VJPS[kind](ops, cotangent, out, x, axis=axis, reverse=reverse)
 
 
 @vjp_rule("top_k")

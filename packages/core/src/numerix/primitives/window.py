@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
-from numerix.primitives._registry import REGISTRY, vjp_rule
+from numerix.primitives._registry import REGISTRY, unknown_kind, vjp_rule
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -35,10 +35,17 @@ def window_out_size(n: int, window: int, stride: int, low: int, high: int, dilat
     return 0 if span > padded else (padded - span) // stride + 1
 
 
+#: The kinds of ``window_reduce``.
+WINDOW_REDUCE_KINDS = ("sum", "prod", "max", "min")
+#: The kinds of ``window_scatter``: where in each window its source value goes.
+WINDOW_SCATTER_KINDS = ("max", "min")
+
+
 def window_reduce_shape_rule(
     x: tuple[int, ...], *, window_dimensions: tuple[int, ...], strides: tuple[int, ...],
-    padding: Pairs, window_dilations: tuple[int, ...],
+    padding: Pairs, window_dilations: tuple[int, ...], kind: str | None = None,
 ) -> tuple[int, ...]:  # fmt: skip
+    # every kind has the same shape: ``kind`` is not read
     return tuple(
         window_out_size(n, w, s, lo, hi, d)
         for n, w, s, (lo, hi), d in zip(x, window_dimensions, strides, padding, window_dilations)
@@ -57,44 +64,46 @@ def window_minmax_dtype_rule(x: DType, **params: object) -> DType:
     return x
 
 
-def _window(name: str, dtype_rule, doc: str):  # type: ignore[no-untyped-def]
-    return REGISTRY.declare(
-        name, "window", inputs=("x",),
-        params=("window_dimensions", "strides", "padding", "window_dilations"),
-        shape_rule=window_reduce_shape_rule, dtype_rule=dtype_rule, doc=doc,
-    )  # fmt: skip
+#: ``window_reduce``'s dtype rule of each kind.
+WINDOW_REDUCE_DTYPE_RULES: dict[str, Callable[..., DType]] = {
+    "sum": window_sum_dtype_rule, "prod": window_sum_dtype_rule,
+    "max": window_minmax_dtype_rule, "min": window_minmax_dtype_rule,
+}  # fmt: skip
 
 
-window_sum = _window(
-    "window_sum", window_sum_dtype_rule,
-    "sum over each (strided, dilated) window of x padded with 0; keeps x's dtype",
-)  # fmt: skip
-window_prod = _window(
-    "window_prod", window_sum_dtype_rule,
-    "product over each window of x padded with 1; keeps x's dtype",
-)  # fmt: skip
-window_max = _window(
-    "window_max", window_minmax_dtype_rule,
-    "maximum over each window of x padded with its dtype's lowest value (-inf for "
-    "floats); NaN propagates",
-)  # fmt: skip
-window_min = _window(
-    "window_min", window_minmax_dtype_rule,
-    "minimum over each window of x padded with its dtype's highest value (+inf for "
-    "floats); NaN propagates",
+def window_reduce_dtype_rule(x: DType, *, kind: str, **params: object) -> DType:
+    """The dtype rule of ``kind``: x's dtype; sum/prod refuse bool, max/min complex."""
+    try:
+        rule = WINDOW_REDUCE_DTYPE_RULES[kind]
+    except (KeyError, TypeError):
+        raise unknown_kind("window_reduce", kind, WINDOW_REDUCE_KINDS) from None
+    return rule(x)
+
+
+window_reduce = REGISTRY.declare(
+    "window_reduce", "window", inputs=("x",),
+    params=("kind", "window_dimensions", "strides", "padding", "window_dilations"),
+    shape_rule=window_reduce_shape_rule, dtype_rule=window_reduce_dtype_rule,
+    op_name="window_{kind}",
+    doc="sum, prod, max or min (kind) over each (strided, dilated) window of x padded with "
+        "the kind's identity: 0, 1, the dtype's lowest value (-inf for floats), its highest "
+        "(+inf); keeps x's dtype; max and min propagate NaN",
 )  # fmt: skip
 
 
 def window_scatter_shape_rule(
     x: tuple[int, ...], source: tuple[int, ...], init_value: tuple[int, ...], *,
     window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: Pairs,
+    kind: str | None = None,
 ) -> tuple[int, ...]:  # fmt: skip
     return x
 
 
 def window_scatter_dtype_rule(
-    x: DType, source: DType, init_value: DType, **params: object
+    x: DType, source: DType, init_value: DType, *, kind: str, **params: object
 ) -> DType:
+    if kind not in WINDOW_SCATTER_KINDS:
+        raise unknown_kind("window_scatter", kind, WINDOW_SCATTER_KINDS)
     if x.kind == "c":
         raise DTypeError("window_scatter_max/window_scatter_min: complex numbers have no order")
     if source is not init_value:  # pragma: no cover - the core casts first
@@ -102,19 +111,15 @@ def window_scatter_dtype_rule(
     return source
 
 
-def _scatter(name: str, which: str):  # type: ignore[no-untyped-def]
-    return REGISTRY.declare(
-        name, "window", inputs=("x", "source", "init_value"),
-        params=("window_dimensions", "strides", "padding"),
-        shape_rule=window_scatter_shape_rule, dtype_rule=window_scatter_dtype_rule,
-        doc=f"out (x's shape, source's dtype) = init_value (0-d) plus, for each window of x, "
-            f"its source value added at the window's first {which} (NaN counts as the "
-            f"{which}; padding is never chosen; a window all padding drops its value)",
-    )  # fmt: skip
-
-
-window_scatter_max = _scatter("window_scatter_max", "maximum")
-window_scatter_min = _scatter("window_scatter_min", "minimum")
+window_scatter = REGISTRY.declare(
+    "window_scatter", "window", inputs=("x", "source", "init_value"),
+    params=("kind", "window_dimensions", "strides", "padding"),
+    shape_rule=window_scatter_shape_rule, dtype_rule=window_scatter_dtype_rule,
+    op_name="window_scatter_{kind}",
+    doc="out (x's shape, source's dtype) = init_value (0-d) plus, for each window of x, its "
+        "source value added at the window's first maximum (kind max) or minimum (kind min) "
+        "(NaN counts as either; padding is never chosen; a window all padding drops its value)",
+)  # fmt: skip
 
 
 # ---------------------------------------------------------------- derivative rules
@@ -184,7 +189,6 @@ def _first_hits(
     return ops.logical_and(hit, ops.cumulative_sum(hit, axis=0) == 1)
 
 
-@vjp_rule("window_sum")
 def window_sum_vjp(
     ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, window_dimensions: tuple[int, ...],
     strides: tuple[int, ...], padding: Pairs, window_dilations: tuple[int, ...],
@@ -205,7 +209,6 @@ def window_sum_vjp(
     return (gx,)
 
 
-@vjp_rule("window_prod")
 def window_prod_vjp(
     ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, window_dimensions: tuple[int, ...],
     strides: tuple[int, ...], padding: Pairs, window_dilations: tuple[int, ...],
@@ -245,8 +248,23 @@ def _window_extreme_vjp(which: str) -> Callable[..., Cotangents]:
     return rule
 
 
-window_max_vjp = vjp_rule("window_max")(_window_extreme_vjp("max"))
-window_min_vjp = vjp_rule("window_min")(_window_extreme_vjp("min"))
+#: ``window_reduce``'s derivative rule of each kind.
+WINDOW_REDUCE_VJPS: dict[str, Callable[..., Cotangents]] = {
+    "sum": window_sum_vjp, "prod": window_prod_vjp,
+    "max": _window_extreme_vjp("max"), "min": _window_extreme_vjp("min"),
+}  # fmt: skip
+
+
+@vjp_rule("window_reduce")
+def window_reduce_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, kind: str,
+    window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: Pairs,
+    window_dilations: tuple[int, ...],
+) -> Cotangents:  # fmt: skip
+    return WINDOW_REDUCE_VJPS[kind](
+        ops, cotangent, out, x, window_dimensions=window_dimensions, strides=strides,
+        padding=padding, window_dilations=window_dilations,
+    )  # fmt: skip
 
 
 def _window_scatter_vjp(which: str) -> Callable[..., Cotangents]:
@@ -271,5 +289,19 @@ def _window_scatter_vjp(which: str) -> Callable[..., Cotangents]:
     return rule
 
 
-window_scatter_max_vjp = vjp_rule("window_scatter_max")(_window_scatter_vjp("max"))
-window_scatter_min_vjp = vjp_rule("window_scatter_min")(_window_scatter_vjp("min"))
+#: ``window_scatter``'s derivative rule of each kind.
+WINDOW_SCATTER_VJPS: dict[str, Callable[..., Cotangents]] = {
+    "max": _window_scatter_vjp("max"),
+    "min": _window_scatter_vjp("min"),
+}
+
+
+@vjp_rule("window_scatter")
+def window_scatter_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, *,
+    kind: str, window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: Pairs,
+) -> Cotangents:  # fmt: skip
+    return WINDOW_SCATTER_VJPS[kind](
+        ops, cotangent, out, x, source, init_value, window_dimensions=window_dimensions,
+        strides=strides, padding=padding,
+    )  # fmt: skip
