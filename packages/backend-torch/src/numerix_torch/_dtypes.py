@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.dtypes import DType
 from numerix.errors import UnsupportedDTypeError
 
@@ -38,38 +38,38 @@ __all__ = [
 ]
 
 TORCH: dict[DType, torch.dtype] = {
-    D.bool_: torch.bool,
-    D.int8: torch.int8,
-    D.int16: torch.int16,
-    D.int32: torch.int32,
-    D.int64: torch.int64,
-    D.uint8: torch.uint8,
-    D.uint16: torch.uint16,
-    D.uint32: torch.uint32,
-    D.uint64: torch.uint64,
-    D.float16: torch.float16,
-    D.bfloat16: torch.bfloat16,
-    D.float32: torch.float32,
-    D.float64: torch.float64,
-    D.complex64: torch.complex64,
-    D.complex128: torch.complex128,
+    dtypes.bool_: torch.bool,
+    dtypes.int8: torch.int8,
+    dtypes.int16: torch.int16,
+    dtypes.int32: torch.int32,
+    dtypes.int64: torch.int64,
+    dtypes.uint8: torch.uint8,
+    dtypes.uint16: torch.uint16,
+    dtypes.uint32: torch.uint32,
+    dtypes.uint64: torch.uint64,
+    dtypes.float16: torch.float16,
+    dtypes.bfloat16: torch.bfloat16,
+    dtypes.float32: torch.float32,
+    dtypes.float64: torch.float64,
+    dtypes.complex64: torch.complex64,
+    dtypes.complex128: torch.complex128,
 }
 NUMERIX: dict[torch.dtype, DType] = {v: k for k, v in TORCH.items()}
 
 #: unsigned dtypes torch stores but cannot compute with: dtype -> compute dtype
 EMULATED: dict[DType, torch.dtype] = {
-    D.uint16: torch.int32,
-    D.uint32: torch.int64,
-    D.uint64: torch.int64,
+    dtypes.uint16: torch.int32,
+    dtypes.uint32: torch.int64,
+    dtypes.uint64: torch.int64,
 }
-_MASK = {D.uint16: 0xFFFF, D.uint32: 0xFFFFFFFF}
+_MASK = {dtypes.uint16: 0xFFFF, dtypes.uint32: 0xFFFFFFFF}
 
 #: emulated dtype -> the signed dtype of its width: copies, shape moves, comparisons for
 #: equality, bitwise ops and wrapping add / subtract / multiply are exact on the bits
 SIGNED_VIEW: dict[DType, torch.dtype] = {
-    D.uint16: torch.int16,
-    D.uint32: torch.int32,
-    D.uint64: torch.int64,
+    dtypes.uint16: torch.int16,
+    dtypes.uint32: torch.int32,
+    dtypes.uint64: torch.int64,
 }
 
 
@@ -77,7 +77,7 @@ def compute(t: torch.Tensor, dtype: DType) -> torch.Tensor:
     """``t`` (holding ``dtype``) in a dtype torch has kernels for (itself if it has)."""
     if dtype not in EMULATED:
         return t
-    if dtype is D.uint64:
+    if dtype is dtypes.uint64:
         return t.view(torch.int64)
     return t.to(EMULATED[dtype])
 
@@ -86,21 +86,21 @@ def restore(r: torch.Tensor, dtype: DType) -> torch.Tensor:
     """A computed result ``r`` back in ``dtype`` (wrapping around as numpy does)."""
     if dtype not in EMULATED:
         return r if r.dtype == TORCH[dtype] else r.to(TORCH[dtype])
-    if dtype is D.uint64:
+    if dtype is dtypes.uint64:
         return r.to(torch.int64).view(torch.uint64)
     return (r.to(torch.int64) & _MASK[dtype]).to(TORCH[dtype])
 
 
 def order_key(t: torch.Tensor, dtype: DType) -> torch.Tensor:
     """A tensor torch can compare that orders like ``t``'s values (for max, sort, <)."""
-    if dtype is D.uint64:
+    if dtype is dtypes.uint64:
         return t.view(torch.int64) ^ torch.iinfo(torch.int64).min
     return compute(t, dtype)
 
 
 def from_key(k: torch.Tensor, dtype: DType) -> torch.Tensor:
     """The inverse of :func:`order_key` (e.g. after a max over keys)."""
-    if dtype is D.uint64:
+    if dtype is dtypes.uint64:
         return (k ^ torch.iinfo(torch.int64).min).view(torch.uint64)
     return restore(k, dtype)
 

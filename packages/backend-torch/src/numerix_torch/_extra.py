@@ -15,15 +15,15 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import SliceByIndexing, pad_plan
 from numerix.dtypes import DType
 from numerix_torch._dtypes import TORCH, compute, order_key, restore
 
 _Pairs = tuple[tuple[int, int], ...]
-_BITS = {D.uint16: torch.int16, D.uint32: torch.int32, D.uint64: torch.int64}
-_HALF = (D.float16, D.bfloat16)
+_BITS = {dtypes.uint16: torch.int16, dtypes.uint32: torch.int32, dtypes.uint64: torch.int64}
+_HALF = (dtypes.float16, dtypes.bfloat16)
 _I64_MIN = -(2**63)
 _I64_MAX = 2**63 - 1
 _CONV = (F.conv1d, F.conv2d, F.conv3d)
@@ -46,23 +46,23 @@ def _acc(t: torch.Tensor, dtype: DType) -> torch.Tensor:
 
 
 def _key(t: torch.Tensor, dtype: DType) -> torch.Tensor:
-    return t.to(torch.uint8) if dtype is D.bool_ else order_key(t, dtype)
+    return t.to(torch.uint8) if dtype is dtypes.bool_ else order_key(t, dtype)
 
 
 def _unkey(r: torch.Tensor, dtype: DType) -> torch.Tensor:
-    if dtype is D.uint64:
+    if dtype is dtypes.uint64:
         return (r ^ _I64_MIN).view(torch.uint64)
-    if dtype is D.bool_:
+    if dtype is dtypes.bool_:
         return r.to(torch.bool)
     return restore(r, dtype)
 
 
 def _key_extreme(dtype: DType, highest: bool) -> Any:
     """The identity of min (``highest``) or of max in :func:`_key`'s space."""
-    if dtype is D.uint64:  # keyed into int64's range
+    if dtype is dtypes.uint64:  # keyed into int64's range
         return _I64_MAX if highest else _I64_MIN
-    v = D.reduction_identity("min" if highest else "max", dtype)
-    return int(v) if dtype is D.bool_ else v
+    v = dtypes.reduction_identity("min" if highest else "max", dtype)
+    return int(v) if dtype is dtypes.bool_ else v
 
 
 def _padded(a: torch.Tensor, padding: _Pairs, fill: Any) -> torch.Tensor:
@@ -236,7 +236,7 @@ class ExtraKernels(SliceByIndexing):
     ) -> Tensor:
         dt, k = x.dtype, len(axes)
         a = _acc(x.data, dt)
-        if a is x.data or dt is D.uint64:
+        if a is x.data or dt is dtypes.uint64:
             a = a.clone()
         u = _acc(updates.data, dt)
         first = tuple(range(k))
@@ -296,7 +296,7 @@ class ExtraKernels(SliceByIndexing):
             return out
         if kind in ("sum", "prod"):
             a = _acc(x.data, dt)
-            fill: Any = D.reduction_identity(kind, dt)
+            fill: Any = dtypes.reduction_identity(kind, dt)
         else:
             a = _key(x.data, dt)
             fill = _key_extreme(dt, kind == "min")

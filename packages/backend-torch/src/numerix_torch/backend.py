@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend, Option, lowers
 from numerix.errors import BackendOptionError
@@ -139,7 +139,7 @@ def _ordered(fn: Callable[..., torch.Tensor], keyed: bool = False) -> _Kernel:
 # ---------------------------------------------------------------- helpers
 
 
-def _saturate(a: torch.Tensor, dst: D.DType) -> torch.Tensor:
+def _saturate(a: torch.Tensor, dst: dtypes.DType) -> torch.Tensor:
     # torch leaves out-of-range float->int casts undefined; NaN becomes 0 and other values
     # saturate, as binary and XLA do. The bounds are powers of two, exact in float32
     if a.dtype in (torch.float16, torch.bfloat16):
@@ -154,7 +154,7 @@ def _saturate(a: torch.Tensor, dst: D.DType) -> torch.Tensor:
 
 
 @functools.cache
-def _limits(dtype: D.DType, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def _limits(dtype: dtypes.DType, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     info = np.iinfo(dtype.numpy_dtype)
     hi = torch.from_numpy(np.array([info.max], dtype=dtype.numpy_dtype))
     lo = torch.from_numpy(np.array([info.min], dtype=dtype.numpy_dtype))
@@ -177,9 +177,9 @@ def _cbrt(a: torch.Tensor) -> torch.Tensor:
     return r.to(a.dtype)
 
 
-def _pattern64(a: torch.Tensor, d: D.DType) -> torch.Tensor:
+def _pattern64(a: torch.Tensor, d: dtypes.DType) -> torch.Tensor:
     # the bit pattern of an integer of any width, zero-extended into int64
-    if d.kind == "u" or d is D.int64:
+    if d.kind == "u" or d is dtypes.int64:
         return compute(a, d).to(torch.int64)
     w = d.numpy_dtype.itemsize * 8
     return a.to(torch.int64) & ((1 << w) - 1)
@@ -372,7 +372,7 @@ def check_target(target: str) -> tuple[str, str] | None:
     )
 
 
-def _narrow(r: torch.Tensor, d: D.DType, out: D.DType) -> torch.Tensor:
+def _narrow(r: torch.Tensor, d: dtypes.DType, out: dtypes.DType) -> torch.Tensor:
     """A sum or product ``r`` of ``d`` values as ``out``: torch accumulates small integers
     in int64, so an emulated unsigned result wraps back to its width (numpy's modular
     arithmetic) before its bits are read as unsigned."""
@@ -533,7 +533,7 @@ class TorchBackend(ExtraKernels, Backend):
         if dst.kind in "iu" and src.kind in "fc":
             out.data = _saturate(a, dst)
             return out
-        if dst is D.uint64 and src.kind == "i":  # wraps as numpy: via the bit pattern
+        if dst is dtypes.uint64 and src.kind == "i":  # wraps as numpy: via the bit pattern
             out.data = a.to(torch.int64).view(torch.uint64)
             return out
         if dst in EMULATED and src.kind in "iu":
@@ -667,7 +667,7 @@ class TorchBackend(ExtraKernels, Backend):
         a, b = x1.data, x2.data
         if d.kind == "f":
             out.data = torch.div(a, b, rounding_mode="floor")
-        elif d is D.uint64:
+        elif d is dtypes.uint64:
             out.data = _udivmod64(a.view(torch.int64), b.view(torch.int64))[0].view(torch.uint64)
         else:
             a, b = compute(a, d), compute(b, d)
@@ -685,7 +685,7 @@ class TorchBackend(ExtraKernels, Backend):
         a, b = x1.data, x2.data
         if d.kind == "f":
             out.data = torch.remainder(a, b)
-        elif d is D.uint64:
+        elif d is dtypes.uint64:
             out.data = _udivmod64(a.view(torch.int64), b.view(torch.int64))[1].view(torch.uint64)
         else:
             a, b = compute(a, d), compute(b, d)
@@ -696,7 +696,7 @@ class TorchBackend(ExtraKernels, Backend):
     def pow(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         d = x1.dtype
         a, b = x1.data, x2.data
-        if d is D.uint64:
+        if d is dtypes.uint64:
             # exponents >= 2**63 are negative as int64: a**b = (a**(b>>1))**2 * a**(b&1)
             a, b = a.view(torch.int64), b.view(torch.int64)
             h = torch.pow(a, (b >> 1) & _I64_MAX)
@@ -722,7 +722,7 @@ class TorchBackend(ExtraKernels, Backend):
     def bitwise_right_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         d = x1.dtype
         w = d.numpy_dtype.itemsize * 8
-        if d is D.uint64:
+        if d is dtypes.uint64:
             a, b = x1.data.view(torch.int64), x2.data.view(torch.int64)
             ok = (b >= 0) & (b < 64)
             s = torch.where(ok, b, 0)
