@@ -170,7 +170,7 @@ def main() -> None:
         if args.only and name != args.only:
             continue
         try:
-            nx.defaults.resolve_backend(name)
+            nx.configuration.resolve_backend(name)
         except nx.NumerixError as e:
             print(f"{name}: skipped ({e})")
             continue

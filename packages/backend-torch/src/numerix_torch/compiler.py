@@ -27,6 +27,7 @@ from numerix.backend import Backend, Option
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.expr import COND, HOOK, WHILE, Graph
 from numerix.defn.replay import Program, lower, run_program, runner
+from numerix.plugins import get_backend
 
 __all__ = ["TorchCompiler", "InductorFallbackWarning"]
 
@@ -76,8 +77,6 @@ def _target(specs: Sequence[ArgSpec], device: Any, device_id: Any) -> Backend:
     live on torch), else the torch backend's default device. The arguments must meet it
     (:func:`numerix._meeting.meeting_backend`): host ones move, any other backend or
     device is refused, as in eager code."""
-    from numerix.plugins import get_backend
-
     met = meeting_backend("jit", specs, noun="argument")
     on_torch = met if met is not None and met.name == "torch" else None
     if device is None and device_id is None:

@@ -24,6 +24,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import SingleDeviceSharding
 
+from numerix._dispatch import new_out
 from numerix._meeting import check_live, meeting_backend
 from numerix._tensor import Tensor
 from numerix.backend import Backend, Option
@@ -32,7 +33,7 @@ from numerix.defn.expr import CONSTANT, FOLD_LIMIT, PARAMETER, Graph, Node
 from numerix.defn.graph import GraphWalk, last_reads, native_block, subgraph_inputs
 from numerix.defn.replay import runner
 from numerix.errors import ArgumentError
-from numerix.ops._core import new_out
+from numerix.plugins import get_backend
 from numerix_xla._kernels import check_64bit, x64_on
 from numerix_xla.backend import XlaBackend
 
@@ -153,8 +154,6 @@ def target_backend(args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> 
     from the arguments' xla backend, else the default xla backend's. The arguments must
     meet it (:func:`numerix._meeting.meeting_backend`): host ones move, any other
     backend or device is refused, as in eager code."""
-    from numerix.plugins import get_backend
-
     opts: dict[str, Any] = {}
     met = meeting_backend("jit", args_spec, noun="argument")
     if isinstance(met, XlaBackend):
@@ -364,8 +363,6 @@ def _hook(n: Node, src: int) -> _Step:
     def call(a: Any) -> None:
         # the callback gets a host (binary) tensor: calling back into JAX from a
         # callback may deadlock on accelerators
-        from numerix.plugins import get_backend
-
         t = new_out(shape, dtype, get_backend("binary"), np.asarray(a, dtype=dtype.numpy_dtype))
         fn(t)
 

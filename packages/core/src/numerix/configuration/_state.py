@@ -55,7 +55,7 @@ PYPROJECT_TABLE = ("tool", "numerix")
 context: ContextVar[Any] = ContextVar("numerix_config", default=None)
 #: The configuration read from the environment and the files (read once, lazily).
 base: Any = None
-#: The backend the base configuration selects (cached by :mod:`numerix.defaults`).
+#: The backend the base configuration selects (cached by :mod:`numerix.configuration`).
 base_backend: Any = None
 lock = threading.RLock()
 

@@ -15,24 +15,16 @@ import optree
 from numerix._meeting import meeting_backend
 from numerix._tensor import Tensor
 from numerix.backend import Backend
+from numerix.configuration import effective_settings, get_default_backend
 from numerix.defn.compilers import (
     ArgSpec,
     Compiler,
     Executable,
     default_compiler,
-    effective_settings,
     resolve_compiler,
 )
-from numerix.defn.expr import Graph, _freeze
-from numerix.defn.trace import (
-    NUMBER_DTYPES,
-    Template,
-    _active,
-    active_trace,
-    flatten,
-    leaf_spec,
-    trace_flat,
-)
+from numerix.defn.expr import Graph, _active, _freeze, active_trace, trace_flat
+from numerix.defn.trace import NUMBER_DTYPES, Template, flatten, leaf_spec
 from numerix.errors import (
     ArgumentError,
     BackendMismatchError,
@@ -70,8 +62,6 @@ def _number_backend(leaves: Sequence[Any]) -> Backend:
     met = meeting_backend("jit", [x for x in leaves if type(x) is Tensor], noun="argument")
     if met is not None:
         return met
-    from numerix.defaults import get_default_backend
-
     return get_default_backend()
 
 
@@ -460,8 +450,6 @@ def compile(
     ...
     numerix.errors.TracingError: compile: the program was compiled for arguments (s32[3]), got (s32[2]); ...
     """
-    from numerix.defaults import get_default_backend
-
     leaves, tree = flatten((templates, {}), "compile")
     specs = []
     for x in leaves:

@@ -11,17 +11,15 @@ import numpy as np
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend
-from numerix.defn.expr import Graph, _active, active_trace, trace_flat
+from numerix.defn.expr import Graph, active_trace, trace_flat
 from numerix.dtypes import DType
 from numerix.errors import ShapeError, TracingError
 from numerix.ops._core import resolve
 from numerix.ops.creation import asarray
 
-# active_trace, trace_flat and the context variable _active are the recorder's
-# (numerix.defn.expr); they are importable from here too
-__all__ = [
-    "Template", "template", "trace", "active_trace", "trace_flat", "flatten", "leaf_spec", "_active",
-]  # fmt: skip
+# active_trace and trace_flat are the recorder's (numerix.defn.expr); they are
+# importable from here too
+__all__ = ["Template", "template", "trace", "active_trace", "trace_flat", "flatten", "leaf_spec"]
 
 #: The dtype a Python number argument takes (numbers are dynamic 0-d tensors, as in Nx).
 NUMBER_DTYPES: dict[type, DType] = {
@@ -110,10 +108,10 @@ def trace(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Graph:
 
     >>> import numerix as nx
     >>> print(nx.trace(lambda x: nx.exp(x - nx.max(x)), nx.template((3,))))
-    parameter a                                     f32[3]
-    b = max [ a, axes: (0,), keepdims: False ]      f32
-    c = subtract [ a, b ]                           f32[3]
-    d = exp [ c ]                                   f32[3]
+    parameter a                                                 f32[3]
+    b = reduce [ a, kind: 'max', axes: (0,), keepdims: False ]  f32
+    c = subtract [ a, b ]                                       f32[3]
+    d = exp [ c ]                                               f32[3]
 
     An argument that is neither a tensor nor a number is refused:
 

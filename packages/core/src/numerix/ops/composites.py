@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis
 from numerix._tensor import Tensor
-from numerix.defaults import get_default_backend
+from numerix.configuration import get_default_backend
 from numerix.dtypes import DType
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import (
@@ -85,7 +85,7 @@ __all__ = [
     "quotient", "reduce", "window_reduce", "to_batched",
 ]  # fmt: skip
 
-_HALF = (D.float16, D.bfloat16)
+_HALF = (dtypes.float16, dtypes.bfloat16)
 
 
 def _is_int(v: Any) -> bool:
@@ -104,8 +104,8 @@ def _float_operand(x: Any, op: str) -> tuple[Tensor, DType]:
             f"{op}: complex input is not supported, got {t.describe()}; take numerix.real(x) or "
             f"numerix.abs(x) first"
         )
-    out = D.default_float() if t.dtype.kind in "biu" else t.dtype
-    return cast(t, D.float32 if out in _HALF else out), out
+    out = dtypes.default_float() if t.dtype.kind in "biu" else t.dtype
+    return cast(t, dtypes.float32 if out in _HALF else out), out
 
 
 def _axes(op: str, axis: Any, t: Tensor) -> tuple[int, ...]:
@@ -310,10 +310,10 @@ def softplus(x: Any, /) -> Tensor:
 def _norm_operand(x: Any, op: str) -> tuple[Tensor, DType]:
     """``|x|`` in the dtype the norm computes in, and the (real) dtype of its result."""
     t = as_tensor(x, op)
-    out = D.default_float() if t.dtype.kind in "biu" else t.dtype
-    out = {D.complex64: D.float32, D.complex128: D.float64}.get(out, out)
+    out = dtypes.default_float() if t.dtype.kind in "biu" else t.dtype
+    out = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(out, out)
     if t.dtype.kind in "biu" or t.dtype in _HALF:
-        t = cast(t, D.float32)
+        t = cast(t, dtypes.float32)
     return abs(t), out
 
 
@@ -405,10 +405,10 @@ def _matrix_ord(op: str, ord: Any) -> Any:
 def _spectral_norm(x: Any, row: int, col: int, keepdims: bool, ord: Any, op: str) -> Tensor:
     # ord 2 / -2 / 'nuc': the largest / smallest / sum of the singular values
     t = as_tensor(x, op)
-    out = D.default_float() if t.dtype.kind in "biu" else t.dtype
-    out = {D.complex64: D.float32, D.complex128: D.float64}.get(out, out)
+    out = dtypes.default_float() if t.dtype.kind in "biu" else t.dtype
+    out = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(out, out)
     if t.dtype.kind in "biu" or t.dtype in _HALF:
-        t = cast(t, D.float32)
+        t = cast(t, dtypes.float32)
     s = svd(moveaxis(t, (row, col), (-2, -1)), full_matrices=False)[1]
     if ord == "nuc":
         r = _sum(s, axis=-1)
@@ -786,7 +786,9 @@ def triu(x: Any, /, k: int = 0) -> Tensor:
 # ---------------------------------------------------------------- one_hot
 
 
-def one_hot(indices: Any, num_classes: int, *, dtype: Any = D.float32, axis: int = -1) -> Tensor:
+def one_hot(
+    indices: Any, num_classes: int, *, dtype: Any = dtypes.float32, axis: int = -1
+) -> Tensor:
     """One-hot encoding of integer ``indices`` along a new axis of size ``num_classes``
     (JAX ``nn.one_hot``; Nx's ``Nx.equal(Nx.new_axis(t, -1), Nx.iota(...))`` idiom).
 
@@ -815,10 +817,10 @@ def one_hot(indices: Any, num_classes: int, *, dtype: Any = D.float32, axis: int
     if not _is_int(num_classes) or int(num_classes) < 0:
         raise ShapeError(f"one_hot: num_classes must be a non-negative int, got {num_classes!r}")
     n = int(num_classes)
-    d = D.as_dtype(dtype, "one_hot")
+    d = dtypes.as_dtype(dtype, "one_hot")
     ax = normalize_axis("one_hot", axis, t.ndim + 1)
     # compare in a wide dtype: an iota in int8 would wrap past 127 classes
-    wide = D.uint64 if t.dtype is D.uint64 else D.int64
+    wide = dtypes.uint64 if t.dtype is dtypes.uint64 else dtypes.int64
     shape = [1] * (t.ndim + 1)
     shape[ax] = n
     classes = iota(tuple(shape), axis=ax, dtype=wide, backend=t.backend)
@@ -866,7 +868,7 @@ def _isclose(op: str, a: Any, b: Any, rtol: Any, atol: Any, equal_nan: bool) -> 
     ops = [v if type(v) in _PY_SCALARS else as_tensor(v, op) for v in (a, b)]
     tensors = [v for v in ops if type(v) is Tensor]
     try:
-        d = D.result_type(*ops, 1.0)
+        d = dtypes.result_type(*ops, 1.0)
     except DTypeError as e:
         raise DTypeError(str(e).replace("result_type", op, 1)) from None
     backend, tensors = unify(op, *tensors) if tensors else (get_default_backend(), [])
@@ -962,7 +964,7 @@ def _initial(op: str, initial: Any, t: Tensor) -> Tensor:
         raise DTypeError(
             f"{op}: initial must be a Python scalar or a 0-d tensor, got {type(initial).__name__}"
         )
-    if D.result_type(t.dtype, initial) is not t.dtype:
+    if dtypes.result_type(t.dtype, initial) is not t.dtype:
         raise DTypeError(
             f"{op}: initial {initial!r} does not fit x's dtype ({t.describe()}); give a value of "
             f"x's kind or cast x first"

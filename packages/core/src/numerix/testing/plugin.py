@@ -177,7 +177,7 @@ def run_with_backend(request: pytest.FixtureRequest, spec: Any) -> Iterator[None
     """The body of the plugin's autouse fixture for a test that runs with the backend
     ``spec``: that backend is the default around the test; a kit test of a dtype it does
     not claim is skipped as not claimed."""
-    backend = nx.defaults.resolve_backend(spec, "numerix kit")
+    backend = nx.configuration.resolve_backend(spec, "numerix kit")
     # every kernel's result is checked against its primitive's rules (once on, it stays)
     _dispatch.check_rules(True)
     item = request.node
