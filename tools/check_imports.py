@@ -14,6 +14,11 @@ Three rules, read from the sources (nothing is imported):
    compiler contracts, plugins and configuration), at module level or in functions.
 3. **Plugins do not import each other**: ``numerix_binary``, ``numerix_xla`` and
    ``numerix_torch`` import numerix, never one another.
+4. **Plugins stand on the low layer**: from numerix they import the low layer, the
+   compiler interface (``numerix.defn``) and the conformance kit (``numerix.testing``),
+   never the public ops or the ``numerix`` namespace: a backend's kernels do not call
+   public ops, and what a backend's native block falls back to is in the registry
+   (``Block.fallback``).
 
 Usage: ``python tools/check_imports.py [ROOT]``; exits 1 and lists every violation.
 """
@@ -32,6 +37,9 @@ PACKAGES = {
     "numerix_xla": "packages/backend-xla/src/numerix_xla",
     "numerix_torch": "packages/backend-torch/src/numerix_torch",
 }
+
+#: What a plugin may import from numerix besides the low layer.
+PLUGIN_ALSO = ("numerix.defn", "numerix.testing")
 
 #: The low layer of the core: modules (and packages, with everything under them) that
 #: import only each other.
@@ -161,6 +169,11 @@ def check(root: Path) -> list[str]:
             other = target.split(".")[0]
             if top != "numerix" and other not in ("numerix", top):
                 problems.append(f"{where}:{line}: plugin {top} imports plugin {other} ({kind})")
+            if top != "numerix" and other == "numerix" and not _in(target, LOW + PLUGIN_ALSO):
+                problems.append(
+                    f"{where}:{line}: plugin {top} imports {target} ({kind}); plugins import "
+                    f"numerix's low layer, numerix.defn and numerix.testing"
+                )
     for component in _cycles(graph):
         edges = [f"{a} -> {b}" for a in component for b in sorted(graph[a]) if b in component]
         problems.append(

@@ -75,3 +75,16 @@ def test_type_checking_imports_and_package_parents_are_not_edges(tmp_path: Path)
         },
     )
     assert _checker().check(root) == []
+
+
+def test_a_plugin_calling_the_public_ops_is_found(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {"__init__.py": "", "ops/__init__.py": "", "backend.py": ""})
+    plugin = root / "packages/backend-binary/src/numerix_binary"
+    plugin.mkdir(parents=True)
+    (plugin / "__init__.py").write_text("")
+    (plugin / "backend.py").write_text(
+        "from numerix.backend import Backend\n"
+        "def fallback(x):\n    from numerix.ops import exp\n    return exp(x)\n"
+    )
+    (problem,) = _checker().check(root)
+    assert "plugin numerix_binary imports numerix.ops (inside a function)" in problem

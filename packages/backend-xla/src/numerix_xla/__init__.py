@@ -26,6 +26,6 @@ def set_as_default(clients: Any = ("tpu", "cuda", "rocm", "host"), **options: An
     'xla'
     >>> _ = numerix.set_global_default_backend(None)
     """
-    import numerix
+    from numerix.configuration import set_global_default_backend
 
-    return numerix.set_global_default_backend([("xla", {"client": c, **options}) for c in clients])
+    return set_global_default_backend([("xla", {"client": c, **options}) for c in clients])

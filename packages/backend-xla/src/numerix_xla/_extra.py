@@ -18,17 +18,7 @@ from jax import lax
 from jax.lax import linalg as lxl
 
 from numerix.dtypes import reduction_identity
-from numerix.ops.linalg_blocks import (
-    cholesky_fallback,
-    det_fallback,
-    eigh_fallback,
-    inv_fallback,
-    lu_fallback,
-    qr_fallback,
-    solve_fallback,
-    svd_fallback,
-    triangular_solve_fallback,
-)
+from numerix.primitives._registry import BLOCKS
 from numerix_xla._kernels import check_64bit, jitted
 
 if TYPE_CHECKING:
@@ -496,7 +486,7 @@ class ExtraKernels:
 
     def block_cholesky(self, out: Tensor, x: Tensor, *, upper: bool) -> Tensor:
         if 0 in x.shape:
-            return _from_fallback(out, cholesky_fallback, x, upper=upper)
+            return _from_fallback(out, "cholesky", x, upper=upper)
 
         def build() -> Callable[..., Any]:
             def f(a: Any) -> Any:
@@ -516,7 +506,7 @@ class ExtraKernels:
         transform_a: str,
     ) -> Tensor:  # fmt: skip
         if 0 in out.shape or 0 in a.shape:
-            return _from_fallback(out, triangular_solve_fallback, a, b, lower=lower,
+            return _from_fallback(out, "triangular_solve", a, b, lower=lower,
                                   left_side=left_side, transform_a=transform_a)  # fmt: skip
         key = ("triangular_solve", lower, left_side, transform_a)
         f = jitted(key, lambda: lambda m, r: lxl.triangular_solve(
@@ -527,19 +517,19 @@ class ExtraKernels:
 
     def block_solve(self, out: Tensor, a: Tensor, b: Tensor) -> Tensor:
         if 0 in out.shape or 0 in a.shape:
-            return _from_fallback(out, solve_fallback, a, b)
+            return _from_fallback(out, "solve", a, b)
         out.data = jitted("solve", lambda: jnp.linalg.solve)(a.data, b.data)
         return out
 
     def block_inv(self, out: Tensor, x: Tensor) -> Tensor:
         if 0 in x.shape:
-            return _from_fallback(out, inv_fallback, x)
+            return _from_fallback(out, "inv", x)
         out.data = jitted("inv", lambda: jnp.linalg.inv)(x.data)
         return out
 
     def block_det(self, out: Tensor, x: Tensor) -> Tensor:
         if 0 in x.shape:
-            return _from_fallback(out, det_fallback, x)
+            return _from_fallback(out, "det", x)
         out.data = jitted("det", lambda: jnp.linalg.det)(x.data)
         return out
 
@@ -547,7 +537,7 @@ class ExtraKernels:
         self, out: tuple[Tensor, Tensor], x: Tensor, *, mode: str
     ) -> tuple[Tensor, Tensor]:
         if 0 in x.shape:
-            return _from_fallback(out, qr_fallback, x, mode=mode)
+            return _from_fallback(out, "qr", x, mode=mode)
         full = mode == "complete"
         f = jitted(("qr", full), lambda: lambda a: lxl.qr(a, full_matrices=full))
         q, r = out
@@ -556,7 +546,7 @@ class ExtraKernels:
 
     def block_eigh(self, out: tuple[Tensor, Tensor], x: Tensor) -> tuple[Tensor, Tensor]:
         if 0 in x.shape:
-            return _from_fallback(out, eigh_fallback, x)
+            return _from_fallback(out, "eigh", x)
         f = jitted("eigh", lambda: lambda a: lxl.eigh(a, lower=True, symmetrize_input=False))
         w, v = out
         v.data, w.data = f(x.data)
@@ -566,7 +556,7 @@ class ExtraKernels:
         self, out: tuple[Tensor, Tensor, Tensor], x: Tensor, *, full_matrices: bool
     ) -> tuple[Tensor, Tensor, Tensor]:
         if 0 in x.shape:
-            return _from_fallback(out, svd_fallback, x, full_matrices=full_matrices)
+            return _from_fallback(out, "svd", x, full_matrices=full_matrices)
         f = jitted(("svd", full_matrices), lambda: lambda a: lxl.svd(
             a, full_matrices=full_matrices, compute_uv=True))  # fmt: skip
         u, s, vh = out
@@ -577,14 +567,17 @@ class ExtraKernels:
         self, out: tuple[Tensor, Tensor, Tensor], x: Tensor
     ) -> tuple[Tensor, Tensor, Tensor]:
         if 0 in x.shape:
-            return _from_fallback(out, lu_fallback, x)
+            return _from_fallback(out, "lu", x)
         p, low, up = out
         p.data, low.data, up.data = jitted("lu", _build_lu)(x.data)
         return out
 
 
-def _from_fallback(out: Any, fallback: Callable[..., Any], *inputs: Tensor, **params: Any) -> Any:
-    """``out`` filled from the core's ``fallback`` (for the shapes LAPACK refuses)."""
+def _from_fallback(out: Any, block: str, *inputs: Tensor, **params: Any) -> Any:
+    """``out`` filled from the core's version of ``block`` (for the shapes LAPACK
+    refuses), which the registry holds (:attr:`numerix.primitives.Block.fallback`)."""
+    fallback = BLOCKS[block].fallback
+    assert fallback is not None  # every linear-algebra block's op records one
     r = fallback(*inputs, **params)
     if isinstance(out, tuple):
         for o, t in zip(out, r):

@@ -35,7 +35,6 @@ import numpy as np
 from jax import lax
 from jax.sharding import SingleDeviceSharding
 
-import numerix
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend, Option, lowers
@@ -72,7 +71,8 @@ class X64Warning(ConfigWarning):
 
 
 _QUIET = (
-    os.path.join(os.path.dirname(os.path.abspath(numerix.__file__)), ""),
+    # numerix's own folder (dtypes is one of its modules)
+    os.path.join(os.path.dirname(os.path.abspath(dtypes.__file__)), ""),
     os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
     os.path.join(os.path.dirname(os.path.abspath(importlib.__file__)), ""),
     "<frozen importlib",

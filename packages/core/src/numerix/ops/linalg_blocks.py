@@ -33,7 +33,7 @@ from numerix.ops import reduction as reduction_ops
 from numerix.ops import shape as shape_ops
 from numerix.ops._core import as_tensor, cast, run_block, unify
 from numerix.ops.linalg import matmul
-from numerix.primitives._registry import declare_block, vjp_rule
+from numerix.primitives._registry import declare_block, fallback_rule, vjp_rule
 
 __all__ = ["cholesky", "triangular_solve", "solve", "inv", "det", "lu", "qr", "eigh", "svd"]
 
@@ -244,6 +244,7 @@ def cholesky(x: Any, /, *, upper: bool = False) -> Tensor:
     return _back(run_block(cholesky_block, out, cholesky_fallback, t, upper=bool(upper)), rd)
 
 
+@fallback_rule("cholesky")
 def cholesky_fallback(x: Tensor, *, upper: bool) -> Tensor:
     """Column-by-column (Cholesky–Crout) factorisation: column j of L is
     ``(x[:, j] - L[:, :j] L[j, :j]^H) / sqrt(pivot)`` below the diagonal."""
@@ -328,6 +329,7 @@ def _rhs(op: str, a: Tensor, b: Tensor, n: int, left: bool) -> tuple[Tensor, boo
     return _bcast(b, shape), vector, shape
 
 
+@fallback_rule("triangular_solve")
 def triangular_solve_fallback(
     a: Tensor, b: Tensor, *, lower: bool, left_side: bool, transform_a: str
 ) -> Tensor:
@@ -439,6 +441,7 @@ def _swap_rows(t: Tensor, k: int, at_p: Tensor, rows: Tensor) -> Tensor:
     )
 
 
+@fallback_rule("solve")
 def solve_fallback(a: Tensor, b: Tensor) -> Tensor:
     """LU with partial pivoting on ``[a | b]``, then back substitution."""
     n = a.shape[-1]
@@ -467,6 +470,7 @@ def inv(x: Any, /) -> Tensor:
     return _back(run_block(inv_block, block_out(inv_block, t), inv_fallback, t), rd)
 
 
+@fallback_rule("inv")
 def inv_fallback(x: Tensor) -> Tensor:
     """``solve(x, I)``."""
     n = x.shape[-1]
@@ -491,6 +495,7 @@ def det(x: Any, /) -> Tensor:
     return _back(run_block(det_block, block_out(det_block, t), det_fallback, t), rd)
 
 
+@fallback_rule("det")
 def det_fallback(x: Tensor) -> Tensor:
     """The product of U's diagonal (LU with partial pivoting) times the pivots' sign."""
     n = x.shape[-1]
@@ -527,6 +532,7 @@ def lu(x: Any, /) -> tuple[Tensor, Tensor, Tensor]:
     return _back(p, rd), _back(low, rd), _back(up, rd)
 
 
+@fallback_rule("lu")
 def lu_fallback(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """The packed elimination of :func:`solve` (multipliers kept below the diagonal,
     the row permutation tracked as a matrix), unpacked into p, l, u."""
@@ -573,6 +579,7 @@ def qr(x: Any, /, *, mode: str = "reduced") -> tuple[Tensor, Tensor]:
     return _back(q, rd), _back(r, rd)
 
 
+@fallback_rule("qr")
 def qr_fallback(x: Tensor, *, mode: str) -> tuple[Tensor, Tensor]:
     """Householder reflections ``H = I - 2 v v^H`` applied to ``x`` column by column and
     accumulated into ``q``."""
@@ -637,6 +644,7 @@ def eigh(x: Any, /) -> tuple[Tensor, Tensor]:
     return _back(w, _real_dtype(rd)), _back(v, rd)
 
 
+@fallback_rule("eigh")
 def eigh_fallback(x: Tensor) -> tuple[Tensor, Tensor]:
     """Cyclic Jacobi: :data:`JACOBI_SWEEPS` sweeps of unitary rotations, each zeroing one
     off-diagonal pair, then the eigenvalues ranked and the columns permuted to match."""
@@ -754,6 +762,7 @@ def svd(x: Any, /, *, full_matrices: bool = True) -> tuple[Tensor, Tensor, Tenso
     return _back(u, rd), _back(s, _real_dtype(rd)), _back(vh, rd)
 
 
+@fallback_rule("svd")
 def svd_fallback(x: Tensor, *, full_matrices: bool) -> tuple[Tensor, Tensor, Tensor]:
     """One-sided (Hestenes) Jacobi on the columns of ``x`` (of ``x^H`` when wide):
     :data:`JACOBI_SWEEPS` sweeps of the eigh rotations of ``x^H x``'s 2x2 blocks applied

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Primitive", "PrimitiveRegistry", "REGISTRY", "CONTRACT_VERSION", "Block", "BLOCKS",
-    "declare_block", "vjp_rule", "nondifferentiable", "NONDIFFERENTIABLE", "CONTRACT_CHANGES",
+    "declare_block", "vjp_rule", "fallback_rule", "nondifferentiable", "NONDIFFERENTIABLE", "CONTRACT_CHANGES",
     "op_name", "unknown_kind",
 ]  # fmt: skip
 
@@ -177,6 +177,10 @@ class Block:
     shape_rule: Callable[..., Any] | None = None
     #: ``(*input_dtypes, **params) -> out dtype``, a tuple of dtypes for several outputs.
     dtype_rule: Callable[..., Any] | None = None
+    #: the core's version, ``fallback(*inputs, **params)`` (see :func:`fallback_rule`): a
+    #: backend's native block may call it for inputs its library refuses, through the
+    #: registry, without importing the ops layer that writes it
+    fallback: Callable[..., Any] | None = None
 
     @property
     def method(self) -> str:
@@ -268,6 +272,24 @@ def vjp_rule(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         for name in names:
             _attach(name, rule)
         return rule
+
+    return attach
+
+
+def fallback_rule(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Record ``fn`` as block ``name``'s core version (:attr:`Block.fallback`), written
+    in the module of the public op, beside its call::
+
+        @fallback_rule("cholesky")
+        def cholesky_fallback(x, *, upper): ...
+    """
+
+    def attach(fn: Callable[..., Any]) -> Callable[..., Any]:
+        block = BLOCKS[name]
+        if block.fallback is not None:
+            raise ValueError(f"block {name!r} already has a fallback")
+        object.__setattr__(block, "fallback", fn)  # frozen: set once, beside the op
+        return fn
 
     return attach
 
