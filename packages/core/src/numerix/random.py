@@ -39,8 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from numerix import _log_table
-from numerix import dtypes as D
+from numerix import _log_table, dtypes
 from numerix._shapes import broadcast_shapes, check_shape, normalize_axis, size_of
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
@@ -79,7 +78,7 @@ from numerix.ops.reduction import argmax, sum
 from numerix.ops.shape import expand_dims, moveaxis, reshape, stack, transpose
 from numerix.ops.sort import argsort, cumsum, top_k
 from numerix.ops.transfer import backend_transfer
-from numerix.primitives import random as PR
+from numerix.primitives import random as random_primitives
 
 __all__ = [
     "key", "split", "fold_in", "bits", "uniform", "normal", "truncated_normal", "randint",
@@ -87,7 +86,7 @@ __all__ = [
     "threefry2x32",
 ]  # fmt: skip
 
-_UINT = {8: D.uint8, 16: D.uint16, 32: D.uint32, 64: D.uint64}
+_UINT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA  # Threefry's key-schedule constant
 
@@ -106,7 +105,7 @@ def _check_key(op: str, k: Any, backend: Any = None) -> Tensor:
         target = resolve(backend, op)
         if k.backend is not target:
             k = backend_transfer(k, target)
-    if k.dtype is not D.uint32:
+    if k.dtype is not dtypes.uint32:
         raise DTypeError(
             f"{op}: the key must be a uint32[2] tensor, got {k.describe()}: make one with "
             f"numerix.random.key(seed) (or split/fold_in an existing key)"
@@ -131,7 +130,7 @@ def _together(op: str, k: Tensor, *xs: Tensor) -> list[Tensor]:
 
 
 def _float_dtype(op: str, dtype: Any, *, complex_ok: bool = False) -> DType:
-    d = D.as_dtype(dtype, op)
+    d = dtypes.as_dtype(dtype, op)
     if d.kind == "f" or (complex_ok and d.kind == "c"):
         return d
     kinds = "a floating or complex" if complex_ok else "a floating"
@@ -186,20 +185,20 @@ def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Tensor, Tensor]:
     """
     op = "random.threefry2x32"
     if all(type(t) is not Tensor for t in (k1, k2, x1, x2)):
-        k1 = tensor(k1, dtype=D.uint32)
+        k1 = tensor(k1, dtype=dtypes.uint32)
     words = [t if type(t) is Tensor else _word(op, t) for t in (k1, k2, x1, x2)]
     for t in words:
-        if t.dtype is not D.uint32:
+        if t.dtype is not dtypes.uint32:
             raise DTypeError(f"{op}: operands must be uint32, got {t.describe()}")
     backend, words = unify(op, *words)
     shape = broadcast_shapes(op, *(t.shape for t in words))
-    out = (new_out(shape, D.uint32, backend), new_out(shape, D.uint32, backend))
-    return run_block(PR.threefry2x32, out, _threefry2x32_core, *words)
+    out = (new_out(shape, dtypes.uint32, backend), new_out(shape, dtypes.uint32, backend))
+    return run_block(random_primitives.threefry2x32, out, _threefry2x32_core, *words)
 
 
 def _word(op: str, v: Any) -> Any:
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 0 <= v < 2**32:
-        return tensor(int(v), dtype=D.uint32, backend="binary")
+        return tensor(int(v), dtype=dtypes.uint32, backend="binary")
     raise DTypeError(f"{op}: operands must be uint32 tensors or ints in [0, 2**32), got {v!r}")
 
 
@@ -223,10 +222,12 @@ def _counters(shape: tuple[int, ...], backend: Any, wide: bool = False) -> tuple
     ``iota_2x32_shape``); below 2**32 elements (unless ``wide``) the high words are one
     0-d zero."""
     if not wide and size_of(shape) <= 2**32:
-        return full((), 0, D.uint32, backend), iota(shape, dtype=D.uint32, backend=backend)
-    count = iota(shape, dtype=D.uint64, backend=backend)
-    low = astype(bitwise_and(count, 0xFFFFFFFF), D.uint32)
-    return astype(bitwise_right_shift(count, 32), D.uint32), low
+        return full((), 0, dtypes.uint32, backend), iota(
+            shape, dtype=dtypes.uint32, backend=backend
+        )
+    count = iota(shape, dtype=dtypes.uint64, backend=backend)
+    low = astype(bitwise_and(count, 0xFFFFFFFF), dtypes.uint32)
+    return astype(bitwise_right_shift(count, 32), dtypes.uint32), low
 
 
 def _hash(k: Tensor, shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
@@ -237,8 +238,8 @@ def _hash(k: Tensor, shape: tuple[int, ...]) -> tuple[Tensor, Tensor]:
 def _bits(k: Tensor, width: int, shape: tuple[int, ...]) -> Tensor:
     y1, y2 = _hash(k, shape)
     if width == 64:
-        hi = bitwise_left_shift(astype(y1, D.uint64), 32)
-        return bitwise_or(hi, astype(y2, D.uint64))
+        hi = bitwise_left_shift(astype(y1, dtypes.uint64), 32)
+        return bitwise_or(hi, astype(y2, dtypes.uint64))
     b = bitwise_xor(y1, y2)
     if width == 32:
         return b
@@ -280,10 +281,10 @@ def key(seed: Any, *, backend: Any = None) -> Tensor:
             )
         if backend is not None and is_concrete(seed):
             seed = backend_transfer(seed, resolve(backend, "random.key"))
-        s = astype(seed, D.int64) if seed.dtype is not D.uint64 else seed
-        s = bitcast(s, D.uint64)
+        s = astype(seed, dtypes.int64) if seed.dtype is not dtypes.uint64 else seed
+        s = bitcast(s, dtypes.uint64)
         halves = [bitwise_right_shift(s, 32), bitwise_and(s, 0xFFFFFFFF)]
-        return stack([astype(w, D.uint32) for w in halves])
+        return stack([astype(w, dtypes.uint32) for w in halves])
     if isinstance(seed, (np.integer,)):
         seed = int(seed)
     if type(seed) is not int:
@@ -334,21 +335,25 @@ def fold_in(key: Any, data: Any) -> Tensor:
             raise DTypeError(
                 f"random.fold_in: data must be a 0-d integer tensor, got {data.describe()}"
             )
-        d = data if data.dtype is D.uint32 else astype(bitwise_and(data, 0xFFFFFFFF), D.uint32)
+        d = (
+            data
+            if data.dtype is dtypes.uint32
+            else astype(bitwise_and(data, 0xFFFFFFFF), dtypes.uint32)
+        )
     elif isinstance(data, (int, np.integer)) and not isinstance(data, bool):
-        d = tensor(int(data) % 2**32, dtype=D.uint32, backend=k.backend)
+        d = tensor(int(data) % 2**32, dtype=dtypes.uint32, backend=k.backend)
     else:
         raise DTypeError(
             f"random.fold_in: data must be an integer, got {type(data).__name__} {data!r}"
         )
-    y1, y2 = threefry2x32(k[0], k[1], full((), 0, D.uint32, k.backend), d)
+    y1, y2 = threefry2x32(k[0], k[1], full((), 0, dtypes.uint32, k.backend), d)
     return stack([y1, y2])
 
 
 # ---------------------------------------------------------------- samplers
 
 
-def bits(key: Any, shape: Any = (), dtype: Any = D.uint32, *, backend: Any = None) -> Tensor:
+def bits(key: Any, shape: Any = (), dtype: Any = dtypes.uint32, *, backend: Any = None) -> Tensor:
     """Uniform random bits as unsigned integers of 8, 16, 32 or 64 bits
     (``jax.random.bits``).
 
@@ -359,7 +364,7 @@ def bits(key: Any, shape: Any = (), dtype: Any = D.uint32, *, backend: Any = Non
     [167, 146]
     """
     k = _check_key("random.bits", key, backend)
-    d = D.as_dtype(dtype, "random.bits")
+    d = dtypes.as_dtype(dtype, "random.bits")
     if d.kind != "u":
         raise DTypeError(
             f"random.bits: dtype must be unsigned (uint8, uint16, uint32, uint64), got {d}"
@@ -370,7 +375,7 @@ def bits(key: Any, shape: Any = (), dtype: Any = D.uint32, *, backend: Any = Non
 def uniform(
     key: Any,
     shape: Any = (),
-    dtype: Any = D.float32,
+    dtype: Any = dtypes.float32,
     minval: Any = 0.0,
     maxval: Any = 1.0,
     *,
@@ -401,7 +406,7 @@ def uniform(
 
 def _uniform(k: Tensor, shape: tuple[int, ...], d: DType, lo: Any, hi: Any, op: str) -> Tensor:
     nbits = d.itemsize * 8
-    nmant = round(-math.log2(D.finfo(d).eps))  # mantissa bits: 10, 7, 23, 52
+    nmant = round(-math.log2(dtypes.finfo(d).eps))  # mantissa bits: 10, 7, 23, 52
     width = 8 if nmant < 8 else nbits
     b = _bits(k, width, shape)
     if width != nbits:
@@ -417,7 +422,9 @@ def _uniform(k: Tensor, shape: tuple[int, ...], d: DType, lo: Any, hi: Any, op: 
     return maximum(lo_t, add(multiply(f, subtract(hi_t, lo_t)), lo_t))
 
 
-def normal(key: Any, shape: Any = (), dtype: Any = D.float32, *, backend: Any = None) -> Tensor:
+def normal(
+    key: Any, shape: Any = (), dtype: Any = dtypes.float32, *, backend: Any = None
+) -> Tensor:
     """Standard normal samples (``jax.random.normal``): ``sqrt(2) * erf_inv(u)`` for
     ``u`` uniform in (-1, 1); complex dtypes draw real and imaginary parts of variance
     1/2 from two split keys.
@@ -432,7 +439,7 @@ def normal(key: Any, shape: Any = (), dtype: Any = D.float32, *, backend: Any = 
     d = _float_dtype("random.normal", dtype, complex_ok=True)
     s = check_shape("random.normal", shape)
     if d.kind == "c":
-        real = D.float32 if d is D.complex64 else D.float64
+        real = dtypes.float32 if d is dtypes.complex64 else dtypes.float64
         k_re, k_im = _split(k, (2,))
         re = astype(_normal_real(k_re, s, real), d)
         im = astype(_normal_real(k_im, s, real), d)
@@ -539,26 +546,26 @@ _LN2_LO_32, _LN2_HI_32 = -2.12194440e-4, 0.693359375
 def _fma32(a: Tensor, b: Any, c: Any) -> Tensor:
     """float32 ``a * b + c`` rounded once: the product of two float32 numbers is exact in
     float64, and the float64 sum rounded to float32 is the fused result."""
-    wide = [astype(v, D.float64, copy=False) if type(v) is Tensor else v for v in (a, b, c)]
-    return astype(add(multiply(wide[0], wide[1]), wide[2]), D.float32)
+    wide = [astype(v, dtypes.float64, copy=False) if type(v) is Tensor else v for v in (a, b, c)]
+    return astype(add(multiply(wide[0], wide[1]), wide[2]), dtypes.float32)
 
 
 def _log_xla32(x: Tensor) -> Tensor:
     """XLA's float32 ``log`` on CPU, bit for bit, for positive normal ``x`` (the
     arguments ``_log1p_xla`` gives it: numpy's and torch's own float32 ``log`` differ
     from it by up to 4 ulp, which ``normal`` would carry into its samples)."""
-    b = bitcast(x, D.uint32)
-    e = astype(subtract(astype(bitwise_right_shift(b, 23), D.int32), 126), D.float32)
-    m = bitcast(bitwise_or(bitwise_and(b, 0x807FFFFF), 0x3F000000), D.float32)  # [0.5, 1)
+    b = bitcast(x, dtypes.uint32)
+    e = astype(subtract(astype(bitwise_right_shift(b, 23), dtypes.int32), 126), dtypes.float32)
+    m = bitcast(bitwise_or(bitwise_and(b, 0x807FFFFF), 0x3F000000), dtypes.float32)  # [0.5, 1)
     low = less(m, float(np.float32(0.707106781186547524)))
     e = where(low, subtract(e, 1.0), e)
     m = where(low, add(subtract(m, 1.0), m), subtract(m, 1.0))
     m2 = multiply(m, m)
     m3 = multiply(m2, m)
     c = [float(np.float32(v)) for v in _LOG_32]
-    y = _fma32(_fma32(full((), c[0], D.float32, x.backend), m, c[1]), m, c[2])
-    y1 = _fma32(_fma32(full((), c[3], D.float32, x.backend), m, c[4]), m, c[5])
-    y2 = _fma32(_fma32(full((), c[6], D.float32, x.backend), m, c[7]), m, c[8])
+    y = _fma32(_fma32(full((), c[0], dtypes.float32, x.backend), m, c[1]), m, c[2])
+    y1 = _fma32(_fma32(full((), c[3], dtypes.float32, x.backend), m, c[4]), m, c[5])
+    y2 = _fma32(_fma32(full((), c[6], dtypes.float32, x.backend), m, c[7]), m, c[8])
     y = _fma32(_fma32(y, m3, y1), m3, y2)
     y = _fma32(y, m3, multiply(e, float(np.float32(_LN2_LO_32))))
     r = add(subtract(m, multiply(m2, 0.5)), y)
@@ -595,11 +602,11 @@ def _log_c64(x: Tensor) -> Tensor:
     compiled with fused multiply-adds where x86-64 has them: each ``a * b + c`` of its
     source is one here (:func:`_fma_split`), as GCC contracts it."""
     cols = {n: tensor(v, backend=x.backend) for n, v in _log_columns().items()}
-    ix = bitcast(x, D.int64)
+    ix = bitcast(x, dtypes.int64)
     tmp = subtract(ix, _log_table.OFF)
     i = bitwise_and(bitwise_right_shift(tmp, 52 - _log_table.BITS), 2**_log_table.BITS - 1)
     k = bitwise_right_shift(tmp, 52)  # arithmetic: k < 0 below 0x1.6p-1
-    z = bitcast(subtract(ix, bitwise_left_shift(k, 52)), D.float64)
+    z = bitcast(subtract(ix, bitwise_left_shift(k, 52)), dtypes.float64)
     # r = z * (1 / c) - 1 rounded once: the product is p + e exactly, and p - 1 is exact
     invc = take(cols["invc"], i)
     p = multiply(z, invc)
@@ -608,7 +615,7 @@ def _log_c64(x: Tensor) -> Tensor:
     e = add(add(add(subtract(multiply(zh, ih), p), multiply(zh, il)), multiply(zl, ih)),
             multiply(zl, il))  # fmt: skip
     r = add(subtract(p, 1.0), e)
-    kd = astype(k, D.float64)
+    kd = astype(k, dtypes.float64)
     w = add(multiply(kd, _log_table.LN2_HI), take(cols["logc"], i))  # exact
     hi = add(w, r)
     lo = _fma64(kd, _split_const(_log_table.LN2_LO), add(subtract(w, hi), r))
@@ -620,7 +627,7 @@ def _log_c64(x: Tensor) -> Tensor:
     poly = _fma_split(r2s, (t34, *_halves(t34)), t12)
     r3 = multiply(r, r2)
     y = _fma_split((r3, *_halves(r3)), (poly, *_halves(poly)), _fma_split(r2s, a0, lo))
-    return where(equal(x, 0.0), full((), float("-inf"), D.float64, x.backend), add(y, hi))
+    return where(equal(x, 0.0), full((), float("-inf"), dtypes.float64, x.backend), add(y, hi))
 
 
 def _sqrt64(w: Tensor) -> Tensor:
@@ -630,8 +637,8 @@ def _sqrt64(w: Tensor) -> Tensor:
     midpoints are multiples of ``ulp(s)**2``, so the comparisons are exact (for ``w``
     below ``2**996``, where the split of ``s`` cannot overflow; normal's are below 40)."""
     s = sqrt(w)
-    b = bitcast(s, D.int64)
-    up, down = bitcast(add(b, 1), D.float64), bitcast(subtract(b, 1), D.float64)
+    b = bitcast(s, dtypes.int64)
+    up, down = bitcast(add(b, 1), dtypes.float64), bitcast(subtract(b, 1), dtypes.float64)
     p = multiply(s, s)
     sh, sl = _halves(s)
     err = add(add(subtract(multiply(sh, sh), p), multiply(multiply(sh, sl), 2.0)),
@@ -645,8 +652,8 @@ def _sqrt64(w: Tensor) -> Tensor:
 def _log1p_xla(x: Tensor) -> Tensor:
     """XLA's ``log1p``; in float32 each multiply-add is fused, as XLA fuses it (one
     float64 multiply-add rounded to float32 is the fused float32 one)."""
-    f32 = x.dtype is D.float32
-    xw = astype(x, D.float64) if f32 else x
+    f32 = x.dtype is dtypes.float32
+    xw = astype(x, dtypes.float64) if f32 else x
     xs = (x, *_halves(x))
 
     def fma(a: Tensor, b: Tensor, c: Any) -> Tensor:
@@ -676,14 +683,14 @@ def _erf_inv_xla(x: Tensor) -> Tensor:
     float32 polynomial with fused multiply-adds: each step here is one float64
     multiply-add rounded to float32, the same number."""
     if x.dtype.itemsize < 4:
-        return astype(_erf_inv_xla(astype(x, D.float32)), x.dtype)
+        return astype(_erf_inv_xla(astype(x, dtypes.float32)), x.dtype)
     npd = x.dtype.numpy_dtype
 
     def c(v: float) -> Tensor:  # the constant rounded to x's dtype, as a 0-d tensor
         return full((), float(npd.type(v)), x.dtype, x.backend)
 
     w = negative(_log1p_xla(multiply(negative(x), x)))
-    if x.dtype is D.float64:
+    if x.dtype is dtypes.float64:
         low_c, mid_c, high_c = _ERF_INV_64
         lt_6 = less(w, 6.25)
         lt_16 = less(w, 16.0)
@@ -706,8 +713,8 @@ def _erf_inv_xla(x: Tensor) -> Tensor:
         # on every backend (torch's float32 sqrt is not, on CPU). The root of a float32
         # lies at least 4 float64 ulps from any float32 midpoint, so a float64 root an
         # ulp off (torch's, for 1% of inputs) rounds to the same float32.
-        root = astype(sqrt(astype(w, D.float64)), D.float32)
-        w = astype(where(lt, subtract(w, 2.5), subtract(root, 3.0)), D.float64)
+        root = astype(sqrt(astype(w, dtypes.float64)), dtypes.float32)
+        w = astype(where(lt, subtract(w, 2.5), subtract(root, 3.0)), dtypes.float64)
         p = where(lt, c(low_c[0]), c(high_c[0]))
         for i in range(1, 9):
             p = _fma32(p, w, where(lt, c(low_c[i]), c(high_c[i])))
@@ -733,7 +740,7 @@ def truncated_normal(
     lower: Any,
     upper: Any,
     shape: Any = None,
-    dtype: Any = D.float32,
+    dtype: Any = dtypes.float32,
     *,
     backend: Any = None,
 ) -> Tensor:
@@ -774,7 +781,7 @@ def _probability(op: str, p: Any, backend: Any) -> Tensor:
     if isinstance(p, (int, float, np.number)) and not isinstance(p, bool):
         if not 0.0 <= float(p) <= 1.0:
             raise ArgumentError(f"{op}: p must be a probability in [0, 1], got {p!r}")
-        return tensor(float(p), dtype=D.float32, backend=backend)
+        return tensor(float(p), dtype=dtypes.float32, backend=backend)
     raise DTypeError(f"{op}: p must be a float or a floating tensor, got {p!r}")
 
 
@@ -805,7 +812,9 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, *, backend: Any = None)
     return less(_uniform(k, s, pt.dtype, 0.0, 1.0, op), pt)
 
 
-def gumbel(key: Any, shape: Any = (), dtype: Any = D.float32, *, backend: Any = None) -> Tensor:
+def gumbel(
+    key: Any, shape: Any = (), dtype: Any = dtypes.float32, *, backend: Any = None
+) -> Tensor:
     """Standard Gumbel samples, ``-log(-log(u))`` for ``u`` uniform in [tiny, 1)
     (``jax.random.gumbel``, mode ``"low"``).
 
@@ -819,13 +828,13 @@ def gumbel(key: Any, shape: Any = (), dtype: Any = D.float32, *, backend: Any = 
 
 
 def _gumbel(k: Tensor, shape: tuple[int, ...], d: DType) -> Tensor:
-    tiny = float(D.finfo(d).smallest_normal)
+    tiny = float(dtypes.finfo(d).smallest_normal)
     u = _uniform(k, shape, d, tiny, 1.0, "random.gumbel")
     return negative(log(negative(log(u))))
 
 
 def exponential(
-    key: Any, shape: Any = (), dtype: Any = D.float32, *, backend: Any = None
+    key: Any, shape: Any = (), dtype: Any = dtypes.float32, *, backend: Any = None
 ) -> Tensor:
     """Standard exponential samples, ``-log1p(-u)`` (``jax.random.exponential``).
 
@@ -845,7 +854,7 @@ def exponential(
 def _clip_convert(v: Tensor, d: DType) -> Tensor:
     """``v`` converted to the integer dtype ``d``, saturating (JAX's
     ``_convert_and_clip_integer``)."""
-    vi, di = D.iinfo(v.dtype), D.iinfo(d)
+    vi, di = dtypes.iinfo(v.dtype), dtypes.iinfo(d)
     lo, hi = max(int(di.min), int(vi.min)), min(int(di.max), int(vi.max))
     if lo > int(vi.min) or hi < int(vi.max):
         v = clip(v, lo, hi)
@@ -856,7 +865,7 @@ def _int_bound(op: str, name: str, v: Any, backend: Any) -> Tensor:
     if type(v) is Tensor:
         t = v
     elif isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        t = tensor(int(v), dtype=D.int64 if int(v) < 2**63 else D.uint64, backend=backend)
+        t = tensor(int(v), dtype=dtypes.int64 if int(v) < 2**63 else dtypes.uint64, backend=backend)
     elif isinstance(v, (list, tuple, np.ndarray)):
         t = tensor(v, backend=backend)
     else:
@@ -873,7 +882,13 @@ def _int_bound(op: str, name: str, v: Any, backend: Any) -> Tensor:
 
 
 def randint(
-    key: Any, shape: Any, minval: Any, maxval: Any, dtype: Any = D.int64, *, backend: Any = None
+    key: Any,
+    shape: Any,
+    minval: Any,
+    maxval: Any,
+    dtype: Any = dtypes.int64,
+    *,
+    backend: Any = None,
 ) -> Tensor:
     """Uniform integers in ``[minval, maxval)`` (``jax.random.randint``, same bits).
 
@@ -894,7 +909,7 @@ def randint(
     """
     op = "random.randint"
     k = _check_key(op, key, backend)
-    d = D.as_dtype(dtype, op)
+    d = dtypes.as_dtype(dtype, op)
     if d.kind not in "iu":
         raise DTypeError(
             f"{op}: dtype must be an integer dtype, got {d}: use numerix.random.uniform for floats"
@@ -904,20 +919,20 @@ def randint(
     hi = _int_bound(op, "maxval", maxval, k.backend)
     _check_param_shape(op, s, lo, hi)
     k, lo, hi = _together(op, k, lo, hi)
-    info = D.iinfo(d)
+    info = dtypes.iinfo(d)
     if info.bits < 32:
-        lo = clip(astype(lo, D.int32), int(info.min), int(info.max))
-        hi = clip(astype(hi, D.int32), int(info.min), int(info.max) + 1)
-        return astype(_randint(k, s, lo, hi, D.int32), d)
+        lo = clip(astype(lo, dtypes.int32), int(info.min), int(info.max))
+        hi = clip(astype(hi, dtypes.int32), int(info.min), int(info.max) + 1)
+        return astype(_randint(k, s, lo, hi, dtypes.int32), d)
     return _randint(k, s, lo, hi, d)
 
 
 def _randint(k: Tensor, shape: tuple[int, ...], lo: Tensor, hi: Tensor, d: DType) -> Tensor:
-    top = min(int(D.iinfo(d).max), int(D.iinfo(hi.dtype).max))
+    top = min(int(dtypes.iinfo(d).max), int(dtypes.iinfo(hi.dtype).max))
     hi_out_of_range = greater(hi, full((), top, hi.dtype, k.backend))
     lo = _clip_convert(lo, d)
     hi = _clip_convert(hi, d)
-    nbits = D.iinfo(d).bits
+    nbits = dtypes.iinfo(d).bits
     keys = _split(k, (2,))
     high_bits = _bits(keys[0], nbits, shape)
     low_bits = _bits(keys[1], nbits, shape)
@@ -1023,7 +1038,7 @@ def choice(
     draws = size_of(s)
     out_shape = s if arr is None else arr.shape[:ax] + s + arr.shape[ax + 1 :]
     if draws == 0:
-        return full(out_shape, 0, D.int64 if arr is None else arr.dtype, k.backend)
+        return full(out_shape, 0, dtypes.int64 if arr is None else arr.dtype, k.backend)
     if n <= 0:
         raise ArgumentError(f"{op}: a must hold at least one entry unless no samples are taken")
     if not replace and draws > n:
@@ -1042,7 +1057,7 @@ def choice(
     else:
         k, pt = _together(op, k, p if type(p) is Tensor else tensor(p, backend=k.backend))
         if pt.dtype.kind in "iub":
-            pt = astype(pt, D.float32)
+            pt = astype(pt, dtypes.float32)
         if pt.shape != (n,):
             raise ShapeError(
                 f"{op}: p must be None or a 1-d tensor of a.shape[axis] = {n} entries, got "
@@ -1052,7 +1067,7 @@ def choice(
             cum = cumsum(pt)
             r = multiply(cum[-1], subtract(1.0, _uniform(k, s, pt.dtype, 0.0, 1.0, op)))
             # searchsorted(cum, r, side="left"): how many cumulative sums lie below r
-            ind = sum(less(cum, expand_dims(r, -1)), axis=-1, dtype=D.int64)
+            ind = sum(less(cum, expand_dims(r, -1)), axis=-1, dtype=dtypes.int64)
         else:
             g = add(_gumbel(k, (n,), pt.dtype), log(pt))
             ind = top_k(g, draws)[1]

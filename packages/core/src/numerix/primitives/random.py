@@ -3,7 +3,7 @@ one native kernel (the core's version is twenty rounds of uint32 add, xor and sh
 
 from __future__ import annotations
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix._shapes import broadcast_shapes
 from numerix.primitives._registry import declare_block, nondifferentiable
 
@@ -13,8 +13,8 @@ def threefry2x32_shape_rule(*words: tuple[int, ...]) -> tuple[tuple[int, ...], t
     return shape, shape
 
 
-def threefry2x32_dtype_rule(*words: D.DType) -> tuple[D.DType, D.DType]:
-    return D.uint32, D.uint32
+def threefry2x32_dtype_rule(*words: dtypes.DType) -> tuple[dtypes.DType, dtypes.DType]:
+    return dtypes.uint32, dtypes.uint32
 
 
 threefry2x32 = declare_block(

@@ -74,7 +74,7 @@ from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.defn.compilers import compilers_serving
 from numerix.testing.oracle import BINARY_SHAPES, to_compute
 from numerix.testing.suite.elementwise import BINARY, UNARY
@@ -102,7 +102,7 @@ class FuzzOp:
     arity: int
     fn: Callable[..., Any]
     ref: Callable[..., Any]
-    rule: Callable[[D.DType], tuple[D.DType, D.DType] | None]
+    rule: Callable[[dtypes.DType], tuple[dtypes.DType, dtypes.DType] | None]
     params: Callable[[st.DataObject, tuple[int, ...]], dict[str, Any]] = lambda data, shape: {}
     shapes: Sequence[Any] = field(default_factory=list)
 
@@ -112,19 +112,19 @@ def _axis_params(data: st.DataObject, shape: tuple[int, ...]) -> dict[str, Any]:
     return {"axis": data.draw(st.sampled_from(axes)), "keepdims": data.draw(st.booleans())}
 
 
-def _reduction_rule(r: Any) -> Callable[[D.DType], tuple[D.DType, D.DType] | None]:
-    def rule(d: D.DType) -> tuple[D.DType, D.DType] | None:
+def _reduction_rule(r: Any) -> Callable[[dtypes.DType], tuple[dtypes.DType, dtypes.DType] | None]:
+    def rule(d: dtypes.DType) -> tuple[dtypes.DType, dtypes.DType] | None:
         out = r.out(d)
         return None if out is None else (r.compute(d), out)
 
     return rule
 
 
-def _matmul_rule(d: D.DType) -> tuple[D.DType, D.DType] | None:
+def _matmul_rule(d: dtypes.DType) -> tuple[dtypes.DType, dtypes.DType] | None:
     return None if d.kind == "b" else (d, d)
 
 
-def _where_rule(d: D.DType) -> tuple[D.DType, D.DType] | None:
+def _where_rule(d: dtypes.DType) -> tuple[dtypes.DType, dtypes.DType] | None:
     return (d, d)
 
 
@@ -159,7 +159,7 @@ OPS: list[FuzzOp] = _build_ops()
 # ---------------------------------------------------------------- values
 
 
-def _elements(d: D.DType) -> st.SearchStrategy[Any]:
+def _elements(d: dtypes.DType) -> st.SearchStrategy[Any]:
     if d.kind == "b":
         return st.booleans()
     if d.kind in "iu":
@@ -170,20 +170,24 @@ def _elements(d: D.DType) -> st.SearchStrategy[Any]:
         return st.one_of(st.sampled_from(edges), st.integers(int(info.min), int(info.max)))
     if d.kind == "f":
         special = {"allow_nan": True, "allow_infinity": True, "allow_subnormal": True}
-        if d is D.float16:
+        if d is dtypes.float16:
             return st.floats(width=16, **special)
-        return st.floats(width=64, **special) if d is D.float64 else st.floats(width=32, **special)
-    if d is D.complex64:
+        return (
+            st.floats(width=64, **special)
+            if d is dtypes.float64
+            else st.floats(width=32, **special)
+        )
+    if d is dtypes.complex64:
         return st.complex_numbers(width=64, allow_nan=True, allow_infinity=True)
     return st.complex_numbers(width=128, allow_nan=True, allow_infinity=True)
 
 
-def _array(data: st.DataObject, d: D.DType, shape: tuple[int, ...]) -> np.ndarray:
+def _array(data: st.DataObject, d: dtypes.DType, shape: tuple[int, ...]) -> np.ndarray:
     n = int(np.prod(shape, dtype=np.int64))
     values = data.draw(st.lists(_elements(d), min_size=n, max_size=n))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if d is D.bfloat16:  # drawn as float32, rounded to bfloat16
+        if d is dtypes.bfloat16:  # drawn as float32, rounded to bfloat16
             return np.array(values, np.float32).astype(d.numpy_dtype).reshape(shape)
         return np.array(values, dtype=d.numpy_dtype).reshape(shape)
 
@@ -208,7 +212,7 @@ class Case:
 
 
 def _is_real_float(a: np.ndarray) -> bool:
-    return a.dtype.kind == "f" or a.dtype == D.bfloat16.numpy_dtype
+    return a.dtype.kind == "f" or a.dtype == dtypes.bfloat16.numpy_dtype
 
 
 def _flush(a: np.ndarray) -> np.ndarray:
@@ -221,15 +225,15 @@ def _flush(a: np.ndarray) -> np.ndarray:
         r.real, r.imag = _flush(a.real), _flush(a.imag)
         return r
     wide = a.astype(np.float64)
-    tiny = float(nx.finfo(D.as_dtype(a.dtype)).smallest_normal)
+    tiny = float(nx.finfo(dtypes.as_dtype(a.dtype)).smallest_normal)
     return np.where(np.abs(wide) < tiny, np.copysign(0.0, wide), wide).astype(a.dtype)
 
 
 def _numpy(
     op: FuzzOp,
     arrays: list[np.ndarray],
-    compute: D.DType,
-    out: D.DType,
+    compute: dtypes.DType,
+    out: dtypes.DType,
     kw: Any,
     *,
     wide: bool = True,
@@ -242,13 +246,13 @@ def _numpy(
 
 
 def _wide(a: np.ndarray) -> np.ndarray:
-    if a.dtype == D.bfloat16.numpy_dtype:
+    if a.dtype == dtypes.bfloat16.numpy_dtype:
         a = a.astype(np.float32)
     return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
 def _bad(
-    got: np.ndarray, want: np.ndarray, op: str, d: D.DType, backend: str, scale: Any = 1.0
+    got: np.ndarray, want: np.ndarray, op: str, d: dtypes.DType, backend: str, scale: Any = 1.0
 ) -> np.ndarray:
     """The elements where ``got`` differs from ``want``: NaN equals NaN (in each part of a
     complex number), infinities are exact, finite values within the tolerance (of the
@@ -281,7 +285,7 @@ def _describe(bad: np.ndarray, got: np.ndarray, want: np.ndarray) -> str:
 def _judge(
     op: FuzzOp,
     arrays: list[np.ndarray],
-    d: D.DType,
+    d: dtypes.DType,
     kw: dict[str, Any],
     result: Any,
     backend: str,
@@ -320,7 +324,7 @@ def _judge(
         if (flushed != left).any():
             reasons.append("subnormals flushed (xla)")
         left = flushed
-        if op.name == "log" and compute is D.float32 and left.any():
+        if op.name == "log" and compute is dtypes.float32 and left.any():
             # XLA's float32 log of a subnormal is log(2**-150) = -103.97, not flushed
             x = np.broadcast_to(to_compute(arrays[0], compute), left.shape)
             sub = (x != 0) & (np.abs(x) < np.finfo(np.float32).tiny)
@@ -360,8 +364,8 @@ def _judge(
 def _unexplained_by_flush(
     op: FuzzOp,
     arrays: list[np.ndarray],
-    compute: D.DType,
-    out: D.DType,
+    compute: dtypes.DType,
+    out: dtypes.DType,
     kw: dict[str, Any],
     got: np.ndarray,
     backend: str,
@@ -401,12 +405,12 @@ def _unexplained_by_flush(
 _ACCUMULATING = frozenset({"matmul", "sum", "prod", "mean", "var", "std"})
 
 
-def _pow_beyond_precision(arrays: list[np.ndarray], compute: D.DType) -> np.ndarray:
+def _pow_beyond_precision(arrays: list[np.ndarray], compute: dtypes.DType) -> np.ndarray:
     """The elements of a complex ``a ** b`` whose ``|b log a|`` is so large that rounding
     in the dtype moves their phase by more than a milliradian (or is not finite): any
     phase is then as right as another."""
     a, b = np.broadcast_arrays(*(to_compute(x, compute) for x in arrays))
-    eps = float(nx.finfo(D.float32 if compute is D.complex64 else D.float64).eps)
+    eps = float(nx.finfo(dtypes.float32 if compute is dtypes.complex64 else dtypes.float64).eps)
     with np.errstate(all="ignore"):
         z = b * np.log(a)
         return np.asarray(~np.isfinite(z) | (np.abs(z) * eps > 1e-3))
@@ -420,7 +424,9 @@ def _magnitude_overflows(a: np.ndarray) -> np.ndarray:
         return np.asarray(np.isfinite(a) & ~np.isfinite(np.abs(a)))
 
 
-def _magnitude(name: str, arrays: list[np.ndarray], kw: dict[str, Any], compute: D.DType) -> Any:
+def _magnitude(
+    name: str, arrays: list[np.ndarray], kw: dict[str, Any], compute: dtypes.DType
+) -> Any:
     """Per output element, the size of the terms it accumulates (1 for other ops): the sum
     of their magnitudes for sum and matmul, the largest magnitude for mean and std, its
     square for var (the kit's reduction scales)."""
@@ -439,7 +445,7 @@ def _magnitude(name: str, arrays: list[np.ndarray], kw: dict[str, Any], compute:
     return np.maximum(np.nan_to_num(m, nan=np.inf), 1.0)
 
 
-def _max_of(d: D.DType) -> float:
+def _max_of(d: dtypes.DType) -> float:
     return float(nx.finfo(d).max)
 
 
@@ -501,8 +507,8 @@ class FuzzReport:
         return "\n".join(lines)
 
 
-def _dtype_pool() -> list[D.DType]:
-    return list(D.ALL_DTYPES)
+def _dtype_pool() -> list[dtypes.DType]:
+    return list(dtypes.ALL_DTYPES)
 
 
 def _jitted(op: FuzzOp, kw: dict[str, Any], compiler: str, cache: dict[Any, Any]) -> Any:
@@ -530,13 +536,13 @@ def fuzz(
     """
     report = FuzzReport(backend)
     pool = list(OPS if ops is None else ops)
-    dtypes = _dtype_pool()
+    dtype_pool = _dtype_pool()
     compilers = list(compilers_serving(nx.get_backend(backend))) if compiled else []
     programs: dict[Any, Any] = {}
 
     def run_case(data: st.DataObject) -> None:
         op = data.draw(st.sampled_from(pool), label="op")
-        d = data.draw(st.sampled_from(dtypes), label="dtype")
+        d = data.draw(st.sampled_from(dtype_pool), label="dtype")
         shapes = data.draw(st.sampled_from(list(op.shapes)), label="shapes")
         if op.arity == 1:
             shapes = (shapes,)
@@ -586,7 +592,9 @@ def fuzz(
     return report
 
 
-def _numpy_refuses(op: FuzzOp, arrays: list[np.ndarray], d: D.DType, kw: dict[str, Any]) -> bool:
+def _numpy_refuses(
+    op: FuzzOp, arrays: list[np.ndarray], d: dtypes.DType, kw: dict[str, Any]
+) -> bool:
     rule = op.rule(d)
     if rule is None:
         return False

@@ -15,29 +15,29 @@ from typing import Any
 import numpy as np
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.tolerances import DEFAULT, tolerance
 
 # ---------------------------------------------------------------- dtype groups
 
-ALL = D.ALL_DTYPES
-BOOL = (D.bool_,)
-SIGNED = (D.int8, D.int16, D.int32, D.int64)
-UNSIGNED = (D.uint8, D.uint16, D.uint32, D.uint64)
+ALL = dtypes.ALL_DTYPES
+BOOL = (dtypes.bool_,)
+SIGNED = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64)
+UNSIGNED = (dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64)
 INTS = SIGNED + UNSIGNED
-FLOATS = (D.float16, D.bfloat16, D.float32, D.float64)
-COMPLEX = (D.complex64, D.complex128)
+FLOATS = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+COMPLEX = (dtypes.complex64, dtypes.complex128)
 REAL = INTS + FLOATS  # real numeric, no bool
 NUMERIC = INTS + FLOATS + COMPLEX  # everything but bool
 INEXACT = FLOATS + COMPLEX
-BF16 = D.bfloat16
+BF16 = dtypes.bfloat16
 
 
-def ids(d: D.DType) -> str:
+def ids(d: dtypes.DType) -> str:
     return d.short
 
 
-def pair_ids(p: tuple[D.DType, D.DType]) -> str:
+def pair_ids(p: tuple[dtypes.DType, dtypes.DType]) -> str:
     return f"{p[0].short}-{p[1].short}"
 
 
@@ -47,7 +47,7 @@ ALL_PAIRS = [(a, b) for a in ALL for b in ALL]
 
 
 def sample(
-    dtype: D.DType,
+    dtype: dtypes.DType,
     shape: tuple[int, ...] = (3, 4),
     seed: int = 0,
     *,
@@ -65,7 +65,12 @@ def sample(
 
 
 def _sample(
-    dtype: D.DType, shape: tuple[int, ...], seed: int, positive: bool, nonzero: bool, small: bool
+    dtype: dtypes.DType,
+    shape: tuple[int, ...],
+    seed: int,
+    positive: bool,
+    nonzero: bool,
+    small: bool,
 ) -> Any:
     rng = np.random.default_rng(seed * 7919 + len(shape) * 31 + sum(shape))
     k = dtype.kind
@@ -98,7 +103,7 @@ def _sample(
     return (real() + 1j * real()).astype(dtype.numpy_dtype)
 
 
-def t(a: Any, dtype: D.DType | None = None) -> nx.Tensor:
+def t(a: Any, dtype: dtypes.DType | None = None) -> nx.Tensor:
     """A numerix tensor of a numpy array (keeping its dtype unless ``dtype`` is given)."""
     return nx.tensor(a, dtype=dtype)
 
@@ -106,7 +111,7 @@ def t(a: Any, dtype: D.DType | None = None) -> nx.Tensor:
 # ---------------------------------------------------------------- promotion oracle
 
 
-def expected_promotion(a: D.DType, b: D.DType) -> D.DType | None:
+def expected_promotion(a: dtypes.DType, b: dtypes.DType) -> dtypes.DType | None:
     """The dtype two tensors promote to, or None where numerix refuses.
 
     numpy's ``result_type`` is the oracle within a kind (it follows the array API
@@ -122,36 +127,36 @@ def expected_promotion(a: D.DType, b: D.DType) -> D.DType | None:
     if b.kind == "b":
         return a
     if a.kind in "iu" and b.kind in "iu":
-        if a.kind != b.kind and D.uint64 in (a, b):
+        if a.kind != b.kind and dtypes.uint64 in (a, b):
             return None
         return nx.dtypes.as_dtype(np.result_type(a.numpy_dtype, b.numpy_dtype))
     if a.kind in "iu":
         return b
     if b.kind in "iu":
         return a
-    if {a, b} == {D.float16, D.bfloat16}:
-        return D.float32
+    if {a, b} == {dtypes.float16, dtypes.bfloat16}:
+        return dtypes.float32
 
-    def npd(d: D.DType) -> np.dtype:
+    def npd(d: dtypes.DType) -> np.dtype:
         return np.dtype(np.float16) if d is BF16 else d.numpy_dtype
 
     return nx.dtypes.as_dtype(np.result_type(npd(a), npd(b)))
 
 
-def inexact(d: D.DType) -> D.DType:
+def inexact(d: dtypes.DType) -> dtypes.DType:
     """The dtype an op that computes in floating point uses for ``d`` (float32 for
     bool and integers, as JAX and Nx)."""
-    return D.float32 if d.kind in "biu" else d
+    return dtypes.float32 if d.kind in "biu" else d
 
 
-def real_of(d: D.DType) -> D.DType:
-    return {D.complex64: D.float32, D.complex128: D.float64}.get(d, d)
+def real_of(d: dtypes.DType) -> dtypes.DType:
+    return {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(d, d)
 
 
 # ---------------------------------------------------------------- numpy evaluation
 
 
-def to_compute(a: Any, compute: D.DType, *, wide: bool = True) -> np.ndarray:
+def to_compute(a: Any, compute: dtypes.DType, *, wide: bool = True) -> np.ndarray:
     """``a`` rounded to the compute dtype ``compute``, then, for inexact dtypes, widened
     (to float64 / complex128 when ``wide``, to float32 for bfloat16 otherwise) so that
     numpy computes the exact answer for the rounded inputs."""
@@ -167,7 +172,11 @@ def to_compute(a: Any, compute: D.DType, *, wide: bool = True) -> np.ndarray:
 
 
 def oracle(
-    fn: Callable[..., Any], *arrays: Any, compute: D.DType, out: D.DType, wide: bool = True
+    fn: Callable[..., Any],
+    *arrays: Any,
+    compute: dtypes.DType,
+    out: dtypes.DType,
+    wide: bool = True,
 ) -> np.ndarray:
     """numpy's ``fn`` on ``arrays`` rounded to ``compute`` (see :func:`to_compute`), the
     result in ``out``'s numpy dtype."""
@@ -178,20 +187,20 @@ def oracle(
         return r.astype(out.numpy_dtype)
 
 
-def weak_expected(d: D.DType, s: Any) -> D.DType:
+def weak_expected(d: dtypes.DType, s: Any) -> dtypes.DType:
     """The documented weak promotion of a tensor of dtype ``d`` with a Python scalar:
     the tensor's dtype wins unless the scalar is of a higher kind, which then takes
     its default (int64, float32) or the complex dtype matching the tensor's floats."""
     if type(s) is bool:
         return d
     if type(s) is int:
-        return D.int64 if d.kind == "b" else d
+        return dtypes.int64 if d.kind == "b" else d
     if type(s) is float:
-        return d if d.kind in "fc" else D.float32
+        return d if d.kind in "fc" else dtypes.float32
     assert type(s) is complex
     if d.kind == "c":
         return d
-    return D.complex128 if d is D.float64 else D.complex64
+    return dtypes.complex128 if d is dtypes.float64 else dtypes.complex64
 
 
 # ---------------------------------------------------------------- the check
@@ -208,7 +217,7 @@ def host(x: nx.Tensor) -> np.ndarray:
 def check(
     result: Any,
     expected: Any,
-    dtype: D.DType,
+    dtype: dtypes.DType,
     *,
     shape: Sequence[int] | None = None,
     rtol: float | None = None,

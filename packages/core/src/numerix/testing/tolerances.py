@@ -12,7 +12,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.dtypes import DType
 
 __all__ = ["DEFAULT", "Looser", "LOOSER", "tolerance", "register_looser", "current_op"]
@@ -22,12 +22,12 @@ current_op: ContextVar[str | None] = ContextVar("numerix_kit_op", default=None)
 
 #: (rtol, atol) per result dtype when nothing looser is declared.
 DEFAULT: dict[DType, tuple[float, float]] = {
-    D.float16: (2e-3, 2e-3),
-    D.bfloat16: (1.6e-2, 1.6e-2),
-    D.float32: (2e-6, 2e-6),
-    D.float64: (1e-12, 1e-12),
-    D.complex64: (2e-6, 2e-6),
-    D.complex128: (1e-12, 1e-12),
+    dtypes.float16: (2e-3, 2e-3),
+    dtypes.bfloat16: (1.6e-2, 1.6e-2),
+    dtypes.float32: (2e-6, 2e-6),
+    dtypes.float64: (1e-12, 1e-12),
+    dtypes.complex64: (2e-6, 2e-6),
+    dtypes.complex128: (1e-12, 1e-12),
 }
 
 

@@ -23,7 +23,7 @@ import optree
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.defn.compilers import compilers_serving
 from numerix.testing.oracle import ALL, ids, sample, shape_id
 from numerix.testing.suite.elementwise import BINARY, UNARY, BinOp, UnOp, draw
@@ -46,7 +46,7 @@ def close(got: Any, want: Any, *, exact: bool, op: str | None = None) -> None:
         assert g.backend is w.backend, (g.describe(), w.describe())
         a, b = g.to_numpy(), w.to_numpy()
         assert a.dtype == g.dtype.numpy_dtype and a.shape == g.shape, (a.dtype, a.shape)
-        if g.dtype is D.bfloat16:
+        if g.dtype is dtypes.bfloat16:
             a, b = a.astype(np.float32), b.astype(np.float32)
         if exact or g.dtype.kind not in "fc":
             np.testing.assert_array_equal(a, b, strict=True)
@@ -76,7 +76,7 @@ def run_compiled(fn: Callable[..., Any], *args: Any, op: str | None = None) -> N
 @pytest.mark.parametrize(
     ("op", "dtype"), [(o, d) for o in BINARY for d in ALL if o.rule(d)], ids=lambda x: str(x)
 )
-def test_compiled_binary(op: BinOp, dtype: D.DType, shapes: Any) -> None:
+def test_compiled_binary(op: BinOp, dtype: dtypes.DType, shapes: Any) -> None:
     a = nx.tensor(draw(dtype, shapes[0], 1, op.lhs))
     b = nx.tensor(draw(dtype, shapes[1], 2, op.rhs))
     run_compiled(op.fn, a, b, op=op.name)
@@ -86,12 +86,12 @@ def test_compiled_binary(op: BinOp, dtype: D.DType, shapes: Any) -> None:
 @pytest.mark.parametrize(
     ("op", "dtype"), [(o, d) for o in UNARY for d in ALL if o.rule(d)], ids=lambda x: str(x)
 )
-def test_compiled_unary(op: UnOp, dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_compiled_unary(op: UnOp, dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     run_compiled(op.fn, nx.tensor(draw(dtype, shape, 1, op.kw)), op=op.name)
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_compiled_weak_scalars_and_chains(dtype: D.DType) -> None:
+def test_compiled_weak_scalars_and_chains(dtype: dtypes.DType) -> None:
     # a chain of nodes: scalars become constants of the program, results feed results
     def f(x: Any) -> Any:
         y = nx.maximum(x, x) if dtype.kind in "iuf" else x
@@ -102,7 +102,7 @@ def test_compiled_weak_scalars_and_chains(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_compiled_astype(dtype: D.DType) -> None:
+def test_compiled_astype(dtype: dtypes.DType) -> None:
     a = nx.tensor(sample(dtype, (2, 3), 4))
     for to in ALL:
         if dtype.kind == "c" and to.kind not in "cb":
@@ -130,7 +130,7 @@ def _reduction_cases() -> list[Any]:
 
 
 @pytest.mark.parametrize(("name", "dtype", "shape"), _reduction_cases())
-def test_compiled_reductions(name: str, dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_compiled_reductions(name: str, dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     fn = getattr(nx, name)
     a = nx.tensor(sample(dtype, shape, 5))
     axes: list[Any] = [None] + ([0, -1] if shape else [])
@@ -150,7 +150,7 @@ PRODUCT_SHAPES = [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 2)), ((3, 4), (4, 2))
 # every dtype but bool, which dot refuses (the linalg family checks the error)
 @pytest.mark.parametrize("shapes", PRODUCT_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", [d for d in ALL if d.kind != "b"], ids=ids)
-def test_compiled_products(dtype: D.DType, shapes: Any) -> None:
+def test_compiled_products(dtype: dtypes.DType, shapes: Any) -> None:
     a = nx.tensor(sample(dtype, shapes[0], 6, small=True))
     b = nx.tensor(sample(dtype, shapes[1], 7, small=True))
     run_compiled(nx.dot, a, b, op="dot")
@@ -161,7 +161,7 @@ def test_compiled_products(dtype: D.DType, shapes: Any) -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_compiled_shape_ops(dtype: D.DType) -> None:
+def test_compiled_shape_ops(dtype: dtypes.DType) -> None:
     a = nx.tensor(sample(dtype, (2, 3), 8))
 
     def f(x: Any) -> Any:
@@ -199,11 +199,13 @@ def _clamped(i: np.ndarray, n: int) -> np.ndarray:
     return np.clip(np.where(i < 0, i + n, i), 0, n - 1)
 
 
-@pytest.mark.parametrize("itype", [D.int32, D.int64, D.uint8, D.uint64], ids=ids)
-def test_compiled_out_of_range_indices_are_clamped(itype: D.DType) -> None:
+@pytest.mark.parametrize(
+    "itype", [dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.uint64], ids=ids
+)
+def test_compiled_out_of_range_indices_are_clamped(itype: dtypes.DType) -> None:
     # eagerly they raise IndexingError (the indexing family checks it); traced, their
     # values are unknown, so every backend and compiler clamps them the same way
-    x_np = sample(D.float32, (5, 3), 10)
+    x_np = sample(dtypes.float32, (5, 3), 10)
     x = nx.tensor(x_np)
     raw = [7, -9, 2, 300] if itype.kind == "i" else [7, 2, 255, 4]
     raw = [v for v in raw if v <= np.iinfo(itype.numpy_dtype).max]
@@ -227,7 +229,7 @@ def test_compiled_out_of_range_indices_are_clamped(itype: D.DType) -> None:
     for fn, args, want in cases:
         for name in names:
             got = nx.jit(fn, compiler=name)(*args)
-            assert got.dtype is D.float32 and got.shape == want.shape, (name, got.describe())
+            assert got.dtype is dtypes.float32 and got.shape == want.shape, (name, got.describe())
             np.testing.assert_array_equal(got.to_numpy(), want, err_msg=name)
 
 
@@ -236,7 +238,7 @@ def test_compiled_index_into_an_empty_axis_is_refused() -> None:
     # no index at all is fine
     for name in compilers_serving(nx.get_default_backend()):
         r = nx.jit(lambda a, j: a[j], compiler=name)(x, nx.tensor(np.zeros(0, np.int64)))
-        assert r.shape == (0, 3) and r.dtype is D.float32, (name, r.describe())
+        assert r.shape == (0, 3) and r.dtype is dtypes.float32, (name, r.describe())
     with pytest.raises(nx.IndexingError, match=r"getitem: axis 0 of .* is empty"):
         nx.jit(lambda a, j: a[j])(x, nx.tensor(0))
     with pytest.raises(nx.IndexingError, match=r"indexed_add: .* is empty along axis 0"):
@@ -262,5 +264,5 @@ def test_compiled_seed_softmax_every_compiler() -> None:
     assert listing[-1].split()[-1] == "f32[4]"
     for name in compilers_serving(nx.get_default_backend()):
         got = nx.defn(softmax, compiler=name)(x)
-        assert got.dtype is D.float32 and got.shape == (4,) and got.backend is x.backend
+        assert got.dtype is dtypes.float32 and got.shape == (4,) and got.backend is x.backend
         np.testing.assert_allclose(got.to_numpy(), e / e.sum(), rtol=1e-6, err_msg=name)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import (
     ALL,
     COMPLEX,
@@ -100,7 +100,7 @@ def np_log_softmax(a: np.ndarray, axis: Any) -> np.ndarray:
     return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
 
 
-def _complex_refused(fn: Callable[..., Any], name: str, dtype: D.DType) -> None:
+def _complex_refused(fn: Callable[..., Any], name: str, dtype: dtypes.DType) -> None:
     with pytest.raises(nx.DTypeError, match=rf"^{name}: complex input is not supported, got "
                        rf"{dtype.short}\[3\]\[4\].*numerix.real"):  # fmt: skip
         fn(nx.tensor(sample(dtype, (3, 4))))
@@ -123,7 +123,7 @@ _ACTIVATIONS: list[tuple[str, Callable[..., Any], Callable[[np.ndarray], np.ndar
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_activations(dtype: D.DType) -> None:
+def test_activations(dtype: dtypes.DType) -> None:
     if dtype.kind == "c":
         for name, fn, _ in _ACTIVATIONS:
             _complex_refused(fn, name.split("_")[0], dtype)
@@ -152,7 +152,7 @@ def test_activations(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)
-def test_activations_at_the_extremes(dtype: D.DType) -> None:
+def test_activations_at_the_extremes(dtype: dtypes.DType) -> None:
     x = np.array([-np.inf, -1e4, -30.0, 0.0, 30.0, 1e4, np.inf, np.nan]).astype(dtype.numpy_dtype)
     w = to_compute(x, dtype)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -167,7 +167,7 @@ def test_activations_at_the_extremes(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_logsumexp(dtype: D.DType) -> None:
+def test_logsumexp(dtype: dtypes.DType) -> None:
     if dtype.kind == "c":
         _complex_refused(nx.logsumexp, "logsumexp", dtype)
         return
@@ -186,7 +186,7 @@ def test_logsumexp(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)
-def test_logsumexp_large_and_infinite(dtype: D.DType) -> None:
+def test_logsumexp_large_and_infinite(dtype: dtypes.DType) -> None:
     cases = Cases()
     for c in (1e3, -1e3, 3e4):
         with cases.case(f"shift {c}"):
@@ -238,7 +238,7 @@ def _softmax_axes(ndim: int) -> list[Any]:
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
 @pytest.mark.parametrize(("name", "fn", "ref"), SOFTMAX, ids=["softmax", "log_softmax"])
-def test_softmax_family(name: str, fn: Any, ref: Any, dtype: D.DType) -> None:
+def test_softmax_family(name: str, fn: Any, ref: Any, dtype: dtypes.DType) -> None:
     if dtype.kind == "c":
         _complex_refused(fn, name, dtype)
         return
@@ -260,7 +260,7 @@ def test_softmax_family(name: str, fn: Any, ref: Any, dtype: D.DType) -> None:
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)
 @pytest.mark.parametrize(("name", "fn", "ref"), SOFTMAX, ids=["softmax", "log_softmax"])
-def test_softmax_family_large(name: str, fn: Any, ref: Any, dtype: D.DType) -> None:
+def test_softmax_family_large(name: str, fn: Any, ref: Any, dtype: dtypes.DType) -> None:
     cases = Cases()
     for c in (1e3, -1e3, 3e4):
         with cases.case(f"shift {c}"):
@@ -293,16 +293,16 @@ def test_softmax_family_errors() -> None:
 VECTOR_ORDS: list[Any] = [2, 1, math.inf, -math.inf, 0, 3, 0.5, -1, -2.5]
 
 
-def _norm_out(d: D.DType) -> D.DType:
+def _norm_out(d: dtypes.DType) -> dtypes.DType:
     return real_of(inexact(d))
 
 
-def _norm_compute(d: D.DType) -> D.DType:
-    return D.float32 if d.kind in "biu" else d
+def _norm_compute(d: dtypes.DType) -> dtypes.DType:
+    return dtypes.float32 if d.kind in "biu" else d
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_vector_norm(dtype: D.DType) -> None:
+def test_vector_norm(dtype: dtypes.DType) -> None:
     out = _norm_out(dtype)
     cases = Cases()
     for shape in SHAPES:
@@ -334,10 +334,15 @@ def test_vector_norm(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)
-def test_vector_norm_large(dtype: D.DType) -> None:
+def test_vector_norm_large(dtype: dtypes.DType) -> None:
     # float16 squares in float32: 300**2 overflows float16 but the norm does not (bfloat16
     # and float32 squares overflow past 1.8e19, float64 past 1.3e154, as numpy's)
-    big = {D.float16: 300.0, D.bfloat16: 1e18, D.float32: 1e15, D.float64: 1e150}[dtype]
+    big = {
+        dtypes.float16: 300.0,
+        dtypes.bfloat16: 1e18,
+        dtypes.float32: 1e15,
+        dtypes.float64: 1e150,
+    }[dtype]
     a = np.array([big, big, -big], dtype.numpy_dtype)
     want = np.linalg.vector_norm(a.astype(np.float64))
     check(nx.vector_norm(a), want, dtype)
@@ -369,7 +374,7 @@ MATRIX_ORDS: list[Any] = ["fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf]
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_matrix_norm(dtype: D.DType) -> None:
+def test_matrix_norm(dtype: dtypes.DType) -> None:
     out = _norm_out(dtype)
     cases = Cases()
     for shape in MATRIX_SHAPES:
@@ -413,7 +418,7 @@ NORM_ORDS: list[Any] = [None, "fro", 2, -2, "nuc", 1, -1, math.inf, -math.inf, 0
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_norm(dtype: D.DType) -> None:
+def test_norm(dtype: dtypes.DType) -> None:
     out = _norm_out(dtype)
     cases = Cases()
     for shape, axis in NORM_CASES:
@@ -461,7 +466,7 @@ ARRAY_SPLITS = [((7,), 3, 0), ((2, 5), 4, 1), ((2, 5), 7, -1), ((0, 2), 2, 0)]
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_split_and_array_split(dtype: D.DType) -> None:
+def test_split_and_array_split(dtype: dtypes.DType) -> None:
     cases = Cases()
     for fn, ref, table in ((nx.split, np.split, SPLITS),
                            (nx.array_split, np.array_split, SPLITS + ARRAY_SPLITS)):  # fmt: skip
@@ -507,7 +512,7 @@ MESH_INPUTS = [[(3,)], [(3,), (2,)], [(2,), (3,), (4,)], [(0,), (3,)], [(1,), (0
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_meshgrid(dtype: D.DType) -> None:
+def test_meshgrid(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shapes in MESH_INPUTS:
         arrays = [sample(dtype, s, i) for i, s in enumerate(shapes)]
@@ -520,7 +525,7 @@ def test_meshgrid(dtype: D.DType) -> None:
                     for g, w in zip(got, want):
                         check(g, w, dtype)
     with cases.case("each output keeps its dtype"):
-        other = D.float64 if dtype is not D.float64 else D.int8
+        other = dtypes.float64 if dtype is not dtypes.float64 else dtypes.int8
         x, y = sample(dtype, (3,), 1), sample(other, (2,), 2)
         gx, gy = nx.meshgrid(x, y)
         wx, wy = np.meshgrid(x, y)
@@ -542,7 +547,7 @@ def test_meshgrid_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_diag(dtype: D.DType) -> None:
+def test_diag(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape in [(0,), (1,), (3,), (3, 4), (4, 3), (2, 2), (0, 3), (1, 1)]:
         a = sample(dtype, shape, 3, nonzero=True)
@@ -555,7 +560,7 @@ def test_diag(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_diagonal(dtype: D.DType) -> None:
+def test_diagonal(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape in [(3, 4), (4, 3), (2, 3, 4), (2, 0, 3), (0, 2, 2), (1, 1), (2, 1, 5, 2)]:
         a = sample(dtype, shape, 4)
@@ -584,7 +589,7 @@ def test_diag_and_diagonal_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_tril_triu(dtype: D.DType) -> None:
+def test_tril_triu(dtype: dtypes.DType) -> None:
     cases = Cases()
     for fn, ref in ((nx.tril, np.tril), (nx.triu, np.triu)):
         for shape in [(3, 4), (4, 3), (1, 1), (2, 3, 4), (0, 3), (2, 0, 0), (2, 1, 3, 3)]:
@@ -611,7 +616,7 @@ def test_tril_triu_errors() -> None:
 # ---------------------------------------------------------------- one_hot
 
 
-def np_one_hot(idx: np.ndarray, n: int, axis: int, dtype: D.DType) -> np.ndarray:
+def np_one_hot(idx: np.ndarray, n: int, axis: int, dtype: dtypes.DType) -> np.ndarray:
     """Rows of the identity, an extra zero row for every index out of range, moved to axis."""
     table = np.concatenate([np.eye(n), np.zeros((1, n))])
     i = idx.astype(object)  # no wrap-around while testing the range
@@ -622,32 +627,32 @@ def np_one_hot(idx: np.ndarray, n: int, axis: int, dtype: D.DType) -> np.ndarray
 
 
 @pytest.mark.parametrize("dtype", INTS, ids=ids)
-def test_one_hot_indices(dtype: D.DType) -> None:
+def test_one_hot_indices(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape in [(), (6,), (2, 3), (0,), (2, 0, 3)]:
         a = sample(dtype, shape, 6)  # -9..9 (0..9 unsigned): some out of range below
         for n in (0, 1, 4, 12):
             for axis in range(-len(shape) - 1, len(shape) + 1):
                 with cases.case(f"{shape} n={n} axis={axis}"):
-                    want = np_one_hot(a, n, axis, D.float32)
-                    check(nx.one_hot(a, n, axis=axis), want, D.float32)
-                    check(nx.one_hot(noncontiguous(a), n, axis=axis), want, D.float32)
+                    want = np_one_hot(a, n, axis, dtypes.float32)
+                    check(nx.one_hot(a, n, axis=axis), want, dtypes.float32)
+                    check(nx.one_hot(noncontiguous(a), n, axis=axis), want, dtypes.float32)
     with cases.case("more classes than the index dtype counts"):
-        lo, hi = D.int_range(dtype)
+        lo, hi = dtypes.int_range(dtype)
         a = np.array([lo, 0, min(hi, 299), min(hi, 300)], dtype.numpy_dtype)
-        check(nx.one_hot(a, 300), np_one_hot(a, 300, -1, D.float32), D.float32)
+        check(nx.one_hot(a, 300), np_one_hot(a, 300, -1, dtypes.float32), dtypes.float32)
     cases.finish()
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_one_hot_dtype(dtype: D.DType) -> None:
+def test_one_hot_dtype(dtype: dtypes.DType) -> None:
     a = np.array([[0, 3, -1], [2, 7, 1]])
     for axis in (-1, 0, 1):
         check(nx.one_hot(a, 4, dtype=dtype, axis=axis), np_one_hot(a, 4, axis, dtype), dtype)
 
 
-@pytest.mark.parametrize("dtype", [D.bool_, *FLOATS, *COMPLEX], ids=ids)
-def test_one_hot_refuses_non_integer_indices(dtype: D.DType) -> None:
+@pytest.mark.parametrize("dtype", [dtypes.bool_, *FLOATS, *COMPLEX], ids=ids)
+def test_one_hot_refuses_non_integer_indices(dtype: dtypes.DType) -> None:
     with pytest.raises(nx.DTypeError, match=rf"^one_hot: indices must be integers, got "
                        rf"{dtype.short}\[3\].*astype\(numerix.int64\)"):  # fmt: skip
         nx.one_hot(sample(dtype, (3,)), 3)
@@ -668,7 +673,7 @@ def test_one_hot_errors() -> None:
 # ---------------------------------------------------------------- isclose, allclose
 
 
-def _other(a: np.ndarray, dtype: D.DType) -> np.ndarray:
+def _other(a: np.ndarray, dtype: dtypes.DType) -> np.ndarray:
     """``a`` changed by 1 in about half the places (negated, for bool)."""
     change = np.arange(a.size).reshape(a.shape) % 2 == 1
     if dtype.kind == "b":
@@ -677,13 +682,13 @@ def _other(a: np.ndarray, dtype: D.DType) -> np.ndarray:
                     .astype(dtype.numpy_dtype), a)  # fmt: skip
 
 
-def _np_isclose(a: Any, b: Any, d: D.DType, **kw: Any) -> np.ndarray:
-    c = D.complex128 if d.kind == "c" else D.float64
+def _np_isclose(a: Any, b: Any, d: dtypes.DType, **kw: Any) -> np.ndarray:
+    c = dtypes.complex128 if d.kind == "c" else dtypes.float64
     return np.asarray(np.isclose(to_compute(a, c), to_compute(b, c), **kw))
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_isclose(dtype: D.DType) -> None:
+def test_isclose(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape in [(), (7,), (0,), (3, 4)]:
         a = sample(dtype, shape, 7)
@@ -691,13 +696,13 @@ def test_isclose(dtype: D.DType) -> None:
         for kw in ({}, {"rtol": 0.25}, {"atol": 2}, {"rtol": 0, "atol": 0}):
             with cases.case(f"{shape} {kw}"):
                 want = _np_isclose(a, b, dtype, **kw)
-                check(nx.isclose(a, b, **kw), want, D.bool_)
-                check(nx.isclose(noncontiguous(a), b, **kw), want, D.bool_)
-                check(nx.allclose(a, b, **kw), np.all(want), D.bool_)
-                check(nx.all_close(a, a, **kw), True, D.bool_)
+                check(nx.isclose(a, b, **kw), want, dtypes.bool_)
+                check(nx.isclose(noncontiguous(a), b, **kw), want, dtypes.bool_)
+                check(nx.allclose(a, b, **kw), np.all(want), dtypes.bool_)
+                check(nx.all_close(a, a, **kw), True, dtypes.bool_)
     with cases.case("broadcast (3, 1) with (1, 4)"):
         a, b = sample(dtype, (3, 1), 1), sample(dtype, (1, 4), 2)
-        check(nx.isclose(a, b), _np_isclose(a, b, dtype), D.bool_)
+        check(nx.isclose(a, b), _np_isclose(a, b, dtype), dtypes.bool_)
     if dtype.kind in "fc":
         inf, nan = np.inf, np.nan
         x = np.array([inf, -inf, inf, nan, nan, 1.0, 1.0], dtype.numpy_dtype)
@@ -705,9 +710,9 @@ def test_isclose(dtype: D.DType) -> None:
         for equal_nan in (False, True):
             with cases.case(f"infinities and NaN equal_nan={equal_nan}"):
                 want = _np_isclose(x, y, dtype, equal_nan=equal_nan)
-                check(nx.isclose(x, y, equal_nan=equal_nan), want, D.bool_)
-                check(nx.allclose(x[:1], y[:1], equal_nan=equal_nan), True, D.bool_)
-                check(nx.allclose(x[3:4], y[3:4], equal_nan=equal_nan), equal_nan, D.bool_)
+                check(nx.isclose(x, y, equal_nan=equal_nan), want, dtypes.bool_)
+                check(nx.allclose(x[:1], y[:1], equal_nan=equal_nan), True, dtypes.bool_)
+                check(nx.allclose(x[3:4], y[3:4], equal_nan=equal_nan), equal_nan, dtypes.bool_)
     cases.finish()
 
 
@@ -715,17 +720,17 @@ def test_isclose_mixed_operands() -> None:
     cases = Cases()
     with cases.case("int tensor with float tensor"):
         a, b = np.array([1, 2, 3]), np.array([1.0, 2.5, 3.00001], np.float32)
-        check(nx.isclose(a, b), np.isclose(a, b), D.bool_)
+        check(nx.isclose(a, b), np.isclose(a, b), dtypes.bool_)
     with cases.case("tensor with a Python scalar"):
         a = np.array([1.0, 1.001, 2.0])
-        check(nx.isclose(a, 1.0, rtol=1e-2), np.isclose(a, 1.0, rtol=1e-2), D.bool_)
-        check(nx.isclose(1, a), np.isclose(1, a), D.bool_)
+        check(nx.isclose(a, 1.0, rtol=1e-2), np.isclose(a, 1.0, rtol=1e-2), dtypes.bool_)
+        check(nx.isclose(1, a), np.isclose(1, a), dtypes.bool_)
     with cases.case("two Python scalars"):
-        check(nx.isclose(1.0, 1.0 + 1e-9), True, D.bool_)
-        check(nx.allclose(1.0, 2.0), False, D.bool_)
+        check(nx.isclose(1.0, 1.0 + 1e-9), True, dtypes.bool_)
+        check(nx.allclose(1.0, 2.0), False, dtypes.bool_)
     with cases.case("relative tolerance follows b, as numpy"):
-        check(nx.isclose(10.0, 1.0, rtol=0.95, atol=0), False, D.bool_)
-        check(nx.isclose(1.0, 10.0, rtol=0.95, atol=0), True, D.bool_)
+        check(nx.isclose(10.0, 1.0, rtol=0.95, atol=0), False, dtypes.bool_)
+        check(nx.isclose(1.0, 10.0, rtol=0.95, atol=0), True, dtypes.bool_)
     cases.finish()
 
 
@@ -747,7 +752,7 @@ def test_isclose_errors() -> None:
 # ---------------------------------------------------------------- quotient
 
 
-def _np_quotient(a: np.ndarray, b: np.ndarray, d: D.DType) -> np.ndarray:
+def _np_quotient(a: np.ndarray, b: np.ndarray, d: dtypes.DType) -> np.ndarray:
     # truncation toward zero on exact Python-sized ints; division by zero gives 0
     a64, b64 = np.asarray(a).astype(object), np.asarray(b).astype(object)
     q = np.vectorize(lambda u, v: 0 if v == 0 else abs(u) // abs(v) * (1 if (u < 0) == (v < 0)
@@ -757,7 +762,7 @@ def _np_quotient(a: np.ndarray, b: np.ndarray, d: D.DType) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_quotient(dtype: D.DType) -> None:
+def test_quotient(dtype: dtypes.DType) -> None:
     if dtype.kind not in "iu":
         a = sample(dtype, (3, 4), 1)
         with pytest.raises(nx.DTypeError, match=rf"^quotient: integer operands only, got "
@@ -794,13 +799,13 @@ def test_quotient_errors() -> None:
 # ---------------------------------------------------------------- reduce
 
 
-def _lowest(d: D.DType) -> Any:
+def _lowest(d: dtypes.DType) -> Any:
     if d.kind == "b":
         return False
-    return D.int_range(d)[0] if d.kind in "iu" else -math.inf
+    return dtypes.int_range(d)[0] if d.kind in "iu" else -math.inf
 
 
-def _reductions(d: D.DType) -> list[tuple[str, Any, Any, Callable[..., Any]]]:
+def _reductions(d: dtypes.DType) -> list[tuple[str, Any, Any, Callable[..., Any]]]:
     """(name, initial, fn, numpy reference) for dtype ``d``."""
     if d.kind == "b":
         return [("or", False, nx.logical_or, np.any), ("and", True, nx.logical_and, np.all)]
@@ -810,7 +815,7 @@ def _reductions(d: D.DType) -> list[tuple[str, Any, Any, Callable[..., Any]]]:
     return out
 
 
-def _np_reduction(ref: Any, a: np.ndarray, d: D.DType, initial: Any, **kw: Any) -> np.ndarray:
+def _np_reduction(ref: Any, a: np.ndarray, d: dtypes.DType, initial: Any, **kw: Any) -> np.ndarray:
     if d.kind in "iu":
         # wrap-around in x's dtype, as numerix's reduce (modular, so order-independent)
         if ref is np.max:
@@ -825,7 +830,7 @@ def _np_reduction(ref: Any, a: np.ndarray, d: D.DType, initial: Any, **kw: Any) 
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_reduce(dtype: D.DType) -> None:
+def test_reduce(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape in SHAPES:
         a = sample(dtype, shape, 4, small=True)
@@ -883,7 +888,7 @@ WINDOWS: list[tuple[tuple[int, ...], tuple[int, ...], Any, Any, Any]] = [
 
 
 @pytest.mark.parametrize("dtype", [d for d in ALL if d.kind != "b"], ids=ids)
-def test_window_reduce(dtype: D.DType) -> None:
+def test_window_reduce(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, win, strides, padding, dil in WINDOWS:
         a = sample(dtype, shape, 6, small=True)
@@ -919,7 +924,7 @@ def test_window_reduce_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_to_batched(dtype: D.DType) -> None:
+def test_to_batched(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape in [(5, 3), (6,), (1, 2), (0, 2)]:
         a = sample(dtype, shape, 5)

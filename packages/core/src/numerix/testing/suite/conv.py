@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import ALL, Cases, check, ids, noncontiguous, sample, to_compute
 
 
@@ -87,9 +87,9 @@ CONFIGS: list[tuple[Any, ...]] = [
 ]
 
 
-def _out(d: D.DType) -> D.DType:
+def _out(d: dtypes.DType) -> dtypes.DType:
     # Note: conv is floating, as Nx (to_floating): bool and integers compute in float32
-    return D.float32 if d.kind in "biu" else d
+    return dtypes.float32 if d.kind in "biu" else d
 
 
 def _scale(x: np.ndarray, k: np.ndarray) -> float:
@@ -100,7 +100,7 @@ def _scale(x: np.ndarray, k: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_conv(dtype: D.DType) -> None:
+def test_conv(dtype: dtypes.DType) -> None:
     out = _out(dtype)
     cases = Cases()
     for idx, (xs, ks, kw) in enumerate(CONFIGS):
@@ -120,17 +120,17 @@ def test_conv(dtype: D.DType) -> None:
 @pytest.mark.parametrize(
     ("dx", "dk", "out"),
     [
-        (D.int8, D.uint8, D.float32),
-        (D.bool_, D.int32, D.float32),
-        (D.int64, D.float16, D.float16),
-        (D.bfloat16, D.float16, D.float32),
-        (D.bool_, D.float64, D.float64),
-        (D.float32, D.complex64, D.complex64),
-        (D.float64, D.complex64, D.complex128),
+        (dtypes.int8, dtypes.uint8, dtypes.float32),
+        (dtypes.bool_, dtypes.int32, dtypes.float32),
+        (dtypes.int64, dtypes.float16, dtypes.float16),
+        (dtypes.bfloat16, dtypes.float16, dtypes.float32),
+        (dtypes.bool_, dtypes.float64, dtypes.float64),
+        (dtypes.float32, dtypes.complex64, dtypes.complex64),
+        (dtypes.float64, dtypes.complex64, dtypes.complex128),
     ],
     ids=lambda v: v.short,
 )
-def test_conv_mixed_dtypes(dx: D.DType, dk: D.DType, out: D.DType) -> None:
+def test_conv_mixed_dtypes(dx: dtypes.DType, dk: dtypes.DType, out: dtypes.DType) -> None:
     a, w = sample(dx, (2, 2, 5), 1), sample(dk, (3, 2, 2), 2)
     want = ref_conv(to_compute(a, out), to_compute(w, out), strides=2, padding="same")
     got = nx.conv(nx.tensor(a), nx.tensor(w), strides=2, padding="same")

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import ALL, FLOATS, INTS, check, ids, noncontiguous, sample, shape_id
 
 # a Python value of each kind, and the default dtype it takes
 PY_VALUES = [(True, nx.bool), (3, nx.int64), (-2.5, nx.float32), (1.5 - 2j, nx.complex64)]
 
 
-def value_for(d: D.DType) -> Any:
+def value_for(d: dtypes.DType) -> Any:
     """A Python scalar that ``d`` holds exactly."""
     return {"b": True, "i": -3, "u": 7, "f": 2.5, "c": 1.5 - 2j}[d.kind]
 
@@ -25,12 +25,12 @@ def value_for(d: D.DType) -> Any:
 
 
 @pytest.mark.parametrize(("value", "want"), PY_VALUES, ids=str)
-def test_tensor_from_python_scalar_takes_the_default_dtype(value: Any, want: D.DType) -> None:
+def test_tensor_from_python_scalar_takes_the_default_dtype(value: Any, want: dtypes.DType) -> None:
     check(nx.tensor(value), np.asarray(value).astype(want.numpy_dtype), want)
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_tensor_from_python_scalar_with_dtype(dtype: D.DType) -> None:
+def test_tensor_from_python_scalar_with_dtype(dtype: dtypes.DType) -> None:
     for v in (True, 3, 2.5) + ((1 - 2j,) if dtype.kind == "c" else ()):
         check(nx.tensor(v, dtype=dtype), np.asarray(v).astype(dtype.numpy_dtype), dtype)
     check(nx.tensor(value_for(dtype), dtype=dtype.short),
@@ -56,13 +56,13 @@ def test_tensor_from_python_scalar_with_dtype(dtype: D.DType) -> None:
     ],
     ids=str,
 )
-def test_tensor_from_nested_lists(data: Any, want: D.DType) -> None:
+def test_tensor_from_nested_lists(data: Any, want: dtypes.DType) -> None:
     # Python data takes numerix's defaults (float32, int64) with numpy's shape rules
     check(nx.tensor(data), np.array(data).astype(want.numpy_dtype), want)
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_tensor_from_nested_lists_with_dtype(dtype: D.DType) -> None:
+def test_tensor_from_nested_lists_with_dtype(dtype: dtypes.DType) -> None:
     data = [[1, 0, 2], [3, 4, 5]] if dtype.kind != "b" else [[True, False, True]]
     check(nx.tensor(data, dtype=dtype), np.array(data, dtype=dtype.numpy_dtype), dtype)
     check(nx.tensor([], dtype=dtype), np.array([], dtype=dtype.numpy_dtype), dtype)
@@ -81,7 +81,7 @@ def test_tensor_from_lists_of_tensors_and_numpy_values_keeps_their_dtype() -> No
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_tensor_from_numpy_keeps_dtype_and_shares_memory(dtype: D.DType) -> None:
+def test_tensor_from_numpy_keeps_dtype_and_shares_memory(dtype: dtypes.DType) -> None:
     for shape in [(), (0,), (2, 0), (3,), (2, 3, 4)]:
         a = sample(dtype, shape, 3)
         x = nx.tensor(a)
@@ -96,7 +96,7 @@ def test_tensor_from_numpy_keeps_dtype_and_shares_memory(dtype: D.DType) -> None
 
 
 @pytest.mark.parametrize("src", ALL, ids=ids)
-def test_tensor_from_numpy_with_dtype_casts(src: D.DType) -> None:
+def test_tensor_from_numpy_with_dtype_casts(src: dtypes.DType) -> None:
     a = sample(src, (2, 3), 5)
     a = np.abs(a) if src.kind == "f" else a  # floats going to unsigned stay in range
     for dst in (nx.int32, nx.uint8, nx.float32, nx.float64, nx.bool):
@@ -118,7 +118,7 @@ def test_tensor_from_numpy_with_dtype_casts(src: D.DType) -> None:
             with pytest.raises(nx.DTypeError, match=r"^from_numpy: converting complex"):
                 nx.from_numpy(a, dtype=dst)
             continue
-        via = a.astype(np.float32) if src is D.bfloat16 else a
+        via = a.astype(np.float32) if src is dtypes.bfloat16 else a
         check(nx.tensor(a, dtype=dst), via.astype(dst.numpy_dtype), dst)
 
 
@@ -190,7 +190,7 @@ def test_tensor_ragged_and_non_numeric_data_are_refused() -> None:
 
 
 @pytest.mark.parametrize("dtype", INTS, ids=ids)
-def test_tensor_values_out_of_range_are_refused(dtype: D.DType) -> None:
+def test_tensor_values_out_of_range_are_refused(dtype: dtypes.DType) -> None:
     info = np.iinfo(dtype.numpy_dtype)
     for v in (int(info.max) + 1, int(info.min) - 1):
         with pytest.raises(nx.DTypeError, match=rf"^tensor: Python int {v} does not fit {dtype}"):
@@ -226,7 +226,7 @@ def test_tensor_python_ints_beyond_int64() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_binary_round_trip(dtype: D.DType) -> None:
+def test_binary_round_trip(dtype: dtypes.DType) -> None:
     a = sample(dtype, (3, 4), 6)
     raw = a.tobytes()
     x = nx.from_binary(raw, dtype)
@@ -267,7 +267,7 @@ SHAPES = [3, (), (0,), (2, 0), (2, 3), [2, 1, 2]]
 
 @pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_full_zeros_ones(dtype: D.DType, shape: Any) -> None:
+def test_full_zeros_ones(dtype: dtypes.DType, shape: Any) -> None:
     v = value_for(dtype)
     check(nx.full(shape, v, dtype=dtype), np.full(shape, v, dtype=dtype.numpy_dtype), dtype)
     check(nx.zeros(shape, dtype=dtype), np.zeros(shape, dtype=dtype.numpy_dtype), dtype)
@@ -281,7 +281,7 @@ def test_full_zeros_ones(dtype: D.DType, shape: Any) -> None:
 
 
 @pytest.mark.parametrize(("value", "want"), PY_VALUES, ids=str)
-def test_full_default_dtypes(value: Any, want: D.DType) -> None:
+def test_full_default_dtypes(value: Any, want: dtypes.DType) -> None:
     check(nx.full((2, 3), value), np.full((2, 3), value).astype(want.numpy_dtype), want)
     check(nx.full((2,), nx.tensor(value)), np.full((2,), value).astype(want.numpy_dtype), want)
     check(nx.zeros((2,)), np.zeros((2,), np.float32), nx.float32)
@@ -330,7 +330,7 @@ def test_full_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_like(dtype: D.DType) -> None:
+def test_like(dtype: dtypes.DType) -> None:
     for shape in [(), (0,), (2, 0), (2, 3)]:
         a = sample(dtype, shape, 7)
         x = nx.tensor(a)
@@ -372,7 +372,7 @@ def test_arange_default_dtype(args: tuple[Any, ...]) -> None:
 
 
 @pytest.mark.parametrize("dtype", [d for d in ALL if d.kind in "iuf"], ids=ids)
-def test_arange_with_dtype(dtype: D.DType) -> None:
+def test_arange_with_dtype(dtype: dtypes.DType) -> None:
     for args in [(7,), (1, 8, 2), (9, 0, -2), (3, 3)]:
         check(nx.arange(*args, dtype=dtype), np.arange(*args).astype(dtype.numpy_dtype), dtype)
     if dtype.kind == "f":
@@ -406,7 +406,7 @@ def test_arange_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", [d for d in ALL if d.kind != "b"], ids=ids)
-def test_iota(dtype: D.DType) -> None:
+def test_iota(dtype: dtypes.DType) -> None:
     for shape in [(), (0,), (4,), (2, 3), (2, 0, 3), (2, 3, 4)]:
         nd = np.dtype(dtype.numpy_dtype)
         n = int(np.prod(shape))
@@ -431,7 +431,7 @@ def test_iota_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_eye(dtype: D.DType) -> None:
+def test_eye(dtype: dtypes.DType) -> None:
     for args, k in [((3,), 0), ((2, 4), 0), ((4, 2), 1), ((3, 3), -1), ((3, 5), 2), ((2, 2), 5),
                     ((0,), 0), ((3, 0), 0)]:  # fmt: skip
         check(nx.eye(*args, k=k, dtype=dtype), np.eye(*args, k=k, dtype=dtype.numpy_dtype), dtype)
@@ -446,8 +446,8 @@ def test_eye_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", [d for d in ALL if d.kind != "b"], ids=ids)
-def test_linspace(dtype: D.DType) -> None:
-    nd = np.dtype(np.float32 if dtype is D.bfloat16 else dtype.numpy_dtype)
+def test_linspace(dtype: dtypes.DType) -> None:
+    nd = np.dtype(np.float32 if dtype is dtypes.bfloat16 else dtype.numpy_dtype)
     lo, hi = (0, 200) if dtype.kind == "u" else (-5, 7)
     for num in (0, 1, 2, 5, 9):
         for endpoint in (True, False):
@@ -473,7 +473,7 @@ def test_linspace_defaults_and_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)
-def test_creation_backend_argument(dtype: D.DType) -> None:
+def test_creation_backend_argument(dtype: dtypes.DType) -> None:
     for x in (nx.zeros((2,), dtype, backend="binary"), nx.tensor([1.0], dtype, backend="binary"),
               nx.arange(3, dtype=dtype, backend="binary"), nx.eye(2, dtype=dtype, backend="binary")):  # fmt: skip
         assert x.backend is nx.get_backend("binary")

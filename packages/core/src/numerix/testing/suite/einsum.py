@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import NUMERIC, check, ids
 
 # (subscripts, operand shapes)
@@ -26,7 +26,7 @@ CASES = [
 ]
 
 
-def _operands(dtype: D.DType, shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
+def _operands(dtype: dtypes.DType, shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
     rng = np.random.default_rng(len(shapes))
     lo = 0 if dtype.kind == "u" else -3
     # small integers: every product and sum is exact in every dtype
@@ -37,7 +37,7 @@ def _operands(dtype: D.DType, shapes: list[tuple[int, ...]]) -> list[np.ndarray]
     ]  # fmt: skip
 
 
-def _expected(subscripts: str, arrays: list[np.ndarray], dtype: D.DType) -> np.ndarray:
+def _expected(subscripts: str, arrays: list[np.ndarray], dtype: dtypes.DType) -> np.ndarray:
     wide = np.complex128 if dtype.kind == "c" else np.float64
     r = np.einsum(subscripts, *[a.astype(wide) for a in arrays])
     return np.asarray(r).astype(dtype.numpy_dtype)
@@ -46,7 +46,7 @@ def _expected(subscripts: str, arrays: list[np.ndarray], dtype: D.DType) -> np.n
 @pytest.mark.numerix_op("einsum")
 @pytest.mark.parametrize("case", CASES, ids=[c[0] or "0-d" for c in CASES])
 @pytest.mark.parametrize("dtype", NUMERIC, ids=ids)
-def test_einsum(dtype: D.DType, case: tuple[str, list[tuple[int, ...]]]) -> None:
+def test_einsum(dtype: dtypes.DType, case: tuple[str, list[tuple[int, ...]]]) -> None:
     subscripts, shapes = case
     arrays = _operands(dtype, shapes)
     got = nx.einsum(subscripts, *[nx.tensor(a) for a in arrays])
@@ -55,8 +55,8 @@ def test_einsum(dtype: D.DType, case: tuple[str, list[tuple[int, ...]]]) -> None
 
 @pytest.mark.numerix_op("einsum")
 @pytest.mark.parametrize("case", CASES[:7:3], ids=[c[0] for c in CASES[:7:3]])
-@pytest.mark.parametrize("dtype", [D.int32, D.float32, D.complex64], ids=ids)
-def test_einsum_compiled(dtype: D.DType, case: tuple[str, list[tuple[int, ...]]]) -> None:
+@pytest.mark.parametrize("dtype", [dtypes.int32, dtypes.float32, dtypes.complex64], ids=ids)
+def test_einsum_compiled(dtype: dtypes.DType, case: tuple[str, list[tuple[int, ...]]]) -> None:
     subscripts, shapes = case
     arrays = _operands(dtype, shapes)
     f = nx.jit(lambda *xs: nx.einsum(subscripts, *xs))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import (
     ALL,
     ALL_PAIRS,
@@ -60,7 +60,7 @@ REAL_ONLY = {
 }
 
 
-def _data(d: D.DType, domain: str, shape: tuple[int, ...] = (3, 4)) -> np.ndarray:
+def _data(d: dtypes.DType, domain: str, shape: tuple[int, ...] = (3, 4)) -> np.ndarray:
     if d.kind == "b":
         return sample(d, shape)
     if domain == "unit" and d.kind in "iu":
@@ -76,7 +76,7 @@ def _data(d: D.DType, domain: str, shape: tuple[int, ...] = (3, 4)) -> np.ndarra
 
 @pytest.mark.parametrize("d", ALL, ids=ids)
 @pytest.mark.parametrize("name", sorted(UNARY_INEXACT) + sorted(REAL_ONLY))
-def test_unary_inexact(name: str, d: D.DType) -> None:
+def test_unary_inexact(name: str, d: dtypes.DType) -> None:
     fn, ref, domain = {**UNARY_INEXACT, **REAL_ONLY}[name]
     if name in REAL_ONLY and d.kind == "c":
         with pytest.raises(nx.DTypeError):
@@ -91,8 +91,8 @@ def test_unary_inexact(name: str, d: D.DType) -> None:
 @pytest.mark.parametrize("name", sorted(UNARY_INEXACT) + sorted(REAL_ONLY))
 def test_unary_inexact_shapes(name: str, shape: tuple[int, ...]) -> None:
     fn, ref, domain = {**UNARY_INEXACT, **REAL_ONLY}[name]
-    a = _data(D.float32, domain, shape)
-    check(fn(t(a)), oracle(ref, a, compute=D.float32, out=D.float32), D.float32)
+    a = _data(dtypes.float32, domain, shape)
+    check(fn(t(a)), oracle(ref, a, compute=dtypes.float32, out=dtypes.float32), dtypes.float32)
 
 
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, np.inf, -np.inf, np.nan]
@@ -100,7 +100,7 @@ SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, np.inf, -np.inf, np.nan]
 
 @pytest.mark.parametrize("d", FLOATS, ids=ids)
 @pytest.mark.parametrize("name", sorted(UNARY_INEXACT) + sorted(REAL_ONLY))
-def test_unary_special_values_elementwise_more(name: str, d: D.DType) -> None:
+def test_unary_special_values_elementwise_more(name: str, d: dtypes.DType) -> None:
     fn, ref, _ = {**UNARY_INEXACT, **REAL_ONLY}[name]
     a = np.asarray(SPECIAL, dtype=d.numpy_dtype)
     with np.errstate(all="raise"):
@@ -109,7 +109,7 @@ def test_unary_special_values_elementwise_more(name: str, d: D.DType) -> None:
 
 
 @pytest.mark.parametrize("d", ALL, ids=ids)
-def test_erf_inv(d: D.DType) -> None:
+def test_erf_inv(d: dtypes.DType) -> None:
     a = _data(d, "unit")
     if d.kind == "c":
         with pytest.raises(nx.DTypeError):
@@ -121,7 +121,7 @@ def test_erf_inv(d: D.DType) -> None:
     # the round trip erf(erf_inv(y)) == y (no independent erf_inv oracle without scipy)
     check(nx.erf(r), oracle(lambda v: v, a, compute=c, out=c), c)
     # and erf_inv(erf(x)) == x away from the flat tails
-    x = (sample(D.float64) / 3).astype(c.numpy_dtype)
+    x = (sample(dtypes.float64) / 3).astype(c.numpy_dtype)
     y = nx.erf(t(x))
     want = oracle(lambda v: v, x, compute=c, out=c)
     check(nx.erf_inv(y), want, c)
@@ -129,8 +129,8 @@ def test_erf_inv(d: D.DType) -> None:
 
 @pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
 def test_erf_inv_shapes(shape: tuple[int, ...]) -> None:
-    a = sample(D.float64, shape) / 5
-    check(nx.erf(nx.erf_inv(t(a))), a, D.float64)
+    a = sample(dtypes.float64, shape) / 5
+    check(nx.erf(nx.erf_inv(t(a))), a, dtypes.float64)
 
 
 def test_erf_inv_special_values() -> None:
@@ -142,7 +142,7 @@ def test_erf_inv_special_values() -> None:
 
 
 @pytest.mark.parametrize("p", ALL_PAIRS, ids=pair_ids)
-def test_atan2(p: tuple[D.DType, D.DType]) -> None:
+def test_atan2(p: tuple[dtypes.DType, dtypes.DType]) -> None:
     a, b = sample(p[0], seed=1), sample(p[1], seed=2)
     e = expected_promotion(*p)
     if e is None or e.kind == "c":
@@ -155,14 +155,14 @@ def test_atan2(p: tuple[D.DType, D.DType]) -> None:
 
 @pytest.mark.parametrize("shapes", BINARY_SHAPES, ids=shape_id)
 def test_atan2_shapes(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
-    a, b = sample(D.float64, shapes[0], 1), sample(D.float64, shapes[1], 2)
-    check(nx.atan2(t(a), t(b)), np.arctan2(a, b), D.float64)
+    a, b = sample(dtypes.float64, shapes[0], 1), sample(dtypes.float64, shapes[1], 2)
+    check(nx.atan2(t(a), t(b)), np.arctan2(a, b), dtypes.float64)
 
 
 def test_atan2_special_values() -> None:
     v = np.asarray(SPECIAL)
     a, b = np.meshgrid(v, v)
-    check(nx.atan2(t(a), t(b)), np.arctan2(a, b), D.float64)
+    check(nx.atan2(t(a), t(b)), np.arctan2(a, b), dtypes.float64)
 
 
 # ---------------------------------------------------------------- classification
@@ -171,7 +171,7 @@ CLASSIFY = {"isnan": (nx.isnan, np.isnan), "isinf": (nx.isinf, np.isinf),
             "isfinite": (nx.isfinite, np.isfinite)}  # fmt: skip
 
 
-def _with_specials(d: D.DType) -> np.ndarray:
+def _with_specials(d: dtypes.DType) -> np.ndarray:
     a = sample(d, (12,))
     if d.kind == "f":
         a[:4] = np.asarray([np.nan, np.inf, -np.inf, 0.0]).astype(d.numpy_dtype)
@@ -183,26 +183,26 @@ def _with_specials(d: D.DType) -> np.ndarray:
 
 @pytest.mark.parametrize("d", ALL, ids=ids)
 @pytest.mark.parametrize("name", sorted(CLASSIFY))
-def test_classify(name: str, d: D.DType) -> None:
+def test_classify(name: str, d: dtypes.DType) -> None:
     fn, ref = CLASSIFY[name]
     a = _with_specials(d)
-    want = ref(a.astype(np.float32) if d is D.bfloat16 else a)
-    check(fn(t(a, d)), want, D.bool_)
+    want = ref(a.astype(np.float32) if d is dtypes.bfloat16 else a)
+    check(fn(t(a, d)), want, dtypes.bool_)
 
 
 @pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("name", sorted(CLASSIFY))
 def test_classify_shapes(name: str, shape: tuple[int, ...]) -> None:
     fn, ref = CLASSIFY[name]
-    a = sample(D.float32, shape)
-    check(fn(t(a)), ref(a), D.bool_)
+    a = sample(dtypes.float32, shape)
+    check(fn(t(a)), ref(a), dtypes.bool_)
 
 
 # ---------------------------------------------------------------- complex parts
 
 
 @pytest.mark.parametrize("d", ALL, ids=ids)
-def test_real_imag_conj(d: D.DType) -> None:
+def test_real_imag_conj(d: dtypes.DType) -> None:
     a = sample(d)
     check(nx.real(t(a, d)), np.real(a), real_of(d))
     check(nx.imag(t(a, d)), np.imag(a).astype(real_of(d).numpy_dtype), real_of(d))
@@ -210,8 +210,8 @@ def test_real_imag_conj(d: D.DType) -> None:
 
 
 @pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
-@pytest.mark.parametrize("d", COMPLEX + (D.float32,), ids=ids)
-def test_real_imag_conj_shapes(d: D.DType, shape: tuple[int, ...]) -> None:
+@pytest.mark.parametrize("d", COMPLEX + (dtypes.float32,), ids=ids)
+def test_real_imag_conj_shapes(d: dtypes.DType, shape: tuple[int, ...]) -> None:
     a = sample(d, shape)
     check(nx.real(t(a)), np.real(a), real_of(d))
     check(nx.imag(t(a)), np.imag(a), real_of(d))
@@ -220,9 +220,9 @@ def test_real_imag_conj_shapes(d: D.DType, shape: tuple[int, ...]) -> None:
 
 def test_complex_parts_special_values() -> None:
     a = np.asarray([complex(np.nan, np.inf), complex(-np.inf, -0.0)], np.complex64)
-    check(nx.real(t(a)), np.real(a), D.float32)
-    check(nx.imag(t(a)), np.imag(a), D.float32)
-    check(nx.conj(t(a)), np.conj(a), D.complex64)
+    check(nx.real(t(a)), np.real(a), dtypes.float32)
+    check(nx.imag(t(a)), np.imag(a), dtypes.float32)
+    check(nx.conj(t(a)), np.conj(a), dtypes.complex64)
 
 
 # ---------------------------------------------------------------- shifts
@@ -251,7 +251,7 @@ SHIFTS = {"left": (nx.bitwise_left_shift, True), "right": (nx.bitwise_right_shif
 
 @pytest.mark.parametrize("p", ALL_PAIRS, ids=pair_ids)
 @pytest.mark.parametrize("name", sorted(SHIFTS))
-def test_shift_dtypes(name: str, p: tuple[D.DType, D.DType]) -> None:
+def test_shift_dtypes(name: str, p: tuple[dtypes.DType, dtypes.DType]) -> None:
     fn, left = SHIFTS[name]
     a, b = sample(p[0], seed=1), sample(p[1], seed=2)
     e = expected_promotion(*p)
@@ -265,7 +265,7 @@ def test_shift_dtypes(name: str, p: tuple[D.DType, D.DType]) -> None:
 
 @pytest.mark.parametrize("d", INTS, ids=ids)
 @pytest.mark.parametrize("name", sorted(SHIFTS))
-def test_shift_out_of_range(name: str, d: D.DType) -> None:
+def test_shift_out_of_range(name: str, d: dtypes.DType) -> None:
     fn, left = SHIFTS[name]
     bits = d.numpy_dtype.itemsize * 8
     info = np.iinfo(d.numpy_dtype)
@@ -279,18 +279,18 @@ def test_shift_out_of_range(name: str, d: D.DType) -> None:
 @pytest.mark.parametrize("name", sorted(SHIFTS))
 def test_shift_shapes(name: str, shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
     fn, left = SHIFTS[name]
-    a = sample(D.int32, shapes[0], 1)
-    b = np.abs(sample(D.int32, shapes[1], 2))
-    check(fn(t(a), t(b)), _shift_ref(a, b, left), D.int32)
+    a = sample(dtypes.int32, shapes[0], 1)
+    b = np.abs(sample(dtypes.int32, shapes[1], 2))
+    check(fn(t(a), t(b)), _shift_ref(a, b, left), dtypes.int32)
 
 
 def test_shift_operators() -> None:
     a = np.asarray([-8, 3, 100], np.int16)
     x = t(a)
-    check(x << 2, _shift_ref(a, np.int16(2), True), D.int16)
-    check(x >> 1, _shift_ref(a, np.int16(1), False), D.int16)
-    check(1 << t(np.asarray([0, 3], np.int16)), np.asarray([1, 8], np.int16), D.int16)
-    check(64 >> t(np.asarray([0, 3], np.int16)), np.asarray([64, 8], np.int16), D.int16)
+    check(x << 2, _shift_ref(a, np.int16(2), True), dtypes.int16)
+    check(x >> 1, _shift_ref(a, np.int16(1), False), dtypes.int16)
+    check(1 << t(np.asarray([0, 3], np.int16)), np.asarray([1, 8], np.int16), dtypes.int16)
+    check(64 >> t(np.asarray([0, 3], np.int16)), np.asarray([64, 8], np.int16), dtypes.int16)
     with pytest.raises(nx.DTypeError):
         t(np.asarray([1.0])) << 1
 
@@ -315,7 +315,7 @@ BIT_COUNTS: dict[str, tuple[Callable[..., Any], Callable[[int, int], int]]] = {
 }
 
 
-def _bit_edges(d: D.DType) -> np.ndarray:
+def _bit_edges(d: dtypes.DType) -> np.ndarray:
     info = np.iinfo(d.numpy_dtype)
     bits = d.numpy_dtype.itemsize * 8
     vals = {0, 1, 2, 3, 5, info.max, info.min, info.max - 1}
@@ -328,7 +328,7 @@ def _bit_edges(d: D.DType) -> np.ndarray:
 
 @pytest.mark.parametrize("d", ALL, ids=ids)
 @pytest.mark.parametrize("name", sorted(BIT_COUNTS))
-def test_bit_counts(name: str, d: D.DType) -> None:
+def test_bit_counts(name: str, d: dtypes.DType) -> None:
     fn, ref = BIT_COUNTS[name]
     if d.kind not in "iu":
         with pytest.raises(nx.DTypeError, match=rf"{name}: unsupported dtype for .* takes integer"):
@@ -342,9 +342,9 @@ def test_bit_counts(name: str, d: D.DType) -> None:
 @pytest.mark.parametrize("name", sorted(BIT_COUNTS))
 def test_bit_counts_shapes(name: str, shape: tuple[int, ...]) -> None:
     fn, ref = BIT_COUNTS[name]
-    a = sample(D.int16, shape)
+    a = sample(dtypes.int16, shape)
     for arr in (a, noncontiguous(a)):
-        check(fn(t(arr)), _bits_ref(a, ref), D.int16)
+        check(fn(t(arr)), _bits_ref(a, ref), dtypes.int16)
 
 
 def test_bit_counts_refusal_message() -> None:
@@ -358,7 +358,7 @@ def test_bit_counts_refusal_message() -> None:
         nx.count_leading_zeros(t(np.asarray([1.0], np.float32)))
 
 
-def _bitcast_ok(a: D.DType, b: D.DType) -> bool:
+def _bitcast_ok(a: dtypes.DType, b: dtypes.DType) -> bool:
     return a.kind in "iuf" and b.kind in "iuf" and a.numpy_dtype.itemsize == b.numpy_dtype.itemsize
 
 
@@ -367,7 +367,7 @@ def _bits_of(a: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("p", ALL_PAIRS, ids=pair_ids)
-def test_bitcast(p: tuple[D.DType, D.DType]) -> None:
+def test_bitcast(p: tuple[dtypes.DType, dtypes.DType]) -> None:
     src, dst = p
     a = sample(src, (3, 4))
     if src.kind == "f":
@@ -387,11 +387,11 @@ def test_bitcast(p: tuple[D.DType, D.DType]) -> None:
 
 @pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
 def test_bitcast_shapes(shape: tuple[int, ...]) -> None:
-    a = sample(D.float32, shape)
+    a = sample(dtypes.float32, shape)
     for arr in (a, noncontiguous(a)):
         r = nx.bitcast(t(arr), nx.uint32)
-        check(r, a.view(np.uint32), D.uint32)
-        check(nx.bitcast(r, "float32"), a, D.float32)
+        check(r, a.view(np.uint32), dtypes.uint32)
+        check(nx.bitcast(r, "float32"), a, dtypes.float32)
 
 
 def test_bitcast_special_bit_patterns() -> None:
@@ -400,7 +400,7 @@ def test_bitcast_special_bit_patterns() -> None:
                    np.uint32)  # fmt: skip
     f = nx.bitcast(t(u), nx.float32)
     np.testing.assert_array_equal(_bits_of(f.to_numpy()), u)
-    check(nx.bitcast(f, nx.int32), u.view(np.int32), D.int32)
+    check(nx.bitcast(f, nx.int32), u.view(np.int32), dtypes.int32)
 
 
 def test_bitcast_errors() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import (
     ALL,
     COMPLEX,
@@ -32,13 +32,15 @@ TRANSFORMS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
 OPS = list(TRANSFORMS)
 
 
-def _complex_of(d: D.DType) -> D.DType:
+def _complex_of(d: dtypes.DType) -> dtypes.DType:
     if d.kind == "c":
         return d
-    return D.complex128 if d is D.float64 else D.complex64
+    return dtypes.complex128 if d is dtypes.float64 else dtypes.complex64
 
 
-def _expect(op: str, a: np.ndarray, dtype: D.DType, **kw: Any) -> tuple[np.ndarray, D.DType]:
+def _expect(
+    op: str, a: np.ndarray, dtype: dtypes.DType, **kw: Any
+) -> tuple[np.ndarray, dtypes.DType]:
     odt = _complex_of(dtype)
     return oracle(lambda v: TRANSFORMS[op][1](v, **kw), a, compute=odt, out=odt), odt
 
@@ -51,7 +53,7 @@ def _scale(a: np.ndarray) -> float:
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_fft_every_dtype(op: str, dtype: D.DType) -> None:
+def test_fft_every_dtype(op: str, dtype: dtypes.DType) -> None:
     a = sample(dtype, (3, 8))
     r = TRANSFORMS[op][0](t(a))
     exp, odt = _expect(op, a, dtype)
@@ -60,8 +62,8 @@ def test_fft_every_dtype(op: str, dtype: D.DType) -> None:
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("n", [1, 3, 5, 8, 16])
-@pytest.mark.parametrize("dtype", (D.float32, D.float64) + COMPLEX, ids=ids)
-def test_fft_length_pads_or_truncates(op: str, n: int, dtype: D.DType) -> None:
+@pytest.mark.parametrize("dtype", (dtypes.float32, dtypes.float64) + COMPLEX, ids=ids)
+def test_fft_length_pads_or_truncates(op: str, n: int, dtype: dtypes.DType) -> None:
     a = sample(dtype, (2, 5))
     r = TRANSFORMS[op][0](t(a), n=n)
     exp, odt = _expect(op, a, dtype, n=n)
@@ -73,17 +75,17 @@ def test_fft_length_pads_or_truncates(op: str, n: int, dtype: D.DType) -> None:
 @pytest.mark.parametrize("axis", [0, 1, 2, -1, -2, -3])
 @pytest.mark.parametrize("n", [None, 2, 7])
 def test_fft_axis(op: str, axis: int, n: int | None) -> None:
-    a = sample(D.complex64, (3, 4, 5))
+    a = sample(dtypes.complex64, (3, 4, 5))
     r = TRANSFORMS[op][0](t(a), n=n, axis=axis)
-    exp, odt = _expect(op, a, D.complex64, n=n, axis=axis)
+    exp, odt = _expect(op, a, dtypes.complex64, n=n, axis=axis)
     check(r, exp, odt, scale=_scale(np.moveaxis(a, axis, -1)), op=op)
 
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
 @pytest.mark.parametrize("n", [None, 3, 9])
-@pytest.mark.parametrize("dtype", (D.float32, D.complex128), ids=ids)
-def test_fft_norm(op: str, norm: str, n: int | None, dtype: D.DType) -> None:
+@pytest.mark.parametrize("dtype", (dtypes.float32, dtypes.complex128), ids=ids)
+def test_fft_norm(op: str, norm: str, n: int | None, dtype: dtypes.DType) -> None:
     a = sample(dtype, (2, 6))
     r = TRANSFORMS[op][0](t(a), n=n, axis=0, norm=norm)
     exp, odt = _expect(op, a, dtype, n=n, axis=0, norm=norm)
@@ -91,8 +93,8 @@ def test_fft_norm(op: str, norm: str, n: int | None, dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("dtype", (D.int32,) + FLOATS + COMPLEX, ids=ids)
-def test_fft_noncontiguous(op: str, dtype: D.DType) -> None:
+@pytest.mark.parametrize("dtype", (dtypes.int32,) + FLOATS + COMPLEX, ids=ids)
+def test_fft_noncontiguous(op: str, dtype: dtypes.DType) -> None:
     a = sample(dtype, (4, 6))
     v = noncontiguous(a)
     r = TRANSFORMS[op][0](t(v))
@@ -109,30 +111,30 @@ EDGE = [((0, 4), None, -1), ((4, 0), None, 0), ((2, 0), 3, -1), ((0,), 1, -1), (
 @pytest.mark.parametrize("case", EDGE, ids=[shape_id(c) for c in EDGE])
 def test_fft_edge_shapes(op: str, case: Any) -> None:
     shape, n, axis = case
-    a = sample(D.float32, shape)
+    a = sample(dtypes.float32, shape)
     r = TRANSFORMS[op][0](t(a), n=n, axis=axis)
-    exp, odt = _expect(op, a, D.float32, n=n, axis=axis)
+    exp, odt = _expect(op, a, dtypes.float32, n=n, axis=axis)
     check(r, exp, odt, op=op)
 
 
 @pytest.mark.parametrize("dtype", FLOATS + COMPLEX, ids=ids)
-def test_fft_round_trip(dtype: D.DType) -> None:
+def test_fft_round_trip(dtype: dtypes.DType) -> None:
     a = sample(dtype, (3, 10))
     back = nx.ifft(nx.fft(t(a)))
     odt = _complex_of(dtype)
     # bfloat16 reaches complex through float32 (exact), as the core's cast does
-    want = a.astype(np.float32) if dtype is D.bfloat16 else a
+    want = a.astype(np.float32) if dtype is dtypes.bfloat16 else a
     check(back, want.astype(odt.numpy_dtype), odt, scale=_scale(a), op="ifft")
 
 
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("dtype", (D.bool_,) + INTS, ids=ids)
-def test_fft_integers_give_complex64(op: str, dtype: D.DType) -> None:
+@pytest.mark.parametrize("dtype", (dtypes.bool_,) + INTS, ids=ids)
+def test_fft_integers_give_complex64(op: str, dtype: dtypes.DType) -> None:
     a = sample(dtype, (9,))
     r = TRANSFORMS[op][0](t(a), n=4)
-    assert r.dtype is D.complex64
+    assert r.dtype is dtypes.complex64
     exp, _ = _expect(op, a, dtype, n=4)
-    check(r, exp, D.complex64, scale=_scale(a), op=op)
+    check(r, exp, dtypes.complex64, scale=_scale(a), op=op)
 
 
 # (label, call, error, message)
@@ -176,14 +178,14 @@ def test_fft_refusals_never_reach_the_backend(
 @pytest.mark.parametrize("n", [1, 2, 5, 8])
 @pytest.mark.parametrize("d", [1.0, 0.5, -2.0, 3])
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)
-def test_fftfreq(n: int, d: float, dtype: D.DType) -> None:
+def test_fftfreq(n: int, d: float, dtype: dtypes.DType) -> None:
     r = nx.fftfreq(n, d=d, dtype=dtype)
     check(r, np.fft.fftfreq(n, d).astype(dtype.numpy_dtype), dtype)
 
 
 def test_fftfreq_default_dtype_is_float32() -> None:
     r = nx.fftfreq(6)
-    check(r, np.fft.fftfreq(6).astype(np.float32), D.float32)
+    check(r, np.fft.fftfreq(6).astype(np.float32), dtypes.float32)
 
 
 @pytest.mark.parametrize(

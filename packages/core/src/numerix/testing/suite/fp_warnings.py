@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import FLOATS, ids
 
 # name: (function of a namespace (numerix or numpy) and one operand, the operand's values)
@@ -31,7 +31,7 @@ CASES: dict[str, tuple[Callable[[Any, Any], Any], list[float]]] = {
 
 def _expected(fn: Callable[[Any, Any], Any], a: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
-        if a.dtype == D.bfloat16.numpy_dtype:  # numpy's bfloat16 math: in float32, round once
+        if a.dtype == dtypes.bfloat16.numpy_dtype:  # numpy's bfloat16 math: in float32, round once
             return np.asarray(fn(np, a.astype(np.float32))).astype(a.dtype)
         return np.asarray(fn(np, a))
 
@@ -40,7 +40,7 @@ def _expected(fn: Callable[[Any, Any], Any], a: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "jit"])
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)
-def test_no_floating_point_warnings(dtype: D.DType, case: str, compiled: bool) -> None:
+def test_no_floating_point_warnings(dtype: dtypes.DType, case: str, compiled: bool) -> None:
     fn, values = CASES[case]
     with np.errstate(over="ignore"):  # 1e308 is inf in the narrower dtypes
         a = np.array(values, dtype=np.float64).astype(dtype.numpy_dtype)

@@ -28,8 +28,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
-from numerix import ops
+from numerix import dtypes, ops
 from numerix.primitives import REGISTRY
 from numerix.testing.plugin import NOT_CLAIMED
 from numerix.testing.tolerances import tolerance
@@ -134,8 +133,8 @@ def _divisor(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.uniform(1.0, 1.1, shape) * rng.choice([-1.0, 1.0], shape)
 
 
-_NARROWER = {D.float64: D.float32, D.float32: D.float16, D.complex128: D.complex64,
-             D.complex64: D.complex128}  # fmt: skip
+_NARROWER = {dtypes.float64: dtypes.float32, dtypes.float32: dtypes.float16, dtypes.complex128: dtypes.complex64,
+             dtypes.complex64: dtypes.complex128}  # fmt: skip
 
 
 def _identity(x: nx.Tensor) -> nx.Tensor:
@@ -143,7 +142,7 @@ def _identity(x: nx.Tensor) -> nx.Tensor:
 
 
 def _to_complex(x: nx.Tensor) -> nx.Tensor:
-    return x.astype(D.complex128 if x.dtype is D.float64 else D.complex64)
+    return x.astype(dtypes.complex128 if x.dtype is dtypes.float64 else dtypes.complex64)
 
 
 def _where(shape: tuple[int, ...]) -> Callable[..., Any]:
@@ -240,7 +239,12 @@ CASES: list[Case] = [
 #: the rule's inputs: float64 is limited by the difference itself (eps = 1e-6: rounding
 #: ~1e-10, truncation ~1e-12 of the scale); float32 by the rule's own rounding, summed
 #: over the elements. Backends loosen one op with a ``Looser`` for ``"vjp_<name>"``.
-FD_RTOL = {D.float64: 1e-7, D.complex128: 1e-7, D.float32: 2e-4, D.complex64: 2e-4}
+FD_RTOL = {
+    dtypes.float64: 1e-7,
+    dtypes.complex128: 1e-7,
+    dtypes.float32: 2e-4,
+    dtypes.complex64: 2e-4,
+}
 EPS = 1e-6
 
 
@@ -264,10 +268,12 @@ def _spy(name: str) -> Iterator[list[tuple[Any, tuple[Any, ...], dict[str, Any]]
         yield calls
 
 
-def _working(request: pytest.FixtureRequest, kind: str) -> D.DType:
+def _working(request: pytest.FixtureRequest, kind: str) -> dtypes.DType:
     """The widest dtype of ``kind`` the backend claims (float64, else float32)."""
     claimed = type(nx.get_default_backend()).supported_dtypes
-    wide, narrow = (D.complex128, D.complex64) if kind == "c" else (D.float64, D.float32)
+    wide, narrow = (
+        (dtypes.complex128, dtypes.complex64) if kind == "c" else (dtypes.float64, dtypes.float32)
+    )
     for d in (wide, narrow):
         if claimed is None or d in claimed:
             return d
@@ -282,7 +288,7 @@ def _pair(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return float(np.sum(prod.real)), float(np.sum(np.abs(prod.real)))
 
 
-def check_rule(case: Case, dtype: D.DType, seed: int = 0) -> None:
+def check_rule(case: Case, dtype: dtypes.DType, seed: int = 0) -> None:
     """Check ``case.prim``'s rule on the default backend, with inputs of ``dtype``."""
     rng = np.random.default_rng(seed)
     host = [np.asarray(dom(rng, s)).astype(dtype.numpy_dtype) for dom, s in
@@ -319,7 +325,7 @@ def check_rule(case: Case, dtype: D.DType, seed: int = 0) -> None:
         assert g.backend is x.backend, (g.describe(), x.describe())
 
     # central differences of the op on binary, in float64 / complex128, at the same values
-    wide = D.complex128 if any(a.dtype.kind == "c" for a in host) else D.float64
+    wide = dtypes.complex128 if any(a.dtype.kind == "c" for a in host) else dtypes.float64
     xs = [a.astype(wide.numpy_dtype) for a in host]
     vs = [rng.uniform(-1.0, 1.0, a.shape).astype(a.dtype) for a in xs]
     if wide.kind == "c":
@@ -446,7 +452,9 @@ COMPOSITES = [
 ]
 
 
-def _draw_composite(case: Composite, dtype: D.DType, rng: np.random.Generator) -> list[np.ndarray]:
+def _draw_composite(
+    case: Composite, dtype: dtypes.DType, rng: np.random.Generator
+) -> list[np.ndarray]:
     dom = _complex if case.complex else _nonzero
     return [np.asarray(dom(rng, s)).astype(dtype.numpy_dtype) for s in case.shapes]
 
@@ -477,7 +485,7 @@ def test_grad_of_composites_under_every_compiler(
     rng = np.random.default_rng(3)
     host = _draw_composite(case, dtype, rng)
     args = [nx.tensor(a) for a in host]
-    wide = D.complex128 if case.complex else D.float64
+    wide = dtypes.complex128 if case.complex else dtypes.float64
     xs = [a.astype(wide.numpy_dtype) for a in host]
     vs = [rng.uniform(-1.0, 1.0, a.shape) for a in xs]
     if case.complex:

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.defn.expr import BLOCK, CONSTANT, ELEM, PARAMETER, TENSOR, Graph, Node
 from numerix.ops._core import bind, new_out, run_block
 from numerix.primitives import BLOCKS, REGISTRY
@@ -35,14 +35,16 @@ EPS = 1e-5
 Case = tuple[str, Callable[..., Any], Sequence[np.ndarray]]
 
 
-def _wide(kind: str) -> D.DType:
+def _wide(kind: str) -> dtypes.DType:
     """The widest dtype of ``kind`` ('f' or 'c') the backend under test holds."""
     claimed = type(nx.get_default_backend()).supported_dtypes
-    wide, narrow = (D.float64, D.float32) if kind == "f" else (D.complex128, D.complex64)
+    wide, narrow = (
+        (dtypes.float64, dtypes.float32) if kind == "f" else (dtypes.complex128, dtypes.complex64)
+    )
     return wide if claimed is None or wide in claimed else narrow
 
 
-def _t(a: Any, dtype: D.DType) -> nx.Tensor:
+def _t(a: Any, dtype: dtypes.DType) -> nx.Tensor:
     # rounded on the host first: a backend without 64-bit dtypes never sees float64
     return nx.tensor(np.asarray(a).astype(dtype.numpy_dtype), dtype=dtype)
 
@@ -56,7 +58,7 @@ def _claimed(request: pytest.FixtureRequest) -> Iterator[None]:
     except nx.UnsupportedDTypeError as e:
         backend = nx.get_default_backend()
         claimed = type(backend).supported_dtypes
-        if claimed is None or D.int64 in claimed:
+        if claimed is None or dtypes.int64 in claimed:
             raise
         request.node.user_properties.append(("numerix", NOT_CLAIMED))
         pytest.skip(f"{NOT_CLAIMED}: backend {backend!r} does not claim int64 ({e})")
@@ -67,8 +69,8 @@ def _randn(rng: np.random.Generator, shape: tuple[int, ...], kind: str) -> np.nd
     return r + 1j * rng.standard_normal(shape) if kind == "c" else r
 
 
-def _widen(d: D.DType) -> D.DType:
-    return {"f": D.float64, "c": D.complex128}.get(d.kind, d)
+def _widen(d: dtypes.DType) -> dtypes.DType:
+    return {"f": dtypes.float64, "c": dtypes.complex128}.get(d.kind, d)
 
 
 def _target(graph: Graph, name: str) -> Node:
@@ -122,7 +124,7 @@ def check_vjp(
     rule = target.vjp
     assert callable(rule) and rule is not NONDIFFERENTIABLE, f"{name} has no derivative rule"
     dts = [_wide(x.dtype.kind) for x in xs]
-    narrow = any(d in (D.float32, D.complex64) for d in dts)
+    narrow = any(d in (dtypes.float32, dtypes.complex64) for d in dts)
     args = [_t(x, d) for x, d in zip(xs, dts)]
     graph = nx.trace(fn, *args)
     node = _target(graph, name)
@@ -156,7 +158,7 @@ def check_vjp(
         scale += float(np.sum(np.abs(gv)))
 
     # the difference quotient on binary in float64, at the inputs rounded as the backend has them
-    binary = nx.defaults.resolve_backend("binary")
+    binary = nx.configuration.resolve_backend("binary")
     wide = [t.to_numpy().astype(_widen(t.dtype).numpy_dtype) for t in inputs]
 
     ref = [o.to_numpy() for o in outs]
@@ -484,5 +486,5 @@ def test_grad_more_lu_through_fallback(request: pytest.FixtureRequest) -> None:
                 e = np.zeros_like(x)
                 e[i, j] = EPS
                 want[i, j] = (f(nx.tensor(x + e)).item() - f(nx.tensor(x - e)).item()) / (2 * EPS)
-        tol = 1e-3 if dt is D.float32 else 1e-6
+        tol = 1e-3 if dt is dtypes.float32 else 1e-6
         np.testing.assert_allclose(got.to_numpy(), want, rtol=tol, atol=tol)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.defn.compilers import compilers_serving
 from numerix.testing.oracle import ALL, NUMERIC, Cases, check, ids, noncontiguous, sample
 
@@ -89,7 +89,7 @@ def test_getitem_matches_numpy(key: Any) -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_getitem_every_dtype(dtype: D.DType) -> None:
+def test_getitem_every_dtype(dtype: dtypes.DType) -> None:
     a = sample(dtype, (3, 4, 2), 1)
     keys = [1, (S(None, None, -1), 2), (E, None, 0), ([2, 0], S(None), [1, 0]), (0, [1, 3]),
             np.real(a[..., 0]).astype(np.float32) > 0, (None,)]  # fmt: skip
@@ -261,7 +261,7 @@ def test_getitem_fast_paths_match_numpy() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_take_along_axis_matches_numpy(dtype: D.DType) -> None:
+def test_take_along_axis_matches_numpy(dtype: dtypes.DType) -> None:
     cases = Cases()
     rng = np.random.default_rng(3)
     for shape, ishape, axis in [((3, 4), (3, 4), 0), ((3, 4), (3, 2), 1), ((3, 4), (5, 4), 0),
@@ -346,7 +346,7 @@ DYNAMIC = [
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_dynamic_slice_clamps_starts(dtype: D.DType) -> None:
+def test_dynamic_slice_clamps_starts(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, starts, sizes in DYNAMIC:
         a = sample(dtype, shape, 15)
@@ -370,7 +370,7 @@ def test_dynamic_slice_clamps_starts(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_put_slice_clamps_starts(dtype: D.DType) -> None:
+def test_put_slice_clamps_starts(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, starts, sizes in DYNAMIC:
         a = sample(dtype, shape, 17)
@@ -460,11 +460,11 @@ def _moved(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 
 
 def _add_reference(a: np.ndarray, idx: np.ndarray, u: np.ndarray, axes: tuple[int, ...],
-                   dtype: D.DType) -> np.ndarray:  # fmt: skip
+                   dtype: dtypes.DType) -> np.ndarray:  # fmt: skip
     # np.add.at, in float64 / complex128 for inexact dtypes, rounded once at the end
     wide = {"f": np.float64, "c": np.complex128}.get(dtype.kind, a.dtype)
-    r = a.astype(np.float32).astype(wide) if dtype is D.bfloat16 else a.astype(wide)
-    uu = u.astype(np.float32).astype(wide) if dtype is D.bfloat16 else u.astype(wide)
+    r = a.astype(np.float32).astype(wide) if dtype is dtypes.bfloat16 else a.astype(wide)
+    uu = u.astype(np.float32).astype(wide) if dtype is dtypes.bfloat16 else u.astype(wide)
     v = _moved(r, axes)
     np.add.at(v, tuple(idx[:, i] for i in range(len(axes))), uu)
     return r.astype(a.dtype)
@@ -497,7 +497,7 @@ SCATTER = [
 
 
 @pytest.mark.parametrize("dtype", NUMERIC, ids=ids)
-def test_indexed_add_sums_duplicates(dtype: D.DType) -> None:
+def test_indexed_add_sums_duplicates(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, rows, axes in SCATTER:
         a = sample(dtype, shape, 21)
@@ -525,7 +525,7 @@ def test_indexed_add_sums_duplicates(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_indexed_put_last_wins(dtype: D.DType) -> None:
+def test_indexed_put_last_wins(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, rows, axes in SCATTER:
         a = sample(dtype, shape, 25)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import (
     ALL,
     ALL_PAIRS,
@@ -36,7 +36,7 @@ MATMUL_SHAPES = [
 ]  # fmt: skip
 
 
-def _data(d: D.DType, shape: tuple[int, ...], seed: int) -> np.ndarray:
+def _data(d: dtypes.DType, shape: tuple[int, ...], seed: int) -> np.ndarray:
     return sample(d, shape, seed)
 
 
@@ -50,8 +50,8 @@ def _scale(a: np.ndarray, b: np.ndarray, n: int) -> float:
 def _product(
     fn: Any,
     ref: Any,
-    da: D.DType,
-    db: D.DType,
+    da: dtypes.DType,
+    db: dtypes.DType,
     sa: tuple[int, ...],
     sb: tuple[int, ...],
     n: int,
@@ -75,14 +75,14 @@ def _product(
 
 @pytest.mark.parametrize("shapes", DOT_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_dot(dtype: D.DType, shapes: Any) -> None:
+def test_dot(dtype: dtypes.DType, shapes: Any) -> None:
     sa, sb = shapes
     _product(nx.dot, np.dot, dtype, dtype, sa, sb, sa[-1] if sa else 1)
 
 
 @pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_matmul(dtype: D.DType, shapes: Any) -> None:
+def test_matmul(dtype: dtypes.DType, shapes: Any) -> None:
     sa, sb = shapes
     _product(nx.matmul, np.matmul, dtype, dtype, sa, sb, sa[-1])
     if dtype.kind != "b":
@@ -92,7 +92,7 @@ def test_matmul(dtype: D.DType, shapes: Any) -> None:
 
 
 @pytest.mark.parametrize("pair", ALL_PAIRS, ids=pair_ids)
-def test_products_promote(pair: tuple[D.DType, D.DType]) -> None:
+def test_products_promote(pair: tuple[dtypes.DType, dtypes.DType]) -> None:
     da, db = pair
     cases = Cases()
     for fn, ref, sa, sb, kw in [
@@ -115,7 +115,7 @@ TENSORDOT = [
 
 @pytest.mark.parametrize("case", TENSORDOT, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_tensordot(dtype: D.DType, case: Any) -> None:
+def test_tensordot(dtype: dtypes.DType, case: Any) -> None:
     sa, sb, axes = case
     n = int(np.prod([sa[i] for i in (range(len(sa) - axes, len(sa)) if isinstance(axes, int)
                                      else np.atleast_1d(axes[0]).astype(int))]))  # fmt: skip
@@ -124,7 +124,7 @@ def test_tensordot(dtype: D.DType, case: Any) -> None:
 
 @pytest.mark.parametrize("sizes", [(3, 4), (0, 2), (1, 1), (5, 0)], ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_outer(dtype: D.DType, sizes: tuple[int, int]) -> None:
+def test_outer(dtype: dtypes.DType, sizes: tuple[int, int]) -> None:
     _product(nx.outer, np.outer, dtype, dtype, (sizes[0],), (sizes[1],), 1)
 
 

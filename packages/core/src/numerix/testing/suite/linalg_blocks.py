@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
-from numerix.ops import linalg_blocks as LB
+from numerix import dtypes
+from numerix.ops import linalg_blocks
 from numerix.testing.oracle import (
     ALL,
     Cases,
@@ -30,27 +30,27 @@ from numerix.testing.oracle import (
 )
 from numerix.testing.tolerances import tolerance
 
-_LOW = (D.float16, D.bfloat16)
+_LOW = (dtypes.float16, dtypes.bfloat16)
 
 
-def _compute(d: D.DType) -> D.DType:
-    return D.float32 if d.kind in "iu" or d in _LOW else d
+def _compute(d: dtypes.DType) -> dtypes.DType:
+    return dtypes.float32 if d.kind in "iu" or d in _LOW else d
 
 
-def _result(d: D.DType) -> D.DType:
+def _result(d: dtypes.DType) -> dtypes.DType:
     return d if d in _LOW else _compute(d)
 
 
-def _real(d: D.DType) -> D.DType:
-    return {D.complex64: D.float32, D.complex128: D.float64}.get(d, d)
+def _real(d: dtypes.DType) -> dtypes.DType:
+    return {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(d, d)
 
 
-def _wide(a: np.ndarray, d: D.DType) -> np.ndarray:
+def _wide(a: np.ndarray, d: dtypes.DType) -> np.ndarray:
     # the input as numerix computes it (rounded to the compute dtype), widened for numpy
     return to_compute(to_compute(a, d, wide=False), _compute(d))
 
 
-def _general(d: D.DType, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+def _general(d: dtypes.DType, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     """Random square (or not) matrices of ``d``; integer ones made diagonally dominant
     so that they are invertible."""
     a = sample(d, shape, seed, small=d.kind in "iu")
@@ -59,11 +59,11 @@ def _general(d: D.DType, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     return a
 
 
-def _hpd(d: D.DType, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+def _hpd(d: dtypes.DType, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
     """Hermitian positive-definite matrices of ``d``: ``a a^H + n I``."""
     a = sample(d, shape, seed, small=d.kind in "iu")
     w = a.astype(np.complex128 if d.kind == "c" else np.float64)
-    if d is D.bfloat16:
+    if d is dtypes.bfloat16:
         w = a.astype(np.float32).astype(np.float64)
     n = shape[-1]
     h = w @ np.conj(np.swapaxes(w, -1, -2)) + n * np.eye(n)
@@ -86,19 +86,19 @@ def _refuses_bool(op: str, fn: Callable[[], Any]) -> None:
         fn()
 
 
-def _form(t: Any, dtype: D.DType, shape: tuple[int, ...]) -> np.ndarray:
+def _form(t: Any, dtype: dtypes.DType, shape: tuple[int, ...]) -> np.ndarray:
     """``t`` is a tensor of exactly ``dtype`` and ``shape`` (and so is its backend array)."""
     assert isinstance(t, nx.Tensor), f"expected a Tensor, got {type(t).__name__}"
     assert t.dtype is dtype, f"dtype: got {t.dtype}, expected {dtype}"
     assert t.shape == shape, f"shape: got {t.shape}, expected {shape}"
     h = t.to_numpy()
     assert h.dtype == dtype.numpy_dtype and h.shape == shape, f"backend holds {h.dtype}{h.shape}"
-    if dtype is D.bfloat16:
+    if dtype is dtypes.bfloat16:
         h = h.astype(np.float32)
     return h.astype(np.complex128 if dtype.kind == "c" else np.float64)
 
 
-def _close(op: str, got: np.ndarray, want: np.ndarray, dtype: D.DType, scale: float) -> None:
+def _close(op: str, got: np.ndarray, want: np.ndarray, dtype: dtypes.DType, scale: float) -> None:
     rtol, atol = tolerance(op, dtype)
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol * scale)
 
@@ -114,7 +114,7 @@ SQUARE = [(1, 1), (3, 3), (2, 4, 4), (0, 0), (2, 0, 0), (0, 3, 3)]
 
 @pytest.mark.parametrize("shape", SQUARE, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_cholesky(dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_cholesky(dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     if dtype.kind == "b":
         _refuses_bool("cholesky", lambda: nx.cholesky(np.ones(shape, bool)))
         return
@@ -129,7 +129,7 @@ def test_cholesky(dtype: D.DType, shape: tuple[int, ...]) -> None:
     for upper in (False, True):
         want = _ct(low) if upper else low
         check(nx.cholesky(noisy, upper=upper), want.astype(rd.numpy_dtype), rd, scale=s)
-        got = LB.cholesky_fallback(nx.tensor(noisy, dtype=cd), upper=upper)
+        got = linalg_blocks.cholesky_fallback(nx.tensor(noisy, dtype=cd), upper=upper)
         check(got, want.astype(cd.numpy_dtype), cd, scale=s)
 
 
@@ -137,7 +137,7 @@ def test_cholesky_not_positive_definite_gives_nan() -> None:
     good = np.array([[4.0, 2.0], [2.0, 5.0]])
     bad = np.array([[1.0, 2.0], [2.0, 1.0]])
     x = np.stack([good, bad])
-    for got in (nx.cholesky(x), LB.cholesky_fallback(nx.tensor(x), upper=False)):
+    for got in (nx.cholesky(x), linalg_blocks.cholesky_fallback(nx.tensor(x), upper=False)):
         h = got.to_numpy()
         np.testing.assert_allclose(h[0], np.linalg.cholesky(good), rtol=1e-12)
         assert np.isnan(h[1]).any(), h[1]
@@ -151,7 +151,7 @@ TRI_SHAPES = [
 ]  # fmt: skip
 
 
-def _tri(d: D.DType, shape: tuple[int, ...]) -> np.ndarray:
+def _tri(d: dtypes.DType, shape: tuple[int, ...]) -> np.ndarray:
     # triangular systems of random entries are badly conditioned: a strong diagonal
     a = sample(d, shape, 3, small=d.kind in "iu")
     if shape[-1]:
@@ -186,7 +186,7 @@ def _tri_reference(
 
 @pytest.mark.parametrize("shapes", TRI_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_triangular_solve(dtype: D.DType, shapes: Any) -> None:
+def test_triangular_solve(dtype: dtypes.DType, shapes: Any) -> None:
     sa, sb = shapes
     if dtype.kind == "b":
         _refuses_bool(
@@ -214,7 +214,9 @@ def test_triangular_solve(dtype: D.DType, shapes: Any) -> None:
                     batch = np.broadcast_shapes(wa.shape[:-2], mb.shape[:-2])
                     fa = np.broadcast_to(wa, batch + wa.shape[-2:]).astype(cd.numpy_dtype)
                     fb = np.broadcast_to(mb, batch + mb.shape[-2:]).astype(cd.numpy_dtype)
-                    got = LB.triangular_solve_fallback(nx.tensor(fa), nx.tensor(fb), **kw)
+                    got = linalg_blocks.triangular_solve_fallback(
+                        nx.tensor(fa), nx.tensor(fb), **kw
+                    )
                     check(got, want.reshape(got.shape).astype(cd.numpy_dtype), cd, scale=s)
     cases.finish()
 
@@ -236,7 +238,7 @@ def _as_matrix_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 @pytest.mark.parametrize("shapes", SOLVE_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_solve(dtype: D.DType, shapes: Any) -> None:
+def test_solve(dtype: dtypes.DType, shapes: Any) -> None:
     sa, sb = shapes
     if dtype.kind == "b":
         _refuses_bool("solve", lambda: nx.solve(np.ones(sa, bool), np.ones(sb, bool)))
@@ -251,7 +253,7 @@ def test_solve(dtype: D.DType, shapes: Any) -> None:
     s = _scale(wa, want, wb)
     check(nx.solve(a, b), want.astype(rd.numpy_dtype), rd, scale=s)
     check(nx.solve(noncontiguous(a), noncontiguous(b)), want.astype(rd.numpy_dtype), rd, scale=s)
-    got = LB.solve_fallback(nx.tensor(ma, dtype=cd), nx.tensor(mb, dtype=cd))
+    got = linalg_blocks.solve_fallback(nx.tensor(ma, dtype=cd), nx.tensor(mb, dtype=cd))
     check(got, want.reshape(got.shape).astype(cd.numpy_dtype), cd, scale=s)
 
 
@@ -259,12 +261,12 @@ def test_solve_pivots_and_det_sign() -> None:
     # a zero leading entry needs a row swap; det's sign follows the permutation
     a = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 3.0], [4.0, -3.0, 8.0]])
     b = np.array([[1.0], [2.0], [3.0]])
-    for got in (nx.solve(a, b), LB.solve_fallback(nx.tensor(a), nx.tensor(b))):
+    for got in (nx.solve(a, b), linalg_blocks.solve_fallback(nx.tensor(a), nx.tensor(b))):
         check(got, np.linalg.solve(a, b), nx.float64, scale=10.0)
-    for d in (nx.det(a), LB.det_fallback(nx.tensor(a))):
+    for d in (nx.det(a), linalg_blocks.det_fallback(nx.tensor(a))):
         check(d, np.linalg.det(a), nx.float64, scale=10.0)
     swap = np.array([[0.0, 1.0], [1.0, 0.0]])
-    for d in (nx.det(swap), LB.det_fallback(nx.tensor(swap))):
+    for d in (nx.det(swap), linalg_blocks.det_fallback(nx.tensor(swap))):
         check(d, -1.0, nx.float64)
 
 
@@ -272,21 +274,21 @@ def test_singular_solve_and_inv_give_non_finite() -> None:
     # numpy raises LinAlgError; numerix cannot know without reading values: inf/nan
     a = np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 0.0], [0.0, 4.0]]])
     b = np.ones((2, 2, 1))
-    for x in (nx.solve(a, b), LB.solve_fallback(nx.tensor(a), nx.tensor(b))):
+    for x in (nx.solve(a, b), linalg_blocks.solve_fallback(nx.tensor(a), nx.tensor(b))):
         h = x.to_numpy()
         assert not np.isfinite(h[0]).all(), h[0]
         np.testing.assert_allclose(h[1], [[0.5], [0.25]])
-    for x in (nx.inv(a), LB.inv_fallback(nx.tensor(a))):
+    for x in (nx.inv(a), linalg_blocks.inv_fallback(nx.tensor(a))):
         h = x.to_numpy()
         assert not np.isfinite(h[0]).all(), h[0]
         np.testing.assert_allclose(h[1], [[0.5, 0.0], [0.0, 0.25]])
-    for d in (nx.det(a), LB.det_fallback(nx.tensor(a))):
+    for d in (nx.det(a), linalg_blocks.det_fallback(nx.tensor(a))):
         check(d, [0.0, 8.0], nx.float64)
 
 
 @pytest.mark.parametrize("shape", SQUARE + [(5, 5)], ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_inv(dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_inv(dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     if dtype.kind == "b":
         _refuses_bool("inv", lambda: nx.inv(np.ones(shape, bool)))
         return
@@ -297,12 +299,14 @@ def test_inv(dtype: D.DType, shape: tuple[int, ...]) -> None:
     s = _scale(wide, want)
     check(nx.inv(x), want.astype(rd.numpy_dtype), rd, scale=s)
     check(nx.inv(noncontiguous(x)), want.astype(rd.numpy_dtype), rd, scale=s)
-    check(LB.inv_fallback(nx.tensor(x, dtype=cd)), want.astype(cd.numpy_dtype), cd, scale=s)
+    check(
+        linalg_blocks.inv_fallback(nx.tensor(x, dtype=cd)), want.astype(cd.numpy_dtype), cd, scale=s
+    )
 
 
 @pytest.mark.parametrize("shape", SQUARE + [(5, 5)], ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_det(dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_det(dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     if dtype.kind == "b":
         _refuses_bool("det", lambda: nx.det(np.ones(shape, bool)))
         return
@@ -312,7 +316,7 @@ def test_det(dtype: D.DType, shape: tuple[int, ...]) -> None:
     rd, cd = _result(dtype), _compute(dtype)
     s = _scale(wide, want)
     check(nx.det(x), np.asarray(want).astype(rd.numpy_dtype), rd, scale=s)
-    check(LB.det_fallback(nx.tensor(x, dtype=cd)), np.asarray(want).astype(cd.numpy_dtype), cd,
+    check(linalg_blocks.det_fallback(nx.tensor(x, dtype=cd)), np.asarray(want).astype(cd.numpy_dtype), cd,
           scale=s)  # fmt: skip
 
 
@@ -330,7 +334,7 @@ def _phase_normalised(q: np.ndarray, r: np.ndarray, k: int) -> tuple[np.ndarray,
 
 @pytest.mark.parametrize("shape", QR_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_qr(dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_qr(dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     if dtype.kind == "b":
         _refuses_bool("qr", lambda: nx.qr(np.ones(shape, bool)))
         return
@@ -345,7 +349,11 @@ def test_qr(dtype: D.DType, shape: tuple[int, ...]) -> None:
         s = _scale(np.eye(1), wide) * max(m, n, 1)
         for label, dt, run in (
             ("block", rd, lambda mode=mode: nx.qr(x, mode=mode)),
-            ("fallback", cd, lambda mode=mode: LB.qr_fallback(nx.tensor(x, dtype=cd), mode=mode)),
+            (
+                "fallback",
+                cd,
+                lambda mode=mode: linalg_blocks.qr_fallback(nx.tensor(x, dtype=cd), mode=mode),
+            ),
         ):
             with cases.case(f"{label} {mode}"):
                 q, r = run()
@@ -370,7 +378,7 @@ EIGH_SHAPES = [(1, 1), (2, 2), (3, 3), (2, 4, 4), (5, 5), (0, 0), (2, 0, 0)]
 
 @pytest.mark.parametrize("shape", EIGH_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_eigh(dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_eigh(dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     if dtype.kind == "b":
         _refuses_bool("eigh", lambda: nx.eigh(np.ones(shape, bool)))
         return
@@ -385,7 +393,7 @@ def test_eigh(dtype: D.DType, shape: tuple[int, ...]) -> None:
     cases = Cases()
     for label, dt, run in (
         ("block", rd, lambda: nx.eigh(x)),
-        ("fallback", cd, lambda: LB.eigh_fallback(nx.tensor(x, dtype=cd))),
+        ("fallback", cd, lambda: linalg_blocks.eigh_fallback(nx.tensor(x, dtype=cd))),
     ):
         with cases.case(label):
             w, v = run()
@@ -503,7 +511,7 @@ def test_linalg_blocks_are_declared() -> None:
 LU_SHAPES = SQUARE + [(5, 5), (2, 1, 4, 4)]
 
 
-def _check_lu(hp: np.ndarray, hl: np.ndarray, hu: np.ndarray, wide: np.ndarray, dt: D.DType,
+def _check_lu(hp: np.ndarray, hl: np.ndarray, hu: np.ndarray, wide: np.ndarray, dt: dtypes.DType,
               s: float) -> None:  # fmt: skip
     assert (np.triu(hl, 1) == 0).all(), "l must be lower triangular"
     assert (np.diagonal(hl, axis1=-2, axis2=-1) == 1).all(), "l must have a unit diagonal"
@@ -523,7 +531,7 @@ def _check_lu(hp: np.ndarray, hl: np.ndarray, hu: np.ndarray, wide: np.ndarray, 
 
 @pytest.mark.parametrize("shape", LU_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_lu(dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_lu(dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     if dtype.kind == "b":
         _refuses_bool("lu", lambda: nx.lu(np.ones(shape, bool)))
         return
@@ -535,7 +543,7 @@ def test_lu(dtype: D.DType, shape: tuple[int, ...]) -> None:
     for label, dt, run in (
         ("block", rd, lambda: nx.lu(x)),
         ("non-contiguous", rd, lambda: nx.lu(noncontiguous(x))),
-        ("fallback", cd, lambda: LB.lu_fallback(nx.tensor(x, dtype=cd))),
+        ("fallback", cd, lambda: linalg_blocks.lu_fallback(nx.tensor(x, dtype=cd))),
     ):
         with cases.case(label):
             p, low, up = run()
@@ -548,7 +556,7 @@ def test_lu_pivots_as_getrf() -> None:
     a = np.array([[1.0, 2.0, 0.0], [-4.0, 4.0, 1.0], [4.0, 0.0, 2.0]])
     want_p = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
     z = np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 5.0, 6.0]])
-    for run in (nx.lu, lambda t: LB.lu_fallback(nx.tensor(t))):
+    for run in (nx.lu, lambda t: linalg_blocks.lu_fallback(nx.tensor(t))):
         p, low, up = run(a)
         check(p, want_p, nx.float64)
         check(p @ low @ up, a, nx.float64, scale=10.0)
@@ -564,7 +572,7 @@ SVD_SHAPES = [(3, 3), (4, 2), (2, 4), (2, 3, 3), (2, 5, 3), (2, 3, 5), (1, 1), (
               (3, 0), (0, 3), (2, 0, 2)]  # fmt: skip
 
 
-def _check_svd(x: np.ndarray, got: tuple[Any, Any, Any], dt: D.DType, full: bool) -> None:
+def _check_svd(x: np.ndarray, got: tuple[Any, Any, Any], dt: dtypes.DType, full: bool) -> None:
     """Shapes and dtypes, s against numpy's, unitary factors, reconstruction, and (for
     distinct singular values) the singular vectors up to their phases."""
     *batch, m, n = x.shape
@@ -593,7 +601,7 @@ def _check_svd(x: np.ndarray, got: tuple[Any, Any, Any], dt: D.DType, full: bool
 
 @pytest.mark.parametrize("shape", SVD_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_svd(dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_svd(dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     if dtype.kind == "b":
         _refuses_bool("svd", lambda: nx.svd(np.ones(shape, bool)))
         return
@@ -606,7 +614,7 @@ def test_svd(dtype: D.DType, shape: tuple[int, ...]) -> None:
             ("block", rd, lambda full=full: nx.svd(x, full_matrices=full)),
             ("non-contiguous", rd, lambda full=full: nx.svd(noncontiguous(x), full_matrices=full)),
             ("fallback", cd,
-             lambda full=full: LB.svd_fallback(nx.tensor(x, dtype=cd), full_matrices=full)),
+             lambda full=full: linalg_blocks.svd_fallback(nx.tensor(x, dtype=cd), full_matrices=full)),
         ):  # fmt: skip
             with cases.case(f"{label} full_matrices={full}"):
                 _check_svd(wide, run(), dt, full)
@@ -619,7 +627,7 @@ def test_svd_rank_deficient() -> None:
     for x in (a, np.zeros((3, 2)), a.T):
         for full in (True, False):
             for got in (nx.svd(x, full_matrices=full),
-                        LB.svd_fallback(nx.tensor(x), full_matrices=full)):  # fmt: skip
+                        linalg_blocks.svd_fallback(nx.tensor(x), full_matrices=full)):  # fmt: skip
                 u, s, vh = got
                 check(s, np.linalg.svd(x, compute_uv=False), nx.float64, scale=100.0)
                 hu, hvh = u.to_numpy(), vh.to_numpy()

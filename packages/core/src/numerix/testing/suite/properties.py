@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import check, ids
 
 # 40 draws per property, or fewer where the loaded hypothesis profile asks for fewer
@@ -26,10 +26,18 @@ PROPS = settings(
 
 # dtypes whose values numpy computes exactly as numerix defines them (no float32
 # compute for integers, no bfloat16 rounding), so that the oracle is plain numpy
-PROP_DTYPES = (D.int8, D.int32, D.int64, D.uint8, D.uint32, D.float32, D.float64)
+PROP_DTYPES = (
+    dtypes.int8,
+    dtypes.int32,
+    dtypes.int64,
+    dtypes.uint8,
+    dtypes.uint32,
+    dtypes.float32,
+    dtypes.float64,
+)
 
 
-def _values(dtype: D.DType, shape: Any) -> st.SearchStrategy[np.ndarray]:
+def _values(dtype: dtypes.DType, shape: Any) -> st.SearchStrategy[np.ndarray]:
     if dtype.kind == "f":
         # a backend that declares it flushes subnormals is checked for exactly that in
         # test_subnormals_as_declared; here its draws are normal numbers
@@ -44,7 +52,7 @@ def _values(dtype: D.DType, shape: Any) -> st.SearchStrategy[np.ndarray]:
 
 
 @st.composite
-def _binary_operands(draw: Any, dtype: D.DType) -> tuple[np.ndarray, np.ndarray]:
+def _binary_operands(draw: Any, dtype: dtypes.DType) -> tuple[np.ndarray, np.ndarray]:
     shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4,
                                                     max_side=4))  # fmt: skip
     a = draw(_values(dtype, shapes.input_shapes[0]))
@@ -65,7 +73,7 @@ _BINARY = [
 
 @pytest.mark.parametrize("dtype", PROP_DTYPES, ids=ids)
 @pytest.mark.parametrize("op", _BINARY, ids=[o[0] for o in _BINARY])
-def test_property_binary_broadcasting(op: Any, dtype: D.DType) -> None:
+def test_property_binary_broadcasting(op: Any, dtype: dtypes.DType) -> None:
     _, fn, ref = op
 
     @PROPS
@@ -75,13 +83,13 @@ def test_property_binary_broadcasting(op: Any, dtype: D.DType) -> None:
         with np.errstate(over="ignore"):
             want = ref(a, b)
         r = fn(nx.tensor(a), nx.tensor(b))
-        check(r, want, D.bool_ if want.dtype == bool else dtype)
+        check(r, want, dtypes.bool_ if want.dtype == bool else dtype)
 
     run()
 
 
 @st.composite
-def _reduction_case(draw: Any, dtype: D.DType) -> tuple[np.ndarray, Any, bool]:
+def _reduction_case(draw: Any, dtype: dtypes.DType) -> tuple[np.ndarray, Any, bool]:
     shape = draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=1, max_side=4))
     a = draw(_values(dtype, shape))
     nd = len(shape)
@@ -92,7 +100,7 @@ def _reduction_case(draw: Any, dtype: D.DType) -> tuple[np.ndarray, Any, bool]:
 
 @pytest.mark.parametrize("dtype", PROP_DTYPES, ids=ids)
 @pytest.mark.parametrize("name", ["sum", "max", "min", "any"])
-def test_property_reductions(name: str, dtype: D.DType) -> None:
+def test_property_reductions(name: str, dtype: dtypes.DType) -> None:
     fn = getattr(nx, name)
     ref = getattr(np, name)
 
@@ -103,10 +111,12 @@ def test_property_reductions(name: str, dtype: D.DType) -> None:
         if name == "sum":
             acc = np.int64 if dtype.kind == "i" else np.uint64 if dtype.kind == "u" else None
             want = np.sum(a, axis=axis, keepdims=keepdims, dtype=acc)
-            out = D.int64 if dtype.kind == "i" else D.uint64 if dtype.kind == "u" else dtype
+            out = (
+                dtypes.int64 if dtype.kind == "i" else dtypes.uint64 if dtype.kind == "u" else dtype
+            )
         else:
             want = ref(a, axis=axis, keepdims=keepdims)
-            out = D.bool_ if name == "any" else dtype
+            out = dtypes.bool_ if name == "any" else dtype
         r = fn(nx.tensor(a), axis=axis, keepdims=keepdims)
         check(r, want, out, scale=float(np.abs(a).sum()) if dtype.kind == "f" else 1.0)
 
@@ -130,11 +140,11 @@ def _reshape_case(draw: Any) -> tuple[np.ndarray, tuple[int, ...], tuple[int, ..
 def test_property_transpose_reshape_concatenate(case: Any) -> None:
     a, perm, new = case
     t = nx.tensor(a)
-    check(nx.transpose(t, perm), np.transpose(a, perm), D.int32)
-    check(nx.reshape(t, new), np.reshape(a, new), D.int32)
+    check(nx.transpose(t, perm), np.transpose(a, perm), dtypes.int32)
+    check(nx.reshape(t, new), np.reshape(a, new), dtypes.int32)
     if a.ndim:
-        check(nx.concatenate([t, t], axis=-1), np.concatenate([a, a], axis=-1), D.int32)
-        check(nx.flip(t, axis=0), np.flip(a, axis=0), D.int32)
+        check(nx.concatenate([t, t], axis=-1), np.concatenate([a, a], axis=-1), dtypes.int32)
+        check(nx.flip(t, axis=0), np.flip(a, axis=0), dtypes.int32)
 
 
 @st.composite
@@ -149,7 +159,7 @@ def _basic_index_case(draw: Any) -> tuple[np.ndarray, Any]:
 @given(_basic_index_case())
 def test_property_basic_indexing(case: Any) -> None:
     a, key = case
-    check(nx.tensor(a)[key], np.asarray(a[key]), D.int64)
+    check(nx.tensor(a)[key], np.asarray(a[key]), dtypes.int64)
 
 
 @st.composite
@@ -180,11 +190,11 @@ def test_property_advanced_indexing(case: Any) -> None:
             nx.tensor(a)[tuple(nx.tensor(k) if isinstance(k, np.ndarray) else k for k in key)]
         return
     got = nx.tensor(a)[tuple(nx.tensor(k) if isinstance(k, np.ndarray) else k for k in key)]
-    check(got, want, D.int64)
+    check(got, want, dtypes.int64)
 
 
-@pytest.mark.parametrize("dtype", (D.float32, D.float64), ids=ids)
-def test_subnormals_as_declared(dtype: D.DType) -> None:
+@pytest.mark.parametrize("dtype", (dtypes.float32, dtypes.float64), ids=ids)
+def test_subnormals_as_declared(dtype: dtypes.DType) -> None:
     # IEEE keeps subnormals; a backend that flushes them (Backend.flushes_denormals) must
     # flush them to zero, consistently, in arithmetic and in comparisons
     tiny = np.finfo(dtype.numpy_dtype).smallest_subnormal
@@ -193,7 +203,7 @@ def test_subnormals_as_declared(dtype: D.DType) -> None:
     ones = nx.ones((3,), dtype)
     if nx.get_default_backend().flushes_denormals:
         check(x * ones, np.array([0.0, 0.0, 1.0], dtype.numpy_dtype), dtype)
-        check(nx.not_equal(x * ones, 0), np.array([False, False, True]), D.bool_)
+        check(nx.not_equal(x * ones, 0), np.array([False, False, True]), dtypes.bool_)
     else:
         check(x * ones, a, dtype)
-        check(nx.not_equal(x, 0), np.array([True, True, True]), D.bool_)
+        check(nx.not_equal(x, 0), np.array([True, True, True]), dtypes.bool_)

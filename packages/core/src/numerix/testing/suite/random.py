@@ -24,8 +24,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
-from numerix import random as R
+from numerix import dtypes, random
 from numerix.defn.compilers import compilers_serving
 from numerix.random import _threefry2x32_core
 from numerix.testing.tolerances import tolerance
@@ -49,7 +48,7 @@ class Case:
         return self.name
 
 
-F16, BF16, F32, F64 = D.float16, D.bfloat16, D.float32, D.float64
+F16, BF16, F32, F64 = dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64
 P = np.asarray([0.1, 0.0, 0.6, 0.3], np.float32)
 LOGITS = np.log(np.asarray([[0.2, 0.3, 0.5], [0.7, 0.2, 0.1]], np.float32))
 # one shape for most draws: on backends that compile a kernel per shape (xla's eager
@@ -62,41 +61,45 @@ def _arange12(k: nx.Tensor) -> nx.Tensor:
 
 
 CASES = [
-    Case("key", lambda k: R.key(2**40 + 7, backend=k.backend), "bits"),
-    Case("split", lambda k: [R.split(k), R.split(k, S), R.split(k, 0)], "bits"),
-    Case("fold_in", lambda k: R.fold_in(k, 2**32 + 9), "bits"),
+    Case("key", lambda k: random.key(2**40 + 7, backend=k.backend), "bits"),
+    Case("split", lambda k: [random.split(k), random.split(k, S), random.split(k, 0)], "bits"),
+    Case("fold_in", lambda k: random.fold_in(k, 2**32 + 9), "bits"),
     Case(
         "bits",
         lambda k: (
-            [R.bits(k), R.bits(k, (0, 3))]
-            + [R.bits(k, S, d) for d in (D.uint8, D.uint16, D.uint32, D.uint64)]
+            [random.bits(k), random.bits(k, (0, 3))]
+            + [
+                random.bits(k, S, d)
+                for d in (dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64)
+            ]
         ),
         "bits",
     ),
     Case(
         "uniform",
         lambda k: (
-            [R.uniform(k), R.uniform(k, (0,))] + [R.uniform(k, S, d) for d in (F16, BF16, F32, F64)]
+            [random.uniform(k), random.uniform(k, (0,))]
+            + [random.uniform(k, S, d) for d in (F16, BF16, F32, F64)]
         ),
         "bits",
     ),
     Case(
         "uniform_bounds",
         lambda k: (
-            [R.uniform(k, S, d, -2.0, 3.0) for d in (F16, F64)]
-            + [R.uniform(k, S, F32, nx.tensor([[0.0], [1.0]], backend=k.backend), 4.0)]
+            [random.uniform(k, S, d, -2.0, 3.0) for d in (F16, F64)]
+            + [random.uniform(k, S, F32, nx.tensor([[0.0], [1.0]], backend=k.backend), 4.0)]
         ),
         "scaled",
     ),
     Case(
         "randint",
         lambda k: (
-            [R.randint(k, S, -5, 300, d) for d in (D.int8, D.uint32, D.int64)]
+            [random.randint(k, S, -5, 300, d) for d in (dtypes.int8, dtypes.uint32, dtypes.int64)]
             + [
-                R.randint(k, S, -(2**31), 2**31, D.int32),
-                R.randint(k, S, 0, 2**64 - 1, D.uint64),
-                R.randint(k, S, 3, 3),
-                R.randint(k, (), 0, 10),
+                random.randint(k, S, -(2**31), 2**31, dtypes.int32),
+                random.randint(k, S, 0, 2**64 - 1, dtypes.uint64),
+                random.randint(k, S, 3, 3),
+                random.randint(k, (), 0, 10),
             ]
         ),
         "bits",
@@ -104,43 +107,54 @@ CASES = [
     Case(
         "permutation",
         lambda k: [
-            R.permutation(k, 6),
-            R.permutation(k, 0),
-            R.permutation(k, 1),
-            R.permutation(k, _arange12(k), 1),
-            R.permutation(k, _arange12(k), 1, independent=True),
+            random.permutation(k, 6),
+            random.permutation(k, 0),
+            random.permutation(k, 1),
+            random.permutation(k, _arange12(k), 1),
+            random.permutation(k, _arange12(k), 1, independent=True),
         ],
         "bits",
     ),
     Case(
         "choice",
         lambda k: [
-            R.choice(k, 10, S),
-            R.choice(k, 10, (2,), replace=False),
-            R.choice(k, 5, (0,)),
-            R.choice(k, 4, S, p=nx.tensor(P, backend=k.backend)),
-            R.choice(k, 4, (2,), False, nx.tensor(P, backend=k.backend)),
+            random.choice(k, 10, S),
+            random.choice(k, 10, (2,), replace=False),
+            random.choice(k, 5, (0,)),
+            random.choice(k, 4, S, p=nx.tensor(P, backend=k.backend)),
+            random.choice(k, 4, (2,), False, nx.tensor(P, backend=k.backend)),
         ],
         "bits",
     ),
     Case(
         "bernoulli",
-        lambda k: [R.bernoulli(k, 0.3, S), R.bernoulli(k, nx.tensor(P, backend=k.backend))],
+        lambda k: [
+            random.bernoulli(k, 0.3, S),
+            random.bernoulli(k, nx.tensor(P, backend=k.backend)),
+        ],
         "bits",
     ),
     Case(
         "categorical",
-        lambda k: R.categorical(k, nx.tensor(LOGITS, backend=k.backend), -1, (3, 2)),
+        lambda k: random.categorical(k, nx.tensor(LOGITS, backend=k.backend), -1, (3, 2)),
         "bits",
     ),
     Case(
         "normal",
-        lambda k: [R.normal(k), R.normal(k, (0,))] + [R.normal(k, S, d) for d in (F16, F32, F64)],
+        lambda k: (
+            [random.normal(k), random.normal(k, (0,))]
+            + [random.normal(k, S, d) for d in (F16, F32, F64)]
+        ),
         "math",
         "erf_inv",
     ),
-    Case("truncated_normal", lambda k: R.truncated_normal(k, -1.0, 2.0, S), "math", "erf_inv"),
-    Case("gumbel_exponential", lambda k: [R.gumbel(k, S), R.exponential(k, S, F64)], "math", "log"),
+    Case("truncated_normal", lambda k: random.truncated_normal(k, -1.0, 2.0, S), "math", "erf_inv"),
+    Case(
+        "gumbel_exponential",
+        lambda k: [random.gumbel(k, S), random.exponential(k, S, F64)],
+        "math",
+        "log",
+    ),
 ]
 
 
@@ -159,7 +173,7 @@ def _compare(got: Any, want: Any, *, exact: bool, op: str | None, where: str) ->
         if exact or g.dtype.kind not in "fc":
             np.testing.assert_array_equal(a, b, strict=True, err_msg=where)
         else:
-            if g.dtype is D.bfloat16:
+            if g.dtype is dtypes.bfloat16:
                 a, b = a.astype(np.float32), b.astype(np.float32)
             rt, at = tolerance(op, g.dtype)
             np.testing.assert_allclose(a, b, rtol=rt, atol=at, err_msg=where)
@@ -171,14 +185,14 @@ _REFERENCE: dict[str, Any] = {}
 def _reference(case: Case) -> Any:
     # the core's Threefry on binary, once per case for the session
     if case.name not in _REFERENCE:
-        _REFERENCE[case.name] = case.fn(R.key(20261124, backend="binary"))
+        _REFERENCE[case.name] = case.fn(random.key(20261124, backend="binary"))
     return _REFERENCE[case.name]
 
 
 def test_random_threefry_known_answers() -> None:
     for (k1, k2), (x1, x2), want in THREEFRY_KAT:
         words = [nx.tensor(v, dtype=nx.uint32) for v in (k1, k2, x1, x2)]
-        y1, y2 = R.threefry2x32(*words)
+        y1, y2 = random.threefry2x32(*words)
         assert y1.dtype is nx.uint32 and y1.shape == ()
         assert (y1.item(), y2.item()) == want
     # element-wise over broadcast counters, eagerly and compiled
@@ -186,7 +200,7 @@ def test_random_threefry_known_answers() -> None:
     ctrs = [nx.tensor(np.asarray([k[1][i] for k in THREEFRY_KAT], np.uint32)) for i in (0, 1)]
     want = [[k[2][i] for k in THREEFRY_KAT] for i in (0, 1)]
     for name in ["eager", *compilers_serving(nx.get_default_backend())]:
-        fn = R.threefry2x32 if name == "eager" else nx.jit(R.threefry2x32, compiler=name)
+        fn = random.threefry2x32 if name == "eager" else nx.jit(random.threefry2x32, compiler=name)
         got = fn(*keys, *ctrs)
         assert [g.to_numpy().tolist() for g in got] == want, name
 
@@ -208,9 +222,9 @@ def test_random_threefry_block_matches_core() -> None:
     for shapes in THREEFRY_SHAPES:
         words = [nx.tensor(rng.integers(0, 2**32, s, dtype=np.uint32)) for s in shapes]
         want = list(_threefry2x32_core(*words))
-        _compare(list(R.threefry2x32(*words)), want, exact=True, op=None, where=f"{shapes}")
+        _compare(list(random.threefry2x32(*words)), want, exact=True, op=None, where=f"{shapes}")
         for name in names:
-            got = nx.jit(R.threefry2x32, compiler=name)(*words)
+            got = nx.jit(random.threefry2x32, compiler=name)(*words)
             _compare(list(got), want, exact=True, op=None, where=f"{shapes} {name}")
 
 
@@ -218,7 +232,7 @@ def test_random_threefry_block_matches_core() -> None:
 def test_random_same_numbers_as_binary(case: Case) -> None:
     want = _reference(case)
     backend = nx.get_default_backend()
-    key = R.key(20261124)
+    key = random.key(20261124)
     assert key.backend is backend
     got = case.fn(key)
     for g in _leaves(got):
@@ -237,8 +251,8 @@ def test_random_same_numbers_as_binary(case: Case) -> None:
 def test_random_traced_seed_and_fold_in() -> None:
     # seeds and fold_in data that are traced values, in a loop of steps
     def draws(seed: nx.Tensor, step: nx.Tensor) -> nx.Tensor:
-        k = R.fold_in(R.key(seed), step)
-        return R.uniform(R.split(k)[1], (3,))
+        k = random.fold_in(random.key(seed), step)
+        return random.uniform(random.split(k)[1], (3,))
 
     want = draws(nx.tensor(7, backend="binary"), nx.tensor(3, backend="binary"))
     eager = draws(nx.tensor(7), nx.tensor(3))
@@ -254,9 +268,9 @@ def test_random_traced_seed_and_fold_in() -> None:
 
 def test_random_outputs_follow_the_key() -> None:
     backend = nx.get_default_backend()
-    k = R.key(1, backend="binary")
-    on_host = R.uniform(k, (2,))
+    k = random.key(1, backend="binary")
+    on_host = random.uniform(k, (2,))
     assert on_host.backend.name == "binary"
-    moved = R.uniform(k, (2,), backend=backend)
+    moved = random.uniform(k, (2,), backend=backend)
     assert moved.backend is backend
     np.testing.assert_array_equal(moved.to_numpy(), on_host.to_numpy(), strict=True)

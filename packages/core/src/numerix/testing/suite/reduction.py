@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import (
     ALL,
     FLOATS,
@@ -39,17 +39,17 @@ def axis_cases(ndim: int) -> list[Any]:
     return cases
 
 
-def accumulate(d: D.DType) -> D.DType:
+def accumulate(d: dtypes.DType) -> dtypes.DType:
     # sum and prod: signed integers and bool in int64, unsigned in uint64
-    return D.int64 if d.kind in "bi" else D.uint64 if d.kind == "u" else d
+    return dtypes.int64 if d.kind in "bi" else dtypes.uint64 if d.kind == "u" else d
 
 
-def inexact(d: D.DType) -> D.DType:
-    return D.float32 if d.kind in "biu" else d
+def inexact(d: dtypes.DType) -> dtypes.DType:
+    return dtypes.float32 if d.kind in "biu" else d
 
 
-def real_of(d: D.DType) -> D.DType:
-    return {D.complex64: D.float32, D.complex128: D.float64}.get(d, d)
+def real_of(d: dtypes.DType) -> dtypes.DType:
+    return {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(d, d)
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,8 @@ class Red:
     name: str
     fn: Callable[..., nx.Tensor]
     ref: Callable[..., Any]
-    out: Callable[[D.DType], D.DType | None]  # input dtype -> result dtype, None: refused
-    compute: Callable[[D.DType], D.DType]  # input dtype -> dtype numpy computes in
+    out: Callable[[dtypes.DType], dtypes.DType | None]  # input dtype -> result dtype, None: refused
+    compute: Callable[[dtypes.DType], dtypes.DType]  # input dtype -> dtype numpy computes in
     small: bool = False
     scale: str = "none"  # how the absolute tolerance scales with the data
 
@@ -66,7 +66,7 @@ class Red:
         return self.name
 
 
-def _ordered(d: D.DType) -> D.DType | None:
+def _ordered(d: dtypes.DType) -> dtypes.DType | None:
     return None if d.kind == "c" else d
 
 
@@ -75,8 +75,8 @@ REDUCTIONS = [
     Red("prod", nx.prod, np.prod, accumulate, accumulate, small=True, scale="one"),
     Red("max", nx.max, np.max, _ordered, lambda d: d),
     Red("min", nx.min, np.min, _ordered, lambda d: d),
-    Red("all", nx.all, np.all, lambda d: D.bool_, lambda d: d),
-    Red("any", nx.any, np.any, lambda d: D.bool_, lambda d: d),
+    Red("all", nx.all, np.all, lambda d: dtypes.bool_, lambda d: d),
+    Red("any", nx.any, np.any, lambda d: dtypes.bool_, lambda d: d),
     Red("mean", nx.mean, np.mean, inexact, inexact, scale="max"),
     Red("var", nx.var, np.var, lambda d: real_of(inexact(d)), inexact, scale="max2"),
     Red("std", nx.std, np.std, lambda d: real_of(inexact(d)), inexact, scale="max"),
@@ -103,7 +103,7 @@ def _numpy(ref: Callable[..., Any], a: np.ndarray, **kw: Any) -> np.ndarray | Ba
 @pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
 @pytest.mark.parametrize("op", REDUCTIONS, ids=str)
-def test_reduction(op: Red, dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_reduction(op: Red, dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     a = sample(dtype, shape, 1, small=op.small)
     out = op.out(dtype)
     if out is None:
@@ -138,7 +138,7 @@ def test_reduction(op: Red, dtype: D.DType, shape: tuple[int, ...]) -> None:
 @pytest.mark.parametrize(
     ("op", "dtype"), [(o, d) for o in REDUCTIONS for d in ALL if o.out(d)], ids=lambda x: str(x)
 )
-def test_reduction_noncontiguous_input_and_method(op: Red, dtype: D.DType) -> None:
+def test_reduction_noncontiguous_input_and_method(op: Red, dtype: dtypes.DType) -> None:
     out = op.out(dtype)
     assert out is not None
     a = sample(dtype, (4, 6), 2, small=op.small)
@@ -150,7 +150,7 @@ def test_reduction_noncontiguous_input_and_method(op: Red, dtype: D.DType) -> No
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_var_std_correction(dtype: D.DType) -> None:
+def test_var_std_correction(dtype: dtypes.DType) -> None:
     a = sample(dtype, (3, 4, 5), 3)
     out = real_of(inexact(dtype))
     wide = to_compute(a, inexact(dtype))
@@ -166,7 +166,7 @@ def test_var_std_correction(dtype: D.DType) -> None:
                          ids=["argmax", "argmin"])  # fmt: skip
 @pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_argmax_argmin(dtype: D.DType, shape: tuple[int, ...], fn: Any, ref: Any) -> None:
+def test_argmax_argmin(dtype: dtypes.DType, shape: tuple[int, ...], fn: Any, ref: Any) -> None:
     # small integer ranges give ties: the first occurrence wins, as in numpy
     a = sample(dtype, shape, 4, small=True)
     name = fn.__name__
@@ -178,7 +178,7 @@ def test_argmax_argmin(dtype: D.DType, shape: tuple[int, ...], fn: Any, ref: Any
         ):
             fn(nx.tensor(a))
         return
-    wide = a.astype(np.float32) if dtype is D.bfloat16 else a
+    wide = a.astype(np.float32) if dtype is dtypes.bfloat16 else a
     cases = Cases()
     axes: list[Any] = [None, *range(-len(shape), len(shape))]
     for axis in axes:
@@ -199,7 +199,7 @@ def test_argmax_argmin(dtype: D.DType, shape: tuple[int, ...], fn: Any, ref: Any
 
 @pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")  # numpy warns too
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)
-def test_nan_propagates(dtype: D.DType) -> None:
+def test_nan_propagates(dtype: dtypes.DType) -> None:
     a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, -np.inf]]).astype(dtype.numpy_dtype)
     w = a.astype(np.float64)
     for fn, ref in [(nx.max, np.max), (nx.min, np.min), (nx.sum, np.sum), (nx.mean, np.mean),
@@ -212,7 +212,7 @@ def test_nan_propagates(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", [nx.int8, nx.uint8, nx.float16, nx.bool], ids=ids)
-def test_sum_prod_dtype_argument(dtype: D.DType) -> None:
+def test_sum_prod_dtype_argument(dtype: dtypes.DType) -> None:
     a = sample(dtype, (3, 5), 5)
     for want in (nx.int8, nx.int32, nx.float32, nx.float64, nx.complex64):
         ref = np.sum(a.astype(want.numpy_dtype), axis=1)
@@ -223,7 +223,7 @@ def test_sum_prod_dtype_argument(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("want", [d for d in ALL if d.kind in "iu"], ids=ids)
-def test_sum_prod_in_every_integer_dtype_wrap_as_numpy(want: D.DType) -> None:
+def test_sum_prod_in_every_integer_dtype_wrap_as_numpy(want: dtypes.DType) -> None:
     # an explicit integer dtype accumulates in it, modular as numpy's (the extremes wrap)
     info = np.iinfo(want.numpy_dtype)
     a = np.array([[1, 2, int(info.max)], [3, int(info.max), 5]]).astype(want.numpy_dtype)

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import _dispatch
-from numerix import dtypes as D
+from numerix import _dispatch, dtypes
 from numerix.testing.oracle import (
     ALL,
     ALL_PAIRS,
@@ -24,7 +23,7 @@ from numerix.testing.oracle import (
 )
 
 
-def run(cases: Cases, label: str, fn: Any, ref: Any, a: np.ndarray, dtype: D.DType) -> None:
+def run(cases: Cases, label: str, fn: Any, ref: Any, a: np.ndarray, dtype: dtypes.DType) -> None:
     """``fn`` on a tensor of ``a`` and on a non-contiguous numpy view of it, against ``ref``."""
     with cases.case(label):
         want = ref(a)
@@ -41,7 +40,7 @@ RESHAPES = [
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_reshape(dtype: D.DType) -> None:
+def test_reshape(dtype: dtypes.DType) -> None:
     cases = Cases()
     for src, shape in RESHAPES:
         a = sample(dtype, src, 1)
@@ -91,7 +90,7 @@ def test_reshape_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_transpose(dtype: D.DType) -> None:
+def test_transpose(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, axes in [((2, 3, 4), None), ((2, 3, 4), (1, 0, 2)), ((2, 3, 4), (-1, 0, 1)),
                         ((2, 3, 4), [2, 1, 0]), ((2, 3), None), ((5,), None), ((), None),
@@ -134,7 +133,7 @@ def test_transpose_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_broadcast_to(dtype: D.DType) -> None:
+def test_broadcast_to(dtype: dtypes.DType) -> None:
     cases = Cases()
     for src, shape in [((), (2, 3)), ((3, 1), (3, 4)), ((1, 4), (3, 4)), ((3,), (2, 3)),
                        ((2, 3), (2, 3)), ((1,), (0,)), ((2, 1), (2, 0)), ((), ()), ((1, 1), (5, 2, 3)),
@@ -175,7 +174,7 @@ def test_broadcast_to_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_expand_dims_squeeze(dtype: D.DType) -> None:
+def test_expand_dims_squeeze(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, axis in [((2, 3), 0), ((2, 3), 1), ((2, 3), 2), ((2, 3), -1), ((2, 3), -3),
                         ((2, 3), (0, 3)), ((2, 3), (-1, 0)), ((), 0), ((), (0, 1)), ((0,), 1)]:  # fmt: skip
@@ -216,7 +215,7 @@ def test_expand_dims_squeeze_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_concatenate_stack(dtype: D.DType) -> None:
+def test_concatenate_stack(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shapes, axis in [([(2, 3), (4, 3)], 0), ([(2, 3), (2, 1), (2, 0)], 1), ([(2, 3), (2, 2)], -1),
                          ([(3,)], 0), ([(0,), (2,)], 0), ([(2, 3), (1, 4)], None), ([(), (2,)], None),
@@ -237,7 +236,7 @@ def test_concatenate_stack(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("pair", ALL_PAIRS, ids=pair_ids)
-def test_concatenate_stack_promote(pair: tuple[D.DType, D.DType]) -> None:
+def test_concatenate_stack_promote(pair: tuple[dtypes.DType, dtypes.DType]) -> None:
     da, db = pair
     a, b = sample(da, (2, 3), 30), sample(db, (1, 3), 31)
     p = expected_promotion(da, db)
@@ -245,7 +244,7 @@ def test_concatenate_stack_promote(pair: tuple[D.DType, D.DType]) -> None:
         with pytest.raises(nx.DTypeError, match=rf"^concatenate: cannot promote {da} with {db}"):
             nx.concatenate([nx.tensor(a), nx.tensor(b)])
         return
-    via = [x.astype(np.float32) if x.dtype == D.bfloat16.numpy_dtype else x for x in (a, b)]
+    via = [x.astype(np.float32) if x.dtype == dtypes.bfloat16.numpy_dtype else x for x in (a, b)]
     want = np.concatenate([x.astype(p.numpy_dtype) for x in via])
     check(nx.concatenate([nx.tensor(a), nx.tensor(b)]), want, p)
     check(nx.stack([nx.tensor(a[0]), nx.tensor(b[0])]), want[[0, 2]], p)
@@ -293,7 +292,7 @@ def test_concatenate_stack_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_flip(dtype: D.DType) -> None:
+def test_flip(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, axis in [((2, 3, 4), None), ((2, 3, 4), 0), ((2, 3, 4), -1), ((2, 3, 4), (0, 2)),
                         ((5,), None), ((), None), ((2, 0), 1), ((2, 0), None), ((2, 3), ())]:  # fmt: skip
@@ -346,7 +345,7 @@ PAD_WIDTHS = [
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_pad_matches_numpy(dtype: D.DType) -> None:
+def test_pad_matches_numpy(dtype: dtypes.DType) -> None:
     cases = Cases()
     value = {"b": True, "i": -3, "u": 7, "f": 2.5, "c": 1 - 2j}[dtype.kind]
     for shape, width in PAD_WIDTHS:
@@ -373,7 +372,7 @@ PAD_CONFIGS = [
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_pad_general_negative_and_interior(dtype: D.DType) -> None:
+def test_pad_general_negative_and_interior(dtype: dtypes.DType) -> None:
     cases = Cases()
     value = {"b": True, "i": -3, "u": 7, "f": -1.5, "c": 2 + 1j}[dtype.kind]
     for shape, config in PAD_CONFIGS:
@@ -462,7 +461,7 @@ def test_pad_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_tile_matches_numpy(dtype: D.DType) -> None:
+def test_tile_matches_numpy(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, reps in [((3,), 2), ((3,), (2, 2)), ((2, 3), 2), ((2, 3), (1, 3)), ((2, 3), (2, 1, 2)),
                         ((2, 1, 3), (2,)), ((), 3), ((), (2, 2)), ((0,), 3), ((2, 3), 0),
@@ -474,7 +473,7 @@ def test_tile_matches_numpy(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_repeat_matches_numpy(dtype: D.DType) -> None:
+def test_repeat_matches_numpy(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, reps, axis in [((3,), 2, None), ((2, 3), 2, None), ((2, 3), 3, 0), ((2, 3), 2, -1),
                               ((2, 3), [1, 0, 2], 1), ((2, 3), (3, 1), 0), ((2, 3), [2], 1),
@@ -516,7 +515,7 @@ def test_tile_and_repeat_errors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_moveaxis_and_swapaxes_match_numpy(dtype: D.DType) -> None:
+def test_moveaxis_and_swapaxes_match_numpy(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, src, dst in [((2, 3, 4), 0, -1), ((2, 3, 4), -1, 0), ((2, 3, 4), (0, 1), (2, 0)),
                             ((2, 3, 4), [2, 0], [0, 1]), ((2, 3), 0, 0), ((5,), 0, -1),
@@ -532,7 +531,7 @@ def test_moveaxis_and_swapaxes_match_numpy(dtype: D.DType) -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_roll_matches_numpy(dtype: D.DType) -> None:
+def test_roll_matches_numpy(dtype: dtypes.DType) -> None:
     cases = Cases()
     for shape, shift, axis in [((5,), 2, None), ((5,), -1, None), ((5,), 12, 0), ((2, 3), 1, None),
                                ((2, 3), 1, 1), ((2, 3), -4, 0), ((2, 3), (1, 2), (0, 1)),
@@ -579,4 +578,4 @@ def test_kernels_are_checked_against_the_rules() -> None:
     assert _dispatch.rule_checks_enabled()
     assert hasattr(type(backend).reshape, "_numerix_unchecked"), type(backend)
     x = nx.reshape(nx.arange(6, dtype=nx.int32), (2, 3))
-    check(x, np.arange(6, dtype=np.int32).reshape(2, 3), D.int32)
+    check(x, np.arange(6, dtype=np.int32).reshape(2, 3), dtypes.int32)

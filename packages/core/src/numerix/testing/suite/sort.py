@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import (
     ALL,
     COMPLEX,
@@ -51,7 +51,7 @@ def _lane_argsort(lane: list[Any], descending: bool) -> list[int]:
 
 def _host(a: np.ndarray) -> np.ndarray:
     # bfloat16 -> float32 is exact; numpy sorts it natively
-    return a.astype(np.float32) if a.dtype == D.bfloat16.numpy_dtype else a
+    return a.astype(np.float32) if a.dtype == dtypes.bfloat16.numpy_dtype else a
 
 
 def ref_argsort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
@@ -67,7 +67,7 @@ def ref_sort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     return np.take_along_axis(a, ref_argsort(a, axis, descending), axis=axis)
 
 
-def _with_ties(dtype: D.DType, shape: tuple[int, ...] = (3, 8), seed: int = 0) -> np.ndarray:
+def _with_ties(dtype: dtypes.DType, shape: tuple[int, ...] = (3, 8), seed: int = 0) -> np.ndarray:
     """Sample values with many ties; floats also get NaN, +-0 and +-inf, complex NaN parts."""
     a = sample(dtype, shape, seed)
     if dtype.kind in "fc":
@@ -96,19 +96,19 @@ def _np_argsort(a: np.ndarray, axis: int) -> np.ndarray:
 
 @pytest.mark.parametrize("descending", [False, True], ids=["asc", "desc"])
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_sort_argsort_dtypes(dtype: D.DType, descending: bool) -> None:
+def test_sort_argsort_dtypes(dtype: dtypes.DType, descending: bool) -> None:
     a = _with_ties(dtype)
     want_idx = ref_argsort(a, 1, descending)
     if not descending:  # the Python oracle agrees with numpy where numpy has the op
         np.testing.assert_array_equal(want_idx, _np_argsort(a, 1))
     x = t(a, dtype)
-    check(nx.argsort(x, descending=descending), want_idx, D.int64)
+    check(nx.argsort(x, descending=descending), want_idx, dtypes.int64)
     check(nx.sort(x, descending=descending), np.take_along_axis(a, want_idx, axis=1), dtype)
     check(nx.sort(x, axis=0, descending=descending), ref_sort(a, 0, descending), dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOATS + COMPLEX, ids=ids)
-def test_sort_nan_placement(dtype: D.DType) -> None:
+def test_sort_nan_placement(dtype: dtypes.DType) -> None:
     nan = complex(np.nan, 0) if dtype.kind == "c" else np.nan
     a = np.asarray([nan, 2, nan, -1, 2, np.inf, nan]).astype(dtype.numpy_dtype)
     x = t(a)
@@ -117,29 +117,31 @@ def test_sort_nan_placement(dtype: D.DType) -> None:
     assert is_nan.tolist() == [False] * 4 + [True] * 3, "ascending puts NaN last"
     assert np.isnan(_host(desc)).tolist() == [True] * 3 + [False] * 4, "descending puts NaN first"
     # NaNs keep their original order both ways (stable)
-    check(nx.argsort(x), ref_argsort(a, 0, False), D.int64)
-    check(nx.argsort(x, descending=True), ref_argsort(a, 0, True), D.int64)
+    check(nx.argsort(x), ref_argsort(a, 0, False), dtypes.int64)
+    check(nx.argsort(x, descending=True), ref_argsort(a, 0, True), dtypes.int64)
     np.testing.assert_array_equal(nx.argsort(x, descending=True).to_numpy()[:3], [0, 2, 6])
 
 
-@pytest.mark.parametrize("dtype", [D.int8, D.uint8, D.bool_, D.float16, D.bfloat16], ids=ids)
-def test_argsort_stability_many_ties(dtype: D.DType) -> None:
+@pytest.mark.parametrize(
+    "dtype", [dtypes.int8, dtypes.uint8, dtypes.bool_, dtypes.float16, dtypes.bfloat16], ids=ids
+)
+def test_argsort_stability_many_ties(dtype: dtypes.DType) -> None:
     rng = np.random.default_rng(3)
     a = rng.integers(0, 3 if dtype.kind != "b" else 2, size=(4, 500)).astype(dtype.numpy_dtype)
     x = t(a)
-    check(nx.argsort(x, axis=1), _np_argsort(a, 1), D.int64)
-    check(nx.argsort(x, axis=0), _np_argsort(a, 0), D.int64)
-    check(nx.argsort(x, axis=1, descending=True), ref_argsort(a, 1, True), D.int64)
+    check(nx.argsort(x, axis=1), _np_argsort(a, 1), dtypes.int64)
+    check(nx.argsort(x, axis=0), _np_argsort(a, 0), dtypes.int64)
+    check(nx.argsort(x, axis=1, descending=True), ref_argsort(a, 1, True), dtypes.int64)
     check(nx.sort(x, axis=1, descending=True), np.flip(np.sort(a, axis=1), axis=1), dtype)
 
 
 @pytest.mark.parametrize("dtype", INTS, ids=ids)
-def test_sort_integer_extremes(dtype: D.DType) -> None:
+def test_sort_integer_extremes(dtype: dtypes.DType) -> None:
     # descending must not negate: the minimum of a signed type has no negation
     info = np.iinfo(dtype.numpy_dtype)
     a = np.asarray([0, info.max, info.min, 1, info.min, info.max], dtype.numpy_dtype)
     for desc in (False, True):
-        check(nx.argsort(t(a), descending=desc), ref_argsort(a, 0, desc), D.int64)
+        check(nx.argsort(t(a), descending=desc), ref_argsort(a, 0, desc), dtypes.int64)
         check(nx.sort(t(a), descending=desc), ref_sort(a, 0, desc), dtype)
 
 
@@ -149,16 +151,16 @@ SORT_SHAPES = [(1,), (0,), (2, 0), (0, 3), (7,), (2, 3, 4)]
 @pytest.mark.parametrize("shape", SORT_SHAPES, ids=shape_id)
 @pytest.mark.parametrize("op", ["sort", "argsort"])
 def test_sort_shapes_and_axes(op: str, shape: tuple[int, ...]) -> None:
-    a = _with_ties(D.float32, shape, seed=1)
+    a = _with_ties(dtypes.float32, shape, seed=1)
     for axis in range(-len(shape), len(shape)):
         for desc in (False, True):
             idx = ref_argsort(a, axis % len(shape), desc)
             for arr in (a, noncontiguous(a)):
                 r = getattr(nx, op)(t(arr), axis=axis, descending=desc, stable=False)
                 if op == "sort":
-                    check(r, np.take_along_axis(a, idx, axis=axis), D.float32)
+                    check(r, np.take_along_axis(a, idx, axis=axis), dtypes.float32)
                 else:
-                    check(r, idx, D.int64)
+                    check(r, idx, dtypes.int64)
 
 
 @pytest.mark.parametrize("op", ["sort", "argsort"])
@@ -167,9 +169,9 @@ def test_sort_errors(op: str) -> None:
     with pytest.raises(nx.ShapeError, match=rf"{op}: axis -1 is out of range for a 0-d tensor"):
         fn(t(np.float32(1.0)))
     with pytest.raises(nx.ShapeError, match=rf"{op}: axis 2 is out of range .* shape \(2, 3\)"):
-        fn(t(sample(D.float32, (2, 3))), axis=2)
+        fn(t(sample(dtypes.float32, (2, 3))), axis=2)
     with pytest.raises(nx.ShapeError, match=rf"{op}: axis must be an int, got None"):
-        fn(t(sample(D.float32, (2, 3))), axis=None)
+        fn(t(sample(dtypes.float32, (2, 3))), axis=None)
 
 
 # ---------------------------------------------------------------- top_k
@@ -182,27 +184,27 @@ def _ref_top_k(a: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.ndarray
 
 @pytest.mark.numerix_op("top_k")
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_top_k_dtypes(dtype: D.DType) -> None:
+def test_top_k_dtypes(dtype: dtypes.DType) -> None:
     a = _with_ties(dtype)
     for k in (0, 1, 3, 8):
         v, i = nx.top_k(t(a, dtype), k)
         want_v, want_i = _ref_top_k(a, k, 1)
         check(v, want_v, dtype)
-        check(i, want_i, D.int64)
+        check(i, want_i, dtypes.int64)
 
 
 @pytest.mark.numerix_op("top_k")
 @pytest.mark.parametrize("shape", [(5,), (0,), (2, 0), (2, 3, 4)], ids=shape_id)
 def test_top_k_shapes_and_axes(shape: tuple[int, ...]) -> None:
-    a = _with_ties(D.float64, shape, seed=2)
+    a = _with_ties(dtypes.float64, shape, seed=2)
     for axis in range(-len(shape), len(shape)):
         n = shape[axis]
         for k in sorted({0, min(2, n), n}):
             for arr in (a, noncontiguous(a)):
                 v, i = nx.top_k(t(arr), k, axis=axis)
                 want_v, want_i = _ref_top_k(a, k, axis % len(shape))
-                check(v, want_v, D.float64)
-                check(i, want_i, D.int64)
+                check(v, want_v, dtypes.float64)
+                check(i, want_i, dtypes.int64)
 
 
 @pytest.mark.numerix_op("top_k")
@@ -211,8 +213,8 @@ def test_top_k_ties_lower_index_first() -> None:
     a = rng.integers(0, 4, size=(3, 200)).astype(np.int32)
     v, i = nx.top_k(t(a), 60)
     want_v, want_i = _ref_top_k(a, 60, 1)
-    check(v, want_v, D.int32)
-    check(i, want_i, D.int64)
+    check(v, want_v, dtypes.int32)
+    check(i, want_i, dtypes.int64)
     # within each run of equal values the indices increase
     iv, vv = i.to_numpy(), v.to_numpy()
     same = vv[:, 1:] == vv[:, :-1]
@@ -239,22 +241,31 @@ def test_top_k_errors() -> None:
 # ---------------------------------------------------------------- cumulative
 
 
-def _acc_dtype(d: D.DType) -> D.DType:
-    return D.int64 if d.kind in "bi" else D.uint64 if d.kind == "u" else d
+def _acc_dtype(d: dtypes.DType) -> dtypes.DType:
+    return dtypes.int64 if d.kind in "bi" else dtypes.uint64 if d.kind == "u" else d
 
 
-def _wide(a: np.ndarray, d: D.DType) -> np.ndarray:
+def _wide(a: np.ndarray, d: dtypes.DType) -> np.ndarray:
     # the exact answer for the inputs as given, to compare with per-dtype tolerance
     a = np.asarray(a).astype(d.numpy_dtype)
     if d.kind == "f":
-        return a.astype(np.float32).astype(np.float64) if d is D.bfloat16 else a.astype(np.float64)
+        return (
+            a.astype(np.float32).astype(np.float64)
+            if d is dtypes.bfloat16
+            else a.astype(np.float64)
+        )
     if d.kind == "c":
         return a.astype(np.complex128)
     return a
 
 
 def ref_cumulative(
-    name: str, a: np.ndarray, axis: int, reverse: bool, out: D.DType, include_initial: bool = False
+    name: str,
+    a: np.ndarray,
+    axis: int,
+    reverse: bool,
+    out: dtypes.DType,
+    include_initial: bool = False,
 ) -> np.ndarray:
     fn = {"cumulative_sum": np.add, "cumulative_prod": np.multiply,
           "cumulative_max": np.maximum, "cumulative_min": np.minimum}[name]  # fmt: skip
@@ -282,7 +293,7 @@ CUMULATIVE = {
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
 @pytest.mark.parametrize("op", sorted(CUMULATIVE))
-def test_cumulative_dtypes(op: str, dtype: D.DType) -> None:
+def test_cumulative_dtypes(op: str, dtype: dtypes.DType) -> None:
     fn = CUMULATIVE[op]
     a = sample(dtype, (3, 4))
     if op in ("cumulative_max", "cumulative_min") and dtype.kind == "c":
@@ -300,17 +311,17 @@ def test_cumulative_dtypes(op: str, dtype: D.DType) -> None:
 @pytest.mark.parametrize("op", sorted(CUMULATIVE))
 def test_cumulative_shapes(op: str, shape: tuple[int, ...]) -> None:
     fn = CUMULATIVE[op]
-    a = sample(D.float64, shape)
+    a = sample(dtypes.float64, shape)
     for axis in range(-len(shape), len(shape)):
         for reverse in (False, True):
-            want = ref_cumulative(op, a, axis % len(shape), reverse, D.float64)
+            want = ref_cumulative(op, a, axis % len(shape), reverse, dtypes.float64)
             for arr in (a, noncontiguous(a)):
-                check(fn(t(arr), axis=axis, reverse=reverse), want, D.float64)
+                check(fn(t(arr), axis=axis, reverse=reverse), want, dtypes.float64)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)
 @pytest.mark.parametrize("op", sorted(CUMULATIVE))
-def test_cumulative_nan_propagates(op: str, dtype: D.DType) -> None:
+def test_cumulative_nan_propagates(op: str, dtype: dtypes.DType) -> None:
     a = np.asarray([1.0, 3.0, np.nan, 2.0, np.inf, -np.inf], dtype.numpy_dtype)
     for reverse in (False, True):
         want = ref_cumulative(op, a, 0, reverse, dtype)
@@ -322,9 +333,11 @@ def test_cumulative_nan_propagates(op: str, dtype: D.DType) -> None:
                                    + [False] * 3)  # fmt: skip
 
 
-@pytest.mark.parametrize("dtype", [D.bool_, D.int8, D.uint16, D.float32, D.complex64], ids=ids)
+@pytest.mark.parametrize(
+    "dtype", [dtypes.bool_, dtypes.int8, dtypes.uint16, dtypes.float32, dtypes.complex64], ids=ids
+)
 @pytest.mark.parametrize("op", ["cumulative_sum", "cumulative_prod"])
-def test_cumulative_include_initial(op: str, dtype: D.DType) -> None:
+def test_cumulative_include_initial(op: str, dtype: dtypes.DType) -> None:
     fn = CUMULATIVE[op]
     out = _acc_dtype(dtype)
     for shape in ((4,), (0,), (3, 4), (2, 0)):
@@ -341,11 +354,13 @@ def test_cumulative_dtype_argument(op: str) -> None:
     fn = CUMULATIVE[op]
     a = np.asarray([100, 100, 100, -100], np.int16)
     # accumulating in int8 wraps, as numpy's dtype= does
-    check(fn(t(a), dtype=nx.int8), ref_cumulative(op, a, 0, False, D.int8), D.int8)
-    check(fn(t(a), dtype="float64"), ref_cumulative(op, a, 0, False, D.float64), D.float64)
-    c = sample(D.complex64, (3,))
-    check(fn(t(c), dtype=nx.complex128), ref_cumulative(op, c, 0, False, D.complex128),
-          D.complex128)  # fmt: skip
+    check(fn(t(a), dtype=nx.int8), ref_cumulative(op, a, 0, False, dtypes.int8), dtypes.int8)
+    check(
+        fn(t(a), dtype="float64"), ref_cumulative(op, a, 0, False, dtypes.float64), dtypes.float64
+    )
+    c = sample(dtypes.complex64, (3,))
+    check(fn(t(c), dtype=nx.complex128), ref_cumulative(op, c, 0, False, dtypes.complex128),
+          dtypes.complex128)  # fmt: skip
     with pytest.raises(nx.DTypeError, match=rf"{op}: dtype must be numeric, got bool"):
         fn(t(a), dtype=nx.bool_)
     with pytest.raises(nx.DTypeError, match=rf"{op}: accumulating complex c64\[3\] .* in float32"):
@@ -353,7 +368,7 @@ def test_cumulative_dtype_argument(op: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", REAL, ids=ids)
-def test_cumsum_cumprod_numpy_aliases(dtype: D.DType) -> None:
+def test_cumsum_cumprod_numpy_aliases(dtype: dtypes.DType) -> None:
     a = sample(dtype, (2, 3))
     out = _acc_dtype(dtype)
     flat = a.reshape(-1)
@@ -361,8 +376,8 @@ def test_cumsum_cumprod_numpy_aliases(dtype: D.DType) -> None:
     check(nx.cumprod(t(a)), ref_cumulative("cumulative_prod", flat, 0, False, out), out, scale=16)
     check(nx.cumsum(t(a), axis=1), ref_cumulative("cumulative_sum", a, 1, False, out), out,
           scale=16)  # fmt: skip
-    check(nx.cumprod(t(a), 0, D.float64), ref_cumulative("cumulative_prod", a, 0, False, D.float64),
-          D.float64)  # fmt: skip
+    check(nx.cumprod(t(a), 0, dtypes.float64), ref_cumulative("cumulative_prod", a, 0, False, dtypes.float64),
+          dtypes.float64)  # fmt: skip
     # a 0-d tensor flattens to one element, as numpy
     s = sample(dtype, ())
     check(nx.cumsum(t(s)), ref_cumulative("cumulative_sum", s.reshape(1), 0, False, out), out)
@@ -371,14 +386,14 @@ def test_cumsum_cumprod_numpy_aliases(dtype: D.DType) -> None:
 @pytest.mark.parametrize("op", sorted(CUMULATIVE))
 def test_cumulative_axis_errors(op: str) -> None:
     fn = CUMULATIVE[op]
-    a = sample(D.int32, (3,))
-    out = D.int64 if op in ("cumulative_sum", "cumulative_prod") else D.int32
+    a = sample(dtypes.int32, (3,))
+    out = dtypes.int64 if op in ("cumulative_sum", "cumulative_prod") else dtypes.int32
     check(fn(t(a)), ref_cumulative(op, a, 0, False, out), out)  # axis=None on 1-d: axis 0
     with pytest.raises(nx.ShapeError, match=rf"{op}: axis=None needs a 1-d tensor, got f32\[2\]"):
-        fn(t(sample(D.float32, (2, 3))))
+        fn(t(sample(dtypes.float32, (2, 3))))
     with pytest.raises(nx.ShapeError, match=rf"{op}: axis=None needs a 1-d tensor, got f32 "):
         fn(t(np.float32(1)))
     with pytest.raises(nx.ShapeError, match=rf"{op}: axis -3 is out of range"):
-        fn(t(sample(D.float32, (2, 3))), axis=-3)
+        fn(t(sample(dtypes.float32, (2, 3))), axis=-3)
     with pytest.raises(nx.ShapeError, match=r"cumsum: axis 1 is out of range"):
-        nx.cumsum(t(sample(D.float32, (3,))), axis=1)
+        nx.cumsum(t(sample(dtypes.float32, (3,))), axis=1)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import ALL, check, ids, sample
 
 SHAPES = [(), (0,), (2, 0), (1,), (3,), (2, 3), (2, 1, 4)]
@@ -19,12 +19,12 @@ SHAPES = [(), (0,), (2, 0), (1,), (3,), (2, 3), (2, 1, 4)]
 
 def _py(a: np.ndarray) -> np.ndarray:
     # what Python values a tensor's elements become: bfloat16 goes through float32
-    return a.astype(np.float32) if a.dtype == D.bfloat16.numpy_dtype else a
+    return a.astype(np.float32) if a.dtype == dtypes.bfloat16.numpy_dtype else a
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_attributes(dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_attributes(dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     a = sample(dtype, shape, 1)
     x = nx.tensor(a)
     assert x.shape == a.shape and type(x.shape) is tuple
@@ -39,7 +39,7 @@ def test_attributes(dtype: D.DType, shape: tuple[int, ...]) -> None:
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_conversions(dtype: D.DType, shape: tuple[int, ...]) -> None:
+def test_conversions(dtype: dtypes.DType, shape: tuple[int, ...]) -> None:
     a = sample(dtype, shape, 2)
     x = nx.tensor(a)
     # to_numpy: the values, in exactly the tensor's dtype
@@ -80,8 +80,8 @@ def test_conversions(dtype: D.DType, shape: tuple[int, ...]) -> None:
             float(x)
 
 
-@pytest.mark.parametrize("dtype", [d for d in ALL if d is not D.bfloat16], ids=ids)
-def test_dlpack(dtype: D.DType) -> None:
+@pytest.mark.parametrize("dtype", [d for d in ALL if d is not dtypes.bfloat16], ids=ids)
+def test_dlpack(dtype: dtypes.DType) -> None:
     # (numpy's DLPack export knows no bfloat16, whose ml_dtypes type it cannot describe)
     a = sample(dtype, (3, 4), 3)
     for x, want in [(nx.tensor(a), a), (nx.transpose(nx.tensor(a)), a.T),
@@ -123,7 +123,7 @@ def test_bool_of_one_element_tensors() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_repr(dtype: D.DType) -> None:
+def test_repr(dtype: dtypes.DType) -> None:
     a = sample(dtype, (2, 3), 5)
     r = repr(nx.tensor(a))
     head, _, body = r.partition("\n")
@@ -182,7 +182,7 @@ def test_numpy_views_are_read_only() -> None:
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_tensor_methods_are_the_ops(dtype: D.DType) -> None:
+def test_tensor_methods_are_the_ops(dtype: dtypes.DType) -> None:
     a = sample(dtype, (2, 3), 7)
     x = nx.tensor(a)
     pairs: list[tuple[Any, Any]] = [
@@ -196,8 +196,10 @@ def test_tensor_methods_are_the_ops(dtype: D.DType) -> None:
         check(got, want.to_numpy(), want.dtype)
 
 
-@pytest.mark.parametrize("dtype", [D.float32, D.float64, D.int32, D.bfloat16], ids=ids)
-def test_format_and_round_as_python_scalars(dtype: D.DType) -> None:
+@pytest.mark.parametrize(
+    "dtype", [dtypes.float32, dtypes.float64, dtypes.int32, dtypes.bfloat16], ids=ids
+)
+def test_format_and_round_as_python_scalars(dtype: dtypes.DType) -> None:
     x = nx.tensor(np.array(2.5 if dtype.kind == "f" else 7, dtype.numpy_dtype))
     v = x.item()
     # a format spec formats the value, no spec gives str(t)
@@ -208,11 +210,11 @@ def test_format_and_round_as_python_scalars(dtype: D.DType) -> None:
     # round(t) is the nearest Python int (halves to even); round(t, n) a tensor as numpy's
     assert round(x) == round(v) and type(round(x)) is int
     a = np.array([0.125, 1.2345, -2.5, 1000.0], np.float32)
-    check(round(nx.tensor(a), 2), np.round(a, 2), D.float32)
-    check(round(nx.tensor(a), -2), np.round(a, -2), D.float32)
-    check(round(nx.tensor(a), 0), np.round(a), D.float32)
+    check(round(nx.tensor(a), 2), np.round(a, 2), dtypes.float32)
+    check(round(nx.tensor(a), -2), np.round(a, -2), dtypes.float32)
+    check(round(nx.tensor(a), 0), np.round(a), dtypes.float32)
     i = np.array([15, -25], np.int64)
-    check(round(nx.tensor(i), 1), i, D.int64)
+    check(round(nx.tensor(i), 1), i, dtypes.int64)
     with pytest.raises(nx.ShapeError, match=r"^format: a format spec \('\.2f'\) applies to a "):
         f"{nx.tensor([1.0, 2.0]):.2f}"
     with pytest.raises(nx.DTypeError, match=r"^round: a complex tensor has no nearest integer"):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import dtypes as D
+from numerix import dtypes
 from numerix.testing.oracle import ALL, FLOATS, Cases, check, ids, noncontiguous, sample, to_compute
 
 # (shape, window, strides, padding, dilations); None: the default
@@ -79,7 +79,7 @@ def ref_window_positions(
     return out
 
 
-def wrap(values: Any, dtype: D.DType) -> np.ndarray:
+def wrap(values: Any, dtype: dtypes.DType) -> np.ndarray:
     """Python ints wrapped to ``dtype`` (two's complement), as integer kernels do."""
     bits = dtype.bits
     r = []
@@ -91,19 +91,19 @@ def wrap(values: Any, dtype: D.DType) -> np.ndarray:
     return np.array(r, dtype=dtype.numpy_dtype).reshape(np.shape(values))
 
 
-def _lowest(d: D.DType) -> Any:
+def _lowest(d: dtypes.DType) -> Any:
     if d.kind == "b":
         return False
     if d.kind in "iu":
-        return D.int_range(d)[0]
+        return dtypes.int_range(d)[0]
     return -np.inf
 
 
-def _highest(d: D.DType) -> Any:
+def _highest(d: dtypes.DType) -> Any:
     if d.kind == "b":
         return True
     if d.kind in "iu":
-        return D.int_range(d)[1]
+        return dtypes.int_range(d)[1]
     return np.inf
 
 
@@ -115,7 +115,7 @@ def _vmin(vals: list[Any]) -> Any:
     return np.min(np.array(vals))
 
 
-def ref_window(a: np.ndarray, how: str, dtype: D.DType, window: tuple[int, ...], strides: Any,
+def ref_window(a: np.ndarray, how: str, dtype: dtypes.DType, window: tuple[int, ...], strides: Any,
                padding: Any, dilations: Any) -> np.ndarray:  # fmt: skip
     wins = ref_window_positions(a.shape, window, strides, padding, dilations)
     shape = wins.pop("shape")  # type: ignore[call-overload]
@@ -159,12 +159,12 @@ OPS: dict[str, Callable[..., nx.Tensor]] = {
 }  # fmt: skip
 
 
-def _out(how: str, d: D.DType) -> D.DType | None:
+def _out(how: str, d: dtypes.DType) -> dtypes.DType | None:
     if how in ("sum", "prod"):
         return None if d.kind == "b" else d
     if how in ("max", "min"):
         return None if d.kind == "c" else d
-    return D.float32 if d.kind in "biu" else d
+    return dtypes.float32 if d.kind in "biu" else d
 
 
 def _scale(a: np.ndarray, how: str, window: tuple[int, ...]) -> float:
@@ -176,7 +176,7 @@ def _scale(a: np.ndarray, how: str, window: tuple[int, ...]) -> float:
 
 @pytest.mark.parametrize("how", list(OPS), ids=str)
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_window_reductions(dtype: D.DType, how: str) -> None:
+def test_window_reductions(dtype: dtypes.DType, how: str) -> None:
     fn = OPS[how]
     out = _out(how, dtype)
     if out is None:
@@ -189,7 +189,7 @@ def test_window_reductions(dtype: D.DType, how: str) -> None:
     for i, (shape, window, strides, padding, dil) in enumerate(CONFIGS):
         with cases.case(f"{shape} window={window} strides={strides} padding={padding} dil={dil}"):
             a = sample(dtype, shape, i, small=how == "prod")
-            compute = D.float32 if how == "mean" and dtype.kind in "biu" else dtype
+            compute = dtypes.float32 if how == "mean" and dtype.kind in "biu" else dtype
             wide = to_compute(a, compute)
             want = ref_window(wide, how, dtype, window, strides, padding, dil)
             kw: dict[str, Any] = {"padding": padding}
@@ -207,7 +207,7 @@ def test_window_reductions(dtype: D.DType, how: str) -> None:
 
 @pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")  # numpy warns too
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)
-def test_window_nan_and_inf(dtype: D.DType) -> None:
+def test_window_nan_and_inf(dtype: dtypes.DType) -> None:
     a = np.array([[1.0, np.nan, 3.0, -np.inf], [4.0, 5.0, np.inf, 2.0]]).astype(dtype.numpy_dtype)
     wide = to_compute(a, dtype)
     for how in ("sum", "prod", "max", "min", "mean"):
@@ -291,7 +291,7 @@ def test_window_errors() -> None:
 # ---------------------------------------------------------------- window scatters
 
 
-def ref_scatter(x: np.ndarray, src: np.ndarray, init: Any, out: D.DType, highest: bool,
+def ref_scatter(x: np.ndarray, src: np.ndarray, init: Any, out: dtypes.DType, highest: bool,
                 window: tuple[int, ...], strides: Any, padding: Any) -> np.ndarray:  # fmt: skip
     wins = ref_window_positions(x.shape, window, strides, padding, None)
     shape = wins.pop("shape")  # type: ignore[call-overload]
@@ -333,7 +333,7 @@ SCATTER_CONFIGS: list[tuple[Any, ...]] = [
 
 @pytest.mark.parametrize("highest", [False, True], ids=["max", "min"])
 @pytest.mark.parametrize("dtype", ALL, ids=ids)
-def test_window_scatter(dtype: D.DType, highest: bool) -> None:
+def test_window_scatter(dtype: dtypes.DType, highest: bool) -> None:
     fn = nx.window_scatter_min if highest else nx.window_scatter_max
     name = fn.__name__
     if dtype.kind == "c":
@@ -351,7 +351,7 @@ def test_window_scatter(dtype: D.DType, highest: bool) -> None:
         ):
             fn(nx.tensor(sample(dtype, (3,))), nx.tensor(sample(dtype, (2,))), False, (2,))
     # a bool x with an integer source; otherwise x and source share the dtype
-    sdt = D.int16 if dtype.kind == "b" else dtype
+    sdt = dtypes.int16 if dtype.kind == "b" else dtype
     cases = Cases()
     for i, (shape, window, strides, padding) in enumerate(SCATTER_CONFIGS):
         with cases.case(f"{shape} window={window} strides={strides} padding={padding}"):
@@ -370,7 +370,7 @@ def test_window_scatter(dtype: D.DType, highest: bool) -> None:
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=ids)
-def test_window_scatter_ties_nan_and_inf(dtype: D.DType) -> None:
+def test_window_scatter_ties_nan_and_inf(dtype: dtypes.DType) -> None:
     # -inf first: a window holding padding and -inf must pick the -inf (padding never wins)
     base = np.array([-np.inf, 2.0, 2.0, np.nan, 1.0, np.nan, -np.inf, -np.inf, 3.0])
     src = np.arange(1, 12)
