@@ -318,6 +318,11 @@ def test_a_backend_built_for_contract_1_is_refused() -> None:
     ):
         nx.register_backend("contract1", BinaryBackend, contract=1)
     assert "contract1" not in plugins.backend_entries()
+    # the refusal says what changed since contract 1
+    with pytest.raises(nx.PluginError) as e:
+        nx.register_backend("contract1", BinaryBackend, contract=1)
+    assert "(in contract 2, the reductions (sum, prod, max, min, all, any)" in str(e.value)
+    assert "one primitive per family with a kind parameter" in str(e.value)
 
 
 def test_plugin_entries_for_another_contract_or_a_taken_name(tmp_path):

@@ -25,7 +25,7 @@ import numerix.backend
 from numerix.backend import Backend
 from numerix.compiler import Compiler
 from numerix.errors import BackendNotFoundError, ConfigError, NumerixError, PluginError
-from numerix.primitives._registry import CONTRACT_VERSION
+from numerix.primitives._registry import CONTRACT_CHANGES, CONTRACT_VERSION
 
 __all__ = [
     "PluginEntry",
@@ -252,13 +252,21 @@ class _Registry:
         built for another contract; the first one kept when two plugins take a name."""
         kind, contract = entry.kind, CONTRACTS[entry.kind]
         if entry.contract != contract:
+            # what changed since the plugin's contract, for a backend built for an older one
+            changed = [
+                f"in contract {v}, {CONTRACT_CHANGES[v]}"
+                for v in sorted(CONTRACT_CHANGES)
+                if kind == "backend" and isinstance(entry.contract, int) and entry.contract < v
+            ]
             self.broken.append(
                 BrokenPlugin(
                     entry.name,
                     entry.distribution,
                     f"built for {kind} contract {entry.contract}, this numerix implements "
-                    f"contract {contract}; install a release of "
-                    f"{entry.distribution or 'the plugin'} made for this numerix",
+                    f"contract {contract}"
+                    + (f" ({'; '.join(changed)})" if changed else "")
+                    + f"; install a release of {entry.distribution or 'the plugin'} made for "
+                    f"this numerix",
                 )
             )
             return
