@@ -266,14 +266,26 @@ _REDUCERS = {
 _EXTREMES = {"max": torch.amax, "min": torch.amin}
 
 
+#: a max or min over every axis, to a 0-d result: torch's whole-tensor forms, cheaper
+#: than amax/amin with every dim named (NaN propagates through both)
+_WHOLE = {"max": torch.max, "min": torch.min}
+
+
 def _reduce_lowering(p: Any, ins: Any, out: Any) -> Any:
-    d, kind, axes, keep = ins[0][1], p["kind"], p["axes"], p["keepdims"]
+    (shape, d), kind, axes, keep = ins[0], p["kind"], p["axes"], p["keepdims"]
     if not axes:
         return None  # the kernel's own paths
+    whole = not keep and len(axes) == len(shape)
     if kind == "sum" and d not in SIGNED_VIEW:
         t = TORCH[out[1]]
+        if whole and out[1] is d and d.kind in "fc":
+            return torch.sum  # a floating sum keeps its dtype: no conversion after
+        if whole:
+            return lambda a: torch.sum(a).to(t)
         return lambda a: torch.sum(a, dim=axes, keepdim=keep).to(t)
     if kind in _EXTREMES and d not in EMULATED:
+        if whole:
+            return _WHOLE[kind]
         return functools.partial(_EXTREMES[kind], dim=axes, keepdim=keep)
     return None
 
@@ -654,6 +666,7 @@ class TorchBackend(ExtraKernels, Backend):
     maximum = _ordered(torch.maximum, keyed=True)
     minimum = _ordered(torch.minimum, keyed=True)
 
+    @lowers(lambda params, ins, out: torch.true_divide)
     def divide(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         out.data = torch.true_divide(x1.data, x2.data)
         return out
