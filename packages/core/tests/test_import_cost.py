@@ -30,14 +30,13 @@ def _loaded(code: str) -> list[str]:
 
 
 def test_import_numerix_loads_none_of_the_late_modules() -> None:
-    assert set(_loaded("import numerix")) <= {"difflib"}  # difflib: the backend contract's
+    assert _loaded("import numerix") == []
 
 
 def test_the_first_tensor_loads_no_configuration_reader() -> None:
     loaded = _loaded("import numerix as nx\nnx.add(nx.ones(4), nx.ones(4))")
-    assert "pathlib" not in loaded
-    assert "pydantic" not in loaded
-    assert "numerix.defn" not in loaded
+    # ml_dtypes is binary's (it holds bfloat16 arrays); the rest is loaded late
+    assert loaded == ["ml_dtypes"]
 
 
 def test_the_largest_bfloat16_written_out_is_ml_dtypes_own() -> None:

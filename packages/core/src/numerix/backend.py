@@ -21,7 +21,6 @@ device exactly when ``a.backend is b.backend``.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -127,6 +126,8 @@ class Option:
 def _close(value: Any, names: Sequence[Any]) -> str:
     if not isinstance(value, str):
         return ""
+    import difflib  # for an error message: loaded when one is made
+
     close = difflib.get_close_matches(value, [str(n) for n in names], n=1)
     return f"; did you mean {close[0]!r}?" if close else ""
 
