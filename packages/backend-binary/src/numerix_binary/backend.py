@@ -389,6 +389,7 @@ class BinaryBackend(
         r = np.where(a >= 0, 1 / (1 + e), e / (1 + e))
         return _fill(out, r.astype(out.dtype.numpy_dtype, copy=False))
 
+    exp2 = _math(np.exp2)
     expm1 = _math(np.expm1)
 
     log1p = _math(np.log1p)

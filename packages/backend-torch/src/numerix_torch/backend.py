@@ -599,6 +599,7 @@ class TorchBackend(ExtraKernels, Backend):
     sqrt = _math(torch.sqrt)
     tanh = _math(torch.tanh)
     sigmoid = _math(torch.sigmoid)
+    exp2 = _math(torch.exp2)
     expm1 = _math(torch.expm1)
     log1p = _math(torch.log1p)
     rsqrt = _math(torch.rsqrt)

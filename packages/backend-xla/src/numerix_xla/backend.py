@@ -782,6 +782,7 @@ class XlaBackend(ExtraKernels, Backend):
     sqrt = _unary(_math1(_sqrt))
     tanh = _unary(_math1(lax.tanh))
     sigmoid = _unary(_math1(lax.logistic))
+    exp2 = _unary(_math1(lax.exp2))
     expm1 = _unary(_math1(lax.expm1))
     log1p = _unary(_math1(lax.log1p))
     rsqrt = _unary(_math1(_rsqrt))

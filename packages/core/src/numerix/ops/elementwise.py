@@ -35,7 +35,7 @@ __all__ = [
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
     "maximum", "minimum", "negative", "positive", "abs", "sign", "floor", "ceil", "round",
     "trunc", "exp", "log", "sqrt", "square", "reciprocal", "tanh", "sigmoid",
-    "expm1", "log1p", "rsqrt", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan",
+    "exp2", "expm1", "log1p", "rsqrt", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan",
     "sinh", "cosh", "asinh", "acosh", "atanh", "atan2", "isnan", "isinf", "isfinite",
     "real", "imag", "conj", "bitwise_left_shift", "bitwise_right_shift",
     "erf", "erfc", "erf_inv",
@@ -192,6 +192,11 @@ def tanh(x: Any, /) -> Tensor:
 def sigmoid(x: Any, /) -> Tensor:
     """The logistic function ``1 / (1 + exp(-x))``, without overflow for large ``|x|``."""
     return elementwise_unary(elementwise_primitives.sigmoid, x)
+
+
+def exp2(x: Any, /) -> Tensor:
+    """``2 ** x`` (numpy ``exp2``, ``jax.numpy.exp2``); integers compute in float32."""
+    return elementwise_unary(elementwise_primitives.exp2, x)
 
 
 def expm1(x: Any, /) -> Tensor:

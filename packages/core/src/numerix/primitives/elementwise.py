@@ -9,6 +9,7 @@ category, so that the eager hot path is one dict lookup.
 from __future__ import annotations
 
 import functools
+import math
 from typing import TYPE_CHECKING, Any
 
 from numerix import dtypes
@@ -145,7 +146,13 @@ def elementwise_binary_shape_rule(
     return broadcast_shapes(op, x1, x2)
 
 
-def _unary(name: str, cat, doc: str) -> Primitive:  # type: ignore[no-untyped-def]
+def _unary(name: str, cat, doc: str, **kit: Any) -> Primitive:  # type: ignore[no-untyped-def]
+    """Declare a unary element-wise primitive of dtype category ``cat``.
+
+    ``kit`` may name the primitive's numpy oracle, ``oracle="exp2"`` (and ``sample=``,
+    how the kit draws its inputs, e.g. ``{"positive": True}``): the conformance kit then
+    checks it on every backend and compiler with no row of its own (the kit's dtype
+    expectation comes from its own table of categories, not from this one)."""
     table = _unary_table(cat)
 
     def dtype_rule(x: DType) -> DType:
@@ -157,10 +164,12 @@ def _unary(name: str, cat, doc: str) -> Primitive:  # type: ignore[no-untyped-de
     return REGISTRY.declare(
         name, "elementwise", inputs=("x",), shape_rule=elementwise_unary_shape_rule,
         dtype_rule=dtype_rule, doc=doc, table=table, accepts=_CATEGORY_ACCEPTS[cat], arity=1,
+        category=cat.__name__.removeprefix("_table_"), **kit,
     )  # fmt: skip
 
 
-def _binary(name: str, cat, doc: str) -> Primitive:  # type: ignore[no-untyped-def]
+def _binary(name: str, cat, doc: str, **kit: Any) -> Primitive:  # type: ignore[no-untyped-def]
+    """Declare a binary element-wise primitive; ``kit`` as for :func:`_unary`."""
     table = _binary_table(cat)
 
     def dtype_rule(x1: DType, x2: DType) -> DType:
@@ -172,7 +181,8 @@ def _binary(name: str, cat, doc: str) -> Primitive:  # type: ignore[no-untyped-d
     return REGISTRY.declare(
         name, "elementwise", inputs=("x1", "x2"), shape_rule=elementwise_binary_shape_rule,
         dtype_rule=dtype_rule, doc=doc, table=table, accepts=_CATEGORY_ACCEPTS[cat],
-        unary_table=_unary_table(cat), arity=2,
+        unary_table=_unary_table(cat), arity=2, category=cat.__name__.removeprefix("_table_"),
+        **kit,
     )  # fmt: skip
 
 
@@ -188,6 +198,7 @@ log = _unary("log", _table_inexact, "natural logarithm")
 sqrt = _unary("sqrt", _table_inexact, "square root")
 tanh = _unary("tanh", _table_inexact, "hyperbolic tangent")
 sigmoid = _unary("sigmoid", _table_real_inexact, "1 / (1 + exp(-x)), computed without overflow")
+exp2 = _unary("exp2", _table_inexact, "2**x", oracle="exp2")
 expm1 = _unary("expm1", _table_inexact, "exp(x) - 1, accurate near 0")
 log1p = _unary("log1p", _table_inexact, "log(1 + x), accurate near 0")
 rsqrt = _unary("rsqrt", _table_inexact, "1 / sqrt(x)")
@@ -350,6 +361,12 @@ def negative_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotange
 @vjp_rule("exp")
 def exp_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
     return (cotangent * out,)
+
+
+@vjp_rule("exp2")
+def exp2_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    # d(2**x) = 2**x * ln 2, in the result's dtype
+    return (cotangent * (out * math.log(2.0)),)
 
 
 @vjp_rule("log")

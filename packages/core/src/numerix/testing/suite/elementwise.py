@@ -18,6 +18,7 @@ import pytest
 import numerix as nx
 from numerix import dtypes
 from numerix.defn.compilers import compilers_serving
+from numerix.primitives import REGISTRY
 from numerix.testing.oracle import (
     ALL,
     ALL_PAIRS,
@@ -184,6 +185,50 @@ UNARY = [
     UnOp("bitwise_invert", nx.bitwise_invert, np.invert, int_or_bool),
     UnOp("logical_not", nx.logical_not, np.logical_not, compare),
 ]
+
+
+#: The kit's own dtype expectation for each category a declaration names (the same
+#: categories as the core's tables, written here again on purpose: an oracle).
+KIT_RULES: dict[str, Rule] = {
+    "numeric": numeric,
+    "inexact": inexact,
+    "real": real,
+    "real_inexact": real_inexact,
+    "integer_or_bool": int_or_bool,
+    "compare": compare,
+    "order": order,
+    "abs": magnitude,
+}
+
+
+def declared_rows(primitives: Any) -> tuple[list[UnOp], list[BinOp]]:
+    """Rows for the element-wise primitives whose declaration names a numpy oracle
+    (``_unary("exp2", _table_inexact, "2**x", oracle="exp2")``): a new primitive with a
+    numpy namesake is checked by the kit, on every backend and compiler, with no row of
+    its own. A primitive with an oracle must have no row above (a core test checks)."""
+    unary: list[UnOp] = []
+    binary: list[BinOp] = []
+    for p in primitives:
+        oracle = p.extra.get("oracle") if p.family == "elementwise" else None
+        if oracle is None:
+            continue
+        rule = KIT_RULES.get(p.extra["category"])
+        if rule is None:
+            raise LookupError(
+                f"{p.name}: the kit has no dtype expectation for category "
+                f"{p.extra['category']!r}; write its row by hand"
+            )
+        fn, ref, sample = getattr(nx, p.name), getattr(np, oracle), p.extra.get("sample", {})
+        if p.extra["arity"] == 1:
+            unary.append(UnOp(p.name, fn, ref, rule, dict(sample)))
+        else:
+            binary.append(BinOp(p.name, fn, ref, rule, dict(sample), dict(sample)))
+    return unary, binary
+
+
+_DECLARED = declared_rows(REGISTRY)
+UNARY += _DECLARED[0]
+BINARY += _DECLARED[1]
 
 
 def draw(d: dtypes.DType, shape: tuple[int, ...], seed: int, kw: dict[str, Any]) -> np.ndarray:

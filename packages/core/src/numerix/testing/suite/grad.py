@@ -235,6 +235,22 @@ CASES: list[Case] = [
          (_complex,), complex=True, reference=_identity),
 ]  # fmt: skip
 
+
+def declared_cases(primitives: Any) -> list[Case]:
+    """A finite-difference case for each differentiable element-wise primitive whose
+    declaration names a numpy oracle (``oracle=``; the element-wise kit makes its rows
+    from the same declaration): such a primitive needs no case of its own here."""
+    out: list[Case] = []
+    for p in primitives:
+        if p.family != "elementwise" or "oracle" not in p.extra or not p.differentiable:
+            continue
+        domain = _pos if p.extra.get("sample", {}).get("positive") else _any
+        out += _unary(p.name, domain) if p.extra["arity"] == 1 else _binary(p.name, domain, domain)
+    return out
+
+
+CASES += declared_cases(REGISTRY)
+
 #: Relative error allowed between the rule and the central difference, per dtype of
 #: the rule's inputs: float64 is limited by the difference itself (eps = 1e-6: rounding
 #: ~1e-10, truncation ~1e-12 of the scale); float32 by the rule's own rounding, summed
