@@ -4,6 +4,7 @@ benchmarks/first_op.py)."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
@@ -26,7 +27,7 @@ def _loaded(code: str) -> list[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent-home"}
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
                        cwd="/", check=True)  # fmt: skip
-    return eval(r.stdout.strip())  # a printed list of str
+    return ast.literal_eval(r.stdout.strip())  # a printed list of str
 
 
 def test_import_numerix_loads_none_of_the_late_modules() -> None:

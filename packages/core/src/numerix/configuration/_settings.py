@@ -1,25 +1,10 @@
 """numerix's settings: one pydantic-settings model, its sources and where each value came from.
 
-Sources, highest precedence first:
-
-1. arguments of a call (:func:`load_settings` keywords);
-2. the context, ``with numerix.config(...)`` (contextvars: threads and asyncio
-   tasks don't see each other's);
-3. the environment: ``NUMERIX_…`` variables, nested with ``__``
-   (``NUMERIX_BACKENDS__BINARY__DEVICE``), and the ecosystem's bare ``XLA_TARGET`` and
-   ``LIBTORCH_TARGET``;
-4. the project file: the file named by ``NUMERIX_CONFIG``, else the nearest
-   ``numerix.toml`` or ``pyproject.toml`` (``[tool.numerix]``) in the working directory
-   or its parents, up to the project's root (the first folder with ``pyproject.toml``
-   or ``.git``; outside a project, the working directory alone);
-5. the user file, ``$XDG_CONFIG_HOME/numerix/config.toml`` (default
-   ``~/.config/numerix/config.toml``);
-6. the defaults of the models.
-
-Each installed plugin contributes the model of its ``backends.<name>`` table through
-the ``numerix_settings_models`` hook. Every model forbids unknown keys; every error is
-a :class:`numerix.ConfigError` naming the source (file and line, or variable) and the
-key. This module imports pydantic; ``import numerix`` does not import it.
+The sources and their precedence are listed in :mod:`numerix.configuration`. Each
+installed plugin contributes the model of its ``backends.<name>`` table through the
+``numerix_settings_models`` hook. Every model forbids unknown keys; every error is a
+:class:`numerix.ConfigError` naming the source (file and line, or variable) and the key.
+This module imports pydantic; ``import numerix`` does not import it.
 """
 
 from __future__ import annotations
