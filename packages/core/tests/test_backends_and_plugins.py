@@ -384,6 +384,58 @@ def test_import_numerix_does_not_import_heavy_or_plugin_modules():
     assert r.stdout.strip() == "[]"
 
 
+def test_first_op_on_binary_does_not_import_pluggy():
+    # the project's own plugin is loaded alone; pluggy comes with full discovery only
+    code = (
+        "import sys, numerix as nx; nx.add(nx.ones(4), nx.ones(4)); print('pluggy' in sys.modules)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"tryfirst": True}, {"trylast": True, "specname": "numerix_backends"},
+     {"wrapper": True}, {"hookwrapper": True, "optionalhook": True}],
+)  # fmt: skip
+def test_hook_markers_set_what_pluggys_markers_set(options):
+    import pluggy
+
+    from numerix import hookspecs
+
+    def ours() -> None: ...
+
+    def theirs() -> None: ...
+
+    if options:
+        hookspecs.hookimpl(**options)(ours)
+        pluggy.HookimplMarker("numerix")(**options)(theirs)
+    else:
+        hookspecs.hookimpl(ours)
+        pluggy.HookimplMarker("numerix")(theirs)
+    assert ours.numerix_impl == theirs.numerix_impl  # type: ignore[attr-defined]
+
+    def spec_ours() -> None: ...
+
+    def spec_theirs() -> None: ...
+
+    hookspecs.hookspec(spec_ours)
+    pluggy.HookspecMarker("numerix")(spec_theirs)
+    assert spec_ours.numerix_spec == spec_theirs.numerix_spec  # type: ignore[attr-defined]
+    # and pluggy reads our marks: the specification registers, the implementation is called
+    pm = pluggy.PluginManager("numerix")
+    pm.add_hookspecs(hookspecs)
+
+    class Plugin:
+        @staticmethod
+        @hookspecs.hookimpl
+        def numerix_compilers() -> list[str]:
+            return ["marked"]
+
+    pm.register(Plugin())
+    assert pm.hook.numerix_compilers() == [["marked"]]
+
+
 # ---------------------------------------------------------------- clear_caches
 
 

@@ -12,15 +12,57 @@ is first used, so ``import numerix`` stays fast whatever is installed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-
-import pluggy
 
 if TYPE_CHECKING:
     from numerix.plugins import BackendEntry, CompilerEntry
 
-hookspec = pluggy.HookspecMarker("numerix")
-hookimpl = pluggy.HookimplMarker("numerix")
+#: The project name pluggy knows numerix's hooks by: a hook implementation carries its
+#: options in the attribute ``numerix_impl``, a specification in ``numerix_spec``.
+PROJECT = "numerix"
+
+
+def hookimpl(
+    function: Callable[..., Any] | None = None,
+    *,
+    hookwrapper: bool = False,
+    optionalhook: bool = False,
+    tryfirst: bool = False,
+    trylast: bool = False,
+    specname: str | None = None,
+    wrapper: bool = False,
+) -> Any:
+    """Mark ``function`` as the implementation of a numerix hook: what
+    ``pluggy.HookimplMarker("numerix")`` marks, with the same options, without importing
+    pluggy. A plugin module imports it at the first use of its backend, and pluggy is
+    imported only when every installed plugin is discovered (``numerix info``, a backend
+    the project does not ship). A plugin may use pluggy's own marker instead: they set the
+    same attribute (a test compares them)."""
+    opts = {
+        "wrapper": wrapper,
+        "hookwrapper": hookwrapper,
+        "optionalhook": optionalhook,
+        "tryfirst": tryfirst,
+        "trylast": trylast,
+        "specname": specname,
+    }
+
+    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(f, PROJECT + "_impl", opts)
+        return f
+
+    return mark if function is None else mark(function)
+
+
+def hookspec(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``function`` as a hook specification, as ``pluggy.HookspecMarker("numerix")``
+    marks it with its default options."""
+    opts = {"firstresult": False, "historic": False, "warn_on_impl": None,
+            "warn_on_impl_args": None}  # fmt: skip
+    setattr(function, PROJECT + "_spec", opts)
+    return function
+
 
 # --------------------------------------------------------------------------
 # Discovery
