@@ -45,6 +45,7 @@ PLUGIN_ALSO = ("numerix.defn", "numerix.testing")
 #: import only each other.
 LOW = (
     "numerix._tensor",
+    "numerix._frozen",
     "numerix._shapes",
     "numerix._version",
     "numerix._dispatch",

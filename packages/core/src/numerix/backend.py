@@ -22,9 +22,9 @@ device exactly when ``a.backend is b.backend``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from numerix._frozen import Frozen
 from numerix.errors import BackendOptionError, NumerixError, UnsupportedDTypeError
 from numerix.primitives._registry import REGISTRY
 
@@ -63,8 +63,10 @@ def lowers(build: Lowering) -> Callable[[Any], Any]:
 
 
 # ------------------------------------------------------------------ options
-@dataclass(frozen=True)
-class Option:
+_Type = type  # the builtin, where a field named ``type`` shadows it
+
+
+class Option(Frozen):
     """One option a backend or a compiler takes, declared in its
     :attr:`Backend.accepted_options` (or :attr:`numerix.defn.Compiler.accepted_options`)
     table and checked by :func:`check_options`.
@@ -81,12 +83,25 @@ class Option:
     :param fix: what the error of a refused value adds, after the allowed values.
     """
 
+    __slots__ = ("choices", "default", "fix", "minimum", "name", "type")
+
     name: str
-    default: Any = None
-    type: type | None = None
-    choices: tuple[Any, ...] | None = None
-    minimum: int | None = None
-    fix: str = ""
+    default: Any
+    type: _Type | None
+    choices: tuple[Any, ...] | None
+    minimum: int | None
+    fix: str
+
+    def __init__(
+        self,
+        name: str,
+        default: Any = None,
+        type: _Type | None = None,
+        choices: tuple[Any, ...] | None = None,
+        minimum: int | None = None,
+        fix: str = "",
+    ) -> None:
+        self._set(name=name, default=default, type=type, choices=choices, minimum=minimum, fix=fix)
 
     def refuse(self, owner: str, value: Any) -> str | None:
         """Why ``value`` is refused (the message after ``owner``), or None."""

@@ -11,9 +11,9 @@ plugin, found like a backend (hook ``numerix_compilers``, entry-point group
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from numerix._frozen import Frozen
 from numerix.backend import Backend, Option, _derive_defaults, check_options, option_table
 from numerix.dtypes import DType
 from numerix.errors import ArgumentError
@@ -24,15 +24,19 @@ __all__ = ["Compiler", "ArgSpec", "Executable"]
 Executable = Callable[[Sequence[Any]], list[Any]]
 
 
-@dataclass(frozen=True)
-class ArgSpec:
+class ArgSpec(Frozen):
     """One flattened argument of a compiled program: its shape, dtype and the backend
     its tensor arrives on (Python numbers arrive as 0-d tensors of their default dtype
     on the backend of the other arguments, else the default backend)."""
 
+    __slots__ = ("backend", "dtype", "shape")
+
     shape: tuple[int, ...]
     dtype: DType
     backend: Backend
+
+    def __init__(self, shape: tuple[int, ...], dtype: DType, backend: Backend) -> None:
+        self._set(shape=shape, dtype=dtype, backend=backend)
 
 
 class Compiler:

@@ -18,10 +18,10 @@ import importlib
 import threading
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numerix.backend
+from numerix._frozen import Frozen
 from numerix.backend import Backend
 from numerix.compiler import Compiler
 from numerix.errors import BackendNotFoundError, ConfigError, NumerixError, PluginError
@@ -58,8 +58,7 @@ COMPILER_CONTRACT_VERSION = 1
 CONTRACTS = {"backend": CONTRACT_VERSION, "compiler": COMPILER_CONTRACT_VERSION}
 
 
-@dataclass(frozen=True)
-class PluginEntry:
+class PluginEntry(Frozen):
     """What a plugin declares about one backend or compiler, without importing it.
 
     A plugin returns :class:`BackendEntry` and :class:`CompilerEntry` objects, this
@@ -77,42 +76,60 @@ class PluginEntry:
     :param version: that distribution's version (filled in by discovery).
     """
 
+    __slots__ = ("contract", "description", "distribution", "name", "target", "version")
+    # where it comes from is not part of what it is
+    _compare = ("name", "target", "contract", "description")
+
     #: ``"backend"`` or ``"compiler"``.
     kind: ClassVar[str] = ""
 
     name: str
     target: Any
-    contract: int = None  # type: ignore[assignment]  # filled in by __post_init__
-    description: str = ""
-    distribution: str | None = field(default=None, compare=False)
-    version: str | None = field(default=None, compare=False)
+    contract: int
+    description: str
+    distribution: str | None
+    version: str | None
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        name: str,
+        target: Any,
+        contract: int | None = None,
+        description: str = "",
+        distribution: str | None = None,
+        version: str | None = None,
+    ) -> None:
         if self.kind not in CONTRACTS:
             raise TypeError(
                 "numerix.plugins.PluginEntry is abstract: declare a BackendEntry or a CompilerEntry"
             )
-        if self.contract is None:
-            object.__setattr__(self, "contract", CONTRACTS[self.kind])
+        self._set(
+            name=name,
+            target=target,
+            contract=CONTRACTS[self.kind] if contract is None else contract,
+            description=description,
+            distribution=distribution,
+            version=version,
+        )
 
     def from_distribution(self, distribution: str | None, version: str | None = None) -> Any:
         """This entry, marked as provided by ``distribution`` at ``version``."""
-        return replace(self, distribution=distribution, version=version)
+        return self.replace(distribution=distribution, version=version)
 
 
-@dataclass(frozen=True)
 class BackendEntry(PluginEntry):
     """A backend a plugin provides (:class:`PluginEntry`); its ``target`` is a
     :class:`~numerix.backend.Backend` subclass."""
 
+    __slots__ = ()
     kind: ClassVar[str] = "backend"
 
 
-@dataclass(frozen=True)
 class CompilerEntry(PluginEntry):
     """A compiler a plugin provides (:class:`PluginEntry`); its ``target`` is a
     :class:`numerix.defn.Compiler` subclass."""
 
+    __slots__ = ()
     kind: ClassVar[str] = "compiler"
 
 
@@ -124,13 +141,17 @@ _EVALUATOR = CompilerEntry(
 )
 
 
-@dataclass(frozen=True)
-class BrokenPlugin:
+class BrokenPlugin(Frozen):
     """A plugin that failed to load, and why."""
+
+    __slots__ = ("distribution", "name", "reason")
 
     name: str
     distribution: str | None
     reason: str
+
+    def __init__(self, name: str, distribution: str | None, reason: str) -> None:
+        self._set(name=name, distribution=distribution, reason=reason)
 
 
 class _Registry:

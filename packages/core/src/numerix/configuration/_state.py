@@ -17,9 +17,9 @@ import re
 import sys
 import threading
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from numerix._frozen import Frozen
 from numerix.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -60,8 +60,7 @@ base_backend: Any = None
 lock = threading.RLock()
 
 
-@dataclass(frozen=True)
-class ConfigFile:
+class ConfigFile(Frozen):
     """A configuration file: where it is, which layer it is, and the table numerix reads.
 
     :param kind: ``"explicit"`` (named by ``NUMERIX_CONFIG``), ``"project"`` or ``"user"``.
@@ -69,9 +68,14 @@ class ConfigFile:
         ``numerix.toml`` and the user file, ``("tool", "numerix")`` for ``pyproject.toml``.
     """
 
+    __slots__ = ("kind", "path", "table")
+
     path: Path
     kind: str
-    table: tuple[str, ...] = ()
+    table: tuple[str, ...]
+
+    def __init__(self, path: Path, kind: str, table: tuple[str, ...] = ()) -> None:
+        self._set(path=path, kind=kind, table=table)
 
 
 def _user_config_file() -> str | None:
