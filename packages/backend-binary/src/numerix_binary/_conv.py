@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import string
 from typing import Any
 
 import ml_dtypes
@@ -12,6 +11,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from numerix._tensor import Tensor
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
+# einsum's subscripts (string.ascii_letters, without importing string at the first op)
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 class ConvKernels:
@@ -54,7 +55,7 @@ class ConvKernels:
         n, c = a.shape[:2]
         o = w.shape[0]
         osp = v.shape[2 : 2 + ns]
-        letters = string.ascii_letters
+        letters = _LETTERS
         sp, kk = letters[:ns], letters[ns : 2 * ns]
         if batch_group_count > 1:
             g = batch_group_count
