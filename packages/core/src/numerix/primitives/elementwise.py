@@ -127,10 +127,9 @@ def _unary_table(cat) -> dict[DType, tuple[DType, DType] | None]:  # type: ignor
 
 @functools.cache
 def _binary_table(cat) -> dict[tuple[DType, DType], tuple[DType, DType] | None]:  # type: ignore[no-untyped-def]
-    t = {}
-    for (a, b), p in PROMOTION_TABLE.items():
-        t[(a, b)] = None if p is None else cat(p)
-    return t
+    # the category of each promoted dtype, read from the unary table (12 calls, not 144)
+    unary = _unary_table(cat)
+    return {pair: None if p is None else unary[p] for pair, p in PROMOTION_TABLE.items()}
 
 
 # ---------------------------------------------------------------- rules
