@@ -25,6 +25,7 @@ from numerix_binary._bits import BitsKernels
 from numerix_binary._conv import ConvKernels
 from numerix_binary._fft import FftKernels
 from numerix_binary._linalg import LinalgKernels
+from numerix_binary._nn import NnKernels
 from numerix_binary._random import RandomKernels
 from numerix_binary._sort import SortKernels
 from numerix_binary._window import WindowKernels
@@ -223,6 +224,7 @@ class BinaryBackend(
     SortKernels,
     BitsKernels,
     LinalgKernels,
+    NnKernels,
     FftKernels,
     RandomKernels,
     SliceByIndexing,

@@ -29,6 +29,7 @@ from numerix_torch._dtypes import (
     unbits,
 )
 from numerix_torch._extra import ExtraKernels
+from numerix_torch._nn import NnKernels
 from numerix_torch.settings import torch_settings_value
 
 __all__ = ["TorchBackend"]
@@ -394,7 +395,7 @@ def _narrow(r: torch.Tensor, d: dtypes.DType, out: dtypes.DType) -> torch.Tensor
     return r if r.dtype is t else r.to(t)
 
 
-class TorchBackend(ExtraKernels, Backend):
+class TorchBackend(NnKernels, ExtraKernels, Backend):
     """Tensors on one torch device: ``numerix.tensor(x, backend="torch:cuda:1")``."""
 
     name = "torch"

@@ -41,6 +41,7 @@ from numerix.backend import Backend, Option, lowers
 from numerix.configuration import ConfigWarning
 from numerix_xla import _kernels
 from numerix_xla._extra import ExtraKernels
+from numerix_xla._nn import NnKernels
 from numerix_xla._kernels import (
     WIDE,
     check_64bit,
@@ -585,7 +586,7 @@ def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Tensor, Tensor, Ten
 _SELECT = _fresh(_select)
 
 
-class XlaBackend(ExtraKernels, Backend):
+class XlaBackend(NnKernels, ExtraKernels, Backend):
     """Tensors on one device of one XLA client: ``numerix.tensor(x, backend="xla:cuda:1")``."""
 
     name = "xla"

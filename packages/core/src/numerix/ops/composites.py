@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from numerix import dtypes
+from numerix._dispatch import block_out
 from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.configuration import get_default_backend
@@ -74,7 +75,13 @@ from numerix.ops.shape import (
 )
 from numerix.ops.window import Padding
 from numerix.ops.window import _params as _window_params
-from numerix.primitives._registry import NONDIFFERENTIABLE, Block
+from numerix.primitives._registry import (
+    NONDIFFERENTIABLE,
+    Block,
+    declare_block,
+    fallback_rule,
+    vjp_rule,
+)
 from numerix.primitives.window import window_reduce_shape_rule
 
 __all__ = [
@@ -178,7 +185,10 @@ def logsumexp(x: Any, /, axis: Any = None, keepdims: bool = False) -> Tensor:
 
 
 def _softmax_axes(op: str, axis: Any, t: Tensor) -> tuple[int, ...]:
-    if t.ndim == 0 and axis is not None:
+    n = t.ndim
+    if type(axis) is int and -n <= axis < n:  # the common call: one axis in range
+        return (axis + n if axis < 0 else axis,)
+    if n == 0 and axis is not None:
         raise ShapeError(
             f"{op}: axis {axis!r} is out of range for {t.describe()}, which has no axes; pass "
             f"axis=None or reshape it to 1-d"
@@ -186,12 +196,54 @@ def _softmax_axes(op: str, axis: Any, t: Tensor) -> tuple[int, ...]:
     return _axes(op, axis, t)
 
 
+def _softmax_operand(x: Any, op: str) -> Tensor:
+    """``x`` in the dtype of the result: bool and integers as float32, floats as they
+    are (the block computes float16 and bfloat16 in float32 and rounds once)."""
+    t = as_tensor(x, op)
+    kind = t.dtype.kind
+    if kind == "f":
+        return t
+    if kind == "c":
+        raise DTypeError(
+            f"{op}: complex input is not supported, got {t.describe()}; take numerix.real(x) or "
+            f"numerix.abs(x) first"
+        )
+    return cast(t, dtypes.default_float())
+
+
+def _same_shape(x: tuple[int, ...], *, axes: tuple[int, ...]) -> tuple[int, ...]:
+    return x
+
+
+def _same_dtype(x: DType, *, axes: tuple[int, ...]) -> DType:
+    return x
+
+
+#: softmax and log_softmax as blocks: a backend computes each in one native call
+#: (``torch.softmax``, ``jax.nn.softmax``, numpy's four ops in one kernel); the core's
+#: version below is the fallback. ``x`` is a float tensor, ``axes`` sorted non-negative
+#: axes (possibly none: each element is its own slice).
+softmax_block = declare_block(
+    "softmax", "nn", inputs=("x",), params=("axes",),
+    shape_rule=_same_shape, dtype_rule=_same_dtype,
+    doc="exp(x - m) / sum(exp(x - m), axes), m the maximum over axes; a slice that is all "
+        "-inf gives NaN; float16/bfloat16 compute in float32, rounded once",
+)  # fmt: skip
+log_softmax_block = declare_block(
+    "log_softmax", "nn", inputs=("x",), params=("axes",),
+    shape_rule=_same_shape, dtype_rule=_same_dtype,
+    doc="(x - m) - log(sum(exp(x - m), axes)), m the maximum over axes; a slice that is all "
+        "-inf gives NaN; float16/bfloat16 compute in float32, rounded once",
+)  # fmt: skip
+
+
 def softmax(x: Any, /, axis: Any = -1) -> Tensor:
     """``exp(x) / sum(exp(x), axis)``, computed stably (JAX ``nn.softmax``, scipy ``softmax``).
 
     The maximum along ``axis`` is subtracted before exponentiating, so large inputs do
     not overflow. A slice that is all ``-inf`` has no softmax and gives NaN, as in JAX
-    and scipy. Bool and integers compute in float32; complex input is refused.
+    and scipy. Bool and integers compute in float32; float16 and bfloat16 in float32,
+    rounded once; complex input is refused.
 
     Args:
         x: the tensor.
@@ -204,12 +256,31 @@ def softmax(x: Any, /, axis: Any = -1) -> Tensor:
     Traceback (most recent call last):
     numerix.errors.ShapeError: softmax: axis -1 is out of range for ...
     """
-    t, out = _float_operand(x, "softmax")
+    t = _softmax_operand(x, "softmax")
     axes = _softmax_axes("softmax", axis, t)
+    out = block_out(softmax_block, t, axes=axes)
+    return run_block(softmax_block, out, softmax_fallback, t, axes=axes)
+
+
+@fallback_rule("softmax")
+def softmax_fallback(x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+    """The composite: the maximum subtracted (with no derivative through it), then
+    ``e / sum(e)``."""
+    t = cast(x, dtypes.float32) if x.dtype in _HALF else x
     if _empty_axis(t, axes):
-        return cast(t, out)  # no element: nothing to normalise
+        return x  # no element: nothing to normalise
     e = exp(t - _shift(_max(t, axis=axes, keepdims=True)))
-    return cast(e / _sum(e, axis=axes, keepdims=True), out)
+    return cast(e / _sum(e, axis=axes, keepdims=True), x.dtype)
+
+
+@vjp_rule("softmax")
+def softmax_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...]
+) -> tuple[Tensor]:
+    """``g s - s sum(g s, axes)``, in float32 for float16 and bfloat16."""
+    g, s = _widen_pair(ops, cotangent, out)
+    gs = g * s
+    return (_narrow(ops, gs - s * ops.sum(gs, axis=axes, keepdims=True), x.dtype),)
 
 
 def log_softmax(x: Any, /, axis: Any = -1) -> Tensor:
@@ -217,7 +288,7 @@ def log_softmax(x: Any, /, axis: Any = -1) -> Tensor:
     or ``log(0)`` (JAX ``nn.log_softmax``, scipy ``log_softmax``).
 
     A slice that is all ``-inf`` gives NaN, as in JAX. Bool and integers compute in
-    float32; complex input is refused.
+    float32; float16 and bfloat16 in float32, rounded once; complex input is refused.
 
     Args:
         x: the tensor.
@@ -230,12 +301,40 @@ def log_softmax(x: Any, /, axis: Any = -1) -> Tensor:
     Traceback (most recent call last):
     numerix.errors.ShapeError: log_softmax: axis 1 is out of range ...
     """
-    t, out = _float_operand(x, "log_softmax")
+    t = _softmax_operand(x, "log_softmax")
     axes = _softmax_axes("log_softmax", axis, t)
+    out = block_out(log_softmax_block, t, axes=axes)
+    return run_block(log_softmax_block, out, log_softmax_fallback, t, axes=axes)
+
+
+@fallback_rule("log_softmax")
+def log_softmax_fallback(x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+    """The composite: ``s - log(sum(exp(s)))`` with ``s`` the input shifted by its maximum
+    (with no derivative through the shift)."""
+    t = cast(x, dtypes.float32) if x.dtype in _HALF else x
     if _empty_axis(t, axes):
-        return cast(t, out)
+        return x
     shifted = t - _shift(_max(t, axis=axes, keepdims=True))
-    return cast(shifted - log(_sum(exp(shifted), axis=axes, keepdims=True)), out)
+    return cast(shifted - log(_sum(exp(shifted), axis=axes, keepdims=True)), x.dtype)
+
+
+@vjp_rule("log_softmax")
+def log_softmax_vjp(
+    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...]
+) -> tuple[Tensor]:
+    """``g - exp(out) sum(g, axes)``, in float32 for float16 and bfloat16."""
+    g, o = _widen_pair(ops, cotangent, out)
+    return (_narrow(ops, g - ops.exp(o) * ops.sum(g, axis=axes, keepdims=True), x.dtype),)
+
+
+def _widen_pair(ops: Any, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    if a.dtype in _HALF:
+        return ops.astype(a, dtypes.float32), ops.astype(b, dtypes.float32)
+    return a, b
+
+
+def _narrow(ops: Any, r: Tensor, dtype: DType) -> Tensor:
+    return r if r.dtype is dtype else ops.astype(r, dtype)
 
 
 # ---------------------------------------------------------------- activations

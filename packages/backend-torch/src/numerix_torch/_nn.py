@@ -1,0 +1,61 @@
+"""Torch kernels of the softmax blocks (mixed into TorchBackend): ``torch.softmax`` and
+``torch.log_softmax``.
+
+torch takes one axis. Several axes are merged into one first, which is exact (a slice
+over several axes is the same elements as their merged axis): adjacent axes by a
+reshape (a view), others moved to the end first (a copy). No axes means each element
+its own slice: 1 (log: 0) where the element is finite, NaN elsewhere, as the core's
+composite gives (``x - x`` is NaN for an infinity). float16 and bfloat16 compute in
+float32 (``dtype=`` of torch's functions) and round once. A slice that is all ``-inf``
+gives NaN, as in the core.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from numerix._tensor import Tensor
+
+_HALF = (torch.float16, torch.bfloat16)
+
+_Fn = Callable[..., torch.Tensor]
+
+
+def _along(fn: _Fn, t: torch.Tensor, axes: tuple[int, ...], alone: float) -> torch.Tensor:
+    """``fn`` (``torch.softmax`` or ``torch.log_softmax``) of ``t`` over ``axes``; ``alone``
+    is its value on a finite element that is its own slice."""
+    if t.numel() == 0:
+        return t
+    k = len(axes)
+    if k == 0:
+        return torch.full_like(t, alone).masked_fill_(~torch.isfinite(t), math.nan)
+    acc = torch.float32 if t.dtype in _HALF else None
+    if k == 1:
+        r = fn(t, axes[0], dtype=acc)
+    elif axes[-1] - axes[0] == k - 1:  # adjacent: merged by a view
+        a0, shape = axes[0], t.shape
+        r = fn(t.reshape(*shape[:a0], -1, *shape[axes[-1] + 1 :]), a0, dtype=acc).reshape(shape)
+    else:
+        n = t.ndim
+        ends = tuple(range(n - k, n))
+        moved = torch.movedim(t, axes, ends)
+        r = fn(moved.reshape(*moved.shape[: n - k], -1), -1, dtype=acc)
+        r = torch.movedim(r.reshape(moved.shape), ends, axes)
+    return r if acc is None else r.to(t.dtype)
+
+
+class NnKernels:
+    """torch kernels of the softmax and log_softmax blocks."""
+
+    __slots__ = ()
+
+    def block_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        out.data = _along(torch.softmax, x.data, axes, 1.0)
+        return out
+
+    def block_log_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        out.data = _along(torch.log_softmax, x.data, axes, 0.0)
+        return out

@@ -1,0 +1,63 @@
+"""Xla kernels of the softmax blocks (mixed into XlaBackend).
+
+Each is one jitted ``lax`` function per (block, axes) (:func:`numerix_xla._kernels.jitted`),
+the computation of ``jax.nn.softmax`` / ``jax.nn.log_softmax`` written with ``lax``
+itself: jax's own functions are a ``custom_jvp`` and a nested ``jax.jit``, which would
+sit as calls inside the xla compiler's program. The result is the core's composite: the
+maximum of each slice subtracted first (a slice of only ``-inf`` gives NaN, as
+``-inf - -inf``), float16 and bfloat16 computed in float32 and rounded once, no axes
+meaning each element its own slice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import ml_dtypes
+import numpy as np
+from jax import lax
+
+from numerix_xla._kernels import jitted
+
+if TYPE_CHECKING:
+    from numerix._tensor import Tensor
+
+_HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+_F32 = np.dtype(np.float32)
+
+
+def _build(axes: tuple[int, ...], log: bool) -> Callable[[], Callable[[Any], Any]]:
+    def build() -> Callable[[Any], Any]:
+        def f(x: Any) -> Any:
+            a = lax.convert_element_type(x, _F32) if x.dtype in _HALF else x
+            kept = tuple(d for d in range(a.ndim) if d not in axes)
+
+            def back(r: Any) -> Any:  # a reduction over axes, broadcast back to a's shape
+                return lax.broadcast_in_dim(r, a.shape, kept)
+
+            s = a - back(lax.reduce_max(a, axes))
+            if log:
+                r = s - back(lax.log(lax.reduce_sum(lax.exp(s), axes)))
+            else:
+                e = lax.exp(s)
+                r = e / back(lax.reduce_sum(e, axes))
+            return r if r.dtype == x.dtype else lax.convert_element_type(r, x.dtype)
+
+        return f
+
+    return build
+
+
+class NnKernels:
+    """lax kernels of the softmax and log_softmax blocks."""
+
+    __slots__ = ()
+
+    def block_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        out.data = jitted(("softmax", axes), _build(axes, False))(x.data)
+        return out
+
+    def block_log_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        out.data = jitted(("log_softmax", axes), _build(axes, True))(x.data)
+        return out
