@@ -11,9 +11,9 @@ documentation and the conformance kit all read the same declaration.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from numerix._frozen import Frozen
 from numerix.errors import ArgumentError
 
 if TYPE_CHECKING:
@@ -44,8 +44,7 @@ def unknown_kind(op: str, kind: object, kinds: tuple[str, ...]) -> ArgumentError
     return ArgumentError(f"{op}: unknown kind {kind!r}; the kinds are {', '.join(kinds)}")
 
 
-@dataclass(frozen=True, eq=False)
-class Primitive:
+class Primitive(Frozen):
     """One primitive of the backend contract.
 
     :param name: the backend method that implements it.
@@ -64,6 +63,11 @@ class Primitive:
         rules and the rest of ``params`` to the kernel, which reads them from ``out``.
     """
 
+    __slots__ = (
+        "doc", "dtype_rule", "extra", "family", "inputs", "name", "out_params", "params",
+        "shape_rule", "vjp",
+    )  # fmt: skip
+
     name: str
     family: str
     inputs: tuple[str, ...]
@@ -71,9 +75,32 @@ class Primitive:
     shape_rule: Callable[..., tuple[int, ...]]
     dtype_rule: Callable[..., Any]
     doc: str
-    vjp: Callable[..., Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    out_params: tuple[str, ...] = ()
+    vjp: Callable[..., Any] | None
+    extra: dict[str, Any]
+    out_params: tuple[str, ...]
+
+    # a declaration is itself: equal to and hashed as no other
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __init__(
+        self,
+        name: str,
+        family: str,
+        inputs: tuple[str, ...],
+        params: tuple[str, ...],
+        shape_rule: Callable[..., tuple[int, ...]],
+        dtype_rule: Callable[..., Any],
+        doc: str,
+        vjp: Callable[..., Any] | None = None,
+        extra: dict[str, Any] | None = None,
+        out_params: tuple[str, ...] = (),
+    ) -> None:
+        self._set(
+            name=name, family=family, inputs=inputs, params=params, shape_rule=shape_rule,
+            dtype_rule=dtype_rule, doc=doc, vjp=vjp, extra={} if extra is None else extra,
+            out_params=out_params,
+        )  # fmt: skip
 
     #: ``prim.bind(*inputs, backend=None, **params) -> Tensor``: run the rules, build
     #: ``out``, find the backend the operands meet on and call the kernel (or record the
@@ -155,14 +182,16 @@ class PrimitiveRegistry:
 REGISTRY = PrimitiveRegistry()
 
 
-@dataclass(frozen=True, eq=False)
-class Block:
+class Block(Frozen):
     """A composite a backend may implement natively (Nx's "optional" callbacks).
 
     The core's version, written with primitives, is the fallback; a backend that has a
     method ``block_<name>(out, *inputs, **params)`` runs instead. ``out`` is the
     inferred output (a tensor, or a tuple of tensors).
     """
+
+    __slots__ = ("doc", "dtype_rule", "fallback", "family", "inputs", "name", "params",
+                 "shape_rule", "vjp")  # fmt: skip
 
     name: str
     family: str
@@ -171,16 +200,37 @@ class Block:
     doc: str
     #: the derivative rule (see :func:`vjp_rule`); without one, grad differentiates
     #: through the core's fallback.
-    vjp: Callable[..., Any] | None = None
+    vjp: Callable[..., Any] | None
     #: ``(*input_shapes, **params) -> out shape``, a tuple of shapes for a block with
     #: several outputs; every declared block has one (a test walks :data:`BLOCKS`).
-    shape_rule: Callable[..., Any] | None = None
+    shape_rule: Callable[..., Any] | None
     #: ``(*input_dtypes, **params) -> out dtype``, a tuple of dtypes for several outputs.
-    dtype_rule: Callable[..., Any] | None = None
+    dtype_rule: Callable[..., Any] | None
     #: the core's version, ``fallback(*inputs, **params)`` (see :func:`fallback_rule`): a
     #: backend's native block may call it for inputs its library refuses, through the
     #: registry, without importing the ops layer that writes it
-    fallback: Callable[..., Any] | None = None
+    fallback: Callable[..., Any] | None
+
+    # a declaration is itself: equal to and hashed as no other
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __init__(
+        self,
+        name: str,
+        family: str,
+        inputs: tuple[str, ...],
+        params: tuple[str, ...],
+        doc: str,
+        vjp: Callable[..., Any] | None = None,
+        shape_rule: Callable[..., Any] | None = None,
+        dtype_rule: Callable[..., Any] | None = None,
+        fallback: Callable[..., Any] | None = None,
+    ) -> None:
+        self._set(
+            name=name, family=family, inputs=inputs, params=params, doc=doc, vjp=vjp,
+            shape_rule=shape_rule, dtype_rule=dtype_rule, fallback=fallback,
+        )  # fmt: skip
 
     @property
     def method(self) -> str:
