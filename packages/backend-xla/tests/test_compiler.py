@@ -4,6 +4,8 @@ captured tensors, blocks and the compiler's options."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -412,3 +414,29 @@ def test_xla_compiler_is_cached_answers_for_this_jit() -> None:
     assert not h.is_cached(x)
     h(x)
     assert h.is_cached(x) and h.trace_count == 1  # it said False after the call
+
+
+_FIRST_JIT = """
+import sys
+import numpy as np
+import numerix as nx
+x = nx.tensor(np.array([[1.5, -2.0, 0.25], [-1.0, 0.0, 0.0]], np.float32), backend="xla")
+w = nx.tensor(np.array([[2.0], [1.0], [4.0]], np.float32), backend="xla")
+f = nx.jit(lambda x, w: (nx.maximum(nx.dot(x, w) * 0.5, 0.0), 2.5), compiler="xla")
+h, k = f(x, w)
+print(h.dtype, h.to_numpy().tolist(), k.dtype, k.to_numpy().tolist())
+print([m for m in ("numerix_binary", "numerix_torch") if m in sys.modules])
+"""
+
+
+def test_first_jit_with_python_scalars_loads_no_other_backend() -> None:
+    # a Python scalar in the trace is a constant holding a numpy value: the binary
+    # backend (2-3 ms to load) stays out of the xla compiler's first call
+    r = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", _FIRST_JIT], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr
+    values, others = r.stdout.strip().splitlines()
+    # (3 - 2 + 1) * 0.5 = 1 and -2 * 0.5 = -1, then the maximum with 0.0
+    assert values == "float32 [[1.0], [0.0]] float32 2.5"
+    assert others == "[]"

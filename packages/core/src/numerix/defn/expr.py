@@ -7,7 +7,8 @@ compiler turns into something that runs.
 
 Node kinds (``node.op``): a primitive name (``add``, ``max`` ...), or one of
 ``parameter`` (an argument), ``constant`` (values known at trace time, held as a
-``binary`` tensor in ``node.value``), ``tensor`` (a concrete tensor captured from the
+host tensor in ``node.value``: a numpy array on :data:`LITERAL` for a Python scalar,
+a ``binary`` tensor for a folded op), ``tensor`` (a concrete tensor captured from the
 enclosing scope, in ``node.value``), ``elem`` (element ``params["index"]`` of a
 multi-valued node), ``cond``, ``while`` (control flow, with traced subgraphs in
 ``node.subgraphs``), ``hook`` (a callback ``node.value`` run at execution time on the
@@ -26,17 +27,19 @@ from typing import Any
 
 import numpy as np
 
+from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.dtypes import DType
 from numerix.errors import NumerixError, TracingError
-from numerix.ops._core import as_tensor, new_out
+from numerix.ops._core import as_tensor, check_scalar_fits, new_out, stored
 from numerix.plugins import get_backend
 from numerix.primitives._registry import REGISTRY, Block
 
 __all__ = [
     "Node", "Graph", "ExprBackend", "PARAMETER", "CONSTANT", "TENSOR", "ELEM", "COND",
-    "WHILE", "HOOK", "BLOCK", "SPECIAL", "FOLD_LIMIT", "format_type",
+    "WHILE", "HOOK", "BLOCK", "SPECIAL", "FOLD_LIMIT", "NUMBER_DTYPES", "LITERAL",
+    "LiteralBackend", "format_type", "literal",
 ]  # fmt: skip
 
 PARAMETER = "parameter"
@@ -54,6 +57,15 @@ SPECIAL = frozenset({PARAMETER, CONSTANT, TENSOR, ELEM, COND, WHILE, HOOK, BLOCK
 #: their result has at most this many elements; small captured host tensors become
 #: constants. Larger results stay in the graph, so a trace never materialises big data.
 FOLD_LIMIT = 1024
+
+#: The dtype a Python number takes where it becomes a tensor of a trace: an argument of a
+#: jitted function (numbers are dynamic 0-d tensors, as in Nx) or a returned value.
+NUMBER_DTYPES: dict[type, DType] = {
+    bool: dtypes.bool_,
+    int: dtypes.int64,
+    float: dtypes.float32,
+    complex: dtypes.complex64,
+}
 
 _ids = itertools.count()
 _new = Tensor.__new__
@@ -285,6 +297,48 @@ def _host() -> Backend:
     return get_backend("binary")
 
 
+class LiteralBackend(Backend):
+    """Where a constant made while tracing keeps its value: a numpy array, read only.
+
+    A Python scalar in a trace (``x * 2.0``, ``nx.maximum(h, 0.0)``) is a ``full`` with no
+    input; its value is known at once, as ``numpy.array(value, dtype)`` (binary's own
+    ``full``), so no backend is loaded for it: the first call of a jitted function on
+    xla or torch does not import the binary plugin. Folding an op whose inputs are all
+    constants still runs on ``binary`` (``_fold``), whose kernels read these arrays as
+    their own. Compilers read the value with ``to_numpy``, as any host tensor's.
+    """
+
+    name = "literal"
+    is_host = True
+
+    def device_name(self) -> str:
+        return "host"
+
+    def to_numpy(self, x: Tensor) -> np.ndarray:
+        data: np.ndarray = x.data
+        return data
+
+    def to_dlpack(self, x: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return x.data.__dlpack__(*args, **kwargs)
+
+    def dlpack_device(self, x: Tensor) -> tuple[int, int]:
+        kind, index = x.data.__dlpack_device__()
+        return int(kind), int(index)
+
+
+#: The one :class:`LiteralBackend`: constants made while tracing live on it.
+LITERAL = LiteralBackend()
+
+
+def literal(shape: tuple[int, ...], dtype: DType, value: Any) -> Tensor:
+    """A constant tensor of ``value`` (a Python scalar the core already rounded to
+    ``dtype``, see ``numerix.ops._core.stored``) on :data:`LITERAL`: what binary's
+    ``full`` makes, without loading binary."""
+    with np.errstate(all="ignore"):
+        a = np.full(shape, value, dtype=dtype.numpy_dtype)
+    return new_out(shape, dtype, LITERAL, a)
+
+
 class ExprBackend(Backend):
     """The tracing backend: each primitive call records a :class:`Node`.
 
@@ -367,8 +421,10 @@ class ExprBackend(Backend):
                 return a
             if commutes and _is_const(a, unit) and b.shape == out.shape and b.dtype is out.dtype:
                 return b
-        literal = all(not isinstance(x, Node) or x.op == CONSTANT for x in ins)
-        if literal and (name == "from_numpy" or _size(out.shape) <= FOLD_LIMIT):
+        if name == "full" and not ins and _size(out.shape) <= FOLD_LIMIT:
+            return self.constant(literal(out.shape, out.dtype, params["value"]))
+        literal_ins = all(not isinstance(x, Node) or x.op == CONSTANT for x in ins)
+        if literal_ins and (name == "from_numpy" or _size(out.shape) <= FOLD_LIMIT):
             host = _host()
             o = new_out(out.shape, out.dtype, host)
             args = [x.value if isinstance(x, Node) else x for x in ins]
@@ -517,8 +573,10 @@ class ExprBackend(Backend):
         or a Python number (a constant)."""
         if type(x) is Tensor:
             return self._node_of(x)
-        if type(x) in (bool, int, float, complex):
-            return self._node_of(as_tensor(x, self.op, _host()))
+        d = NUMBER_DTYPES.get(type(x))
+        if d is not None:  # a Python number: a constant of its default dtype
+            check_scalar_fits(self.op, x, d)
+            return self.constant(literal((), d, stored(x, d)))
         raise TracingError(
             f"{self.op}: the function returned a {type(x).__name__} ({x!r:.60}); return "
             f"tensors, Python numbers, or tuples/lists/dicts of them"

@@ -11,23 +11,18 @@ import numpy as np
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend
-from numerix.defn.expr import Graph, active_trace, trace_flat
+from numerix.defn.expr import NUMBER_DTYPES, Graph, active_trace, trace_flat
 from numerix.dtypes import DType
 from numerix.errors import ShapeError, TracingError
 from numerix.ops._core import resolve
 from numerix.ops.creation import asarray
 
-# active_trace and trace_flat are the recorder's (numerix.defn.expr); they are
-# importable from here too
-__all__ = ["Template", "template", "trace", "active_trace", "trace_flat", "flatten", "leaf_spec"]
-
-#: The dtype a Python number argument takes (numbers are dynamic 0-d tensors, as in Nx).
-NUMBER_DTYPES: dict[type, DType] = {
-    bool: dtypes.bool_,
-    int: dtypes.int64,
-    float: dtypes.float32,
-    complex: dtypes.complex64,
-}
+# active_trace, trace_flat and NUMBER_DTYPES are the recorder's (numerix.defn.expr);
+# they are importable from here too
+__all__ = [
+    "Template", "template", "trace", "active_trace", "trace_flat", "flatten", "leaf_spec",
+    "NUMBER_DTYPES",
+]  # fmt: skip
 
 
 class Template:
