@@ -30,6 +30,7 @@ from numerix_torch._dtypes import (
 )
 from numerix_torch._extra import ExtraKernels
 from numerix_torch._nn import NnKernels
+from numerix_torch._random import RandomKernels
 from numerix_torch.settings import torch_settings_value
 
 __all__ = ["TorchBackend"]
@@ -266,6 +267,23 @@ _REDUCERS = {
 }  # fmt: skip
 _EXTREMES = {"max": torch.amax, "min": torch.amin}
 
+#: transpose's plan per permutation: 0 the identity (no kernel), 1 a swap of the last two
+#: axes (``mT``, a view without permute's parse of the axes), 2 a general permute
+_TRANSPOSES: dict[tuple[int, ...], int] = {(): 0, (0,): 0, (0, 1): 0, (1, 0): 1}
+
+
+def _transpose_plan(axes: tuple[int, ...]) -> int:
+    n = len(axes)
+    if axes == tuple(range(n)):
+        plan = 0
+    elif axes == (*range(n - 2), n - 1, n - 2):
+        plan = 1
+    else:
+        plan = 2
+    if len(_TRANSPOSES) < 1024:
+        _TRANSPOSES[axes] = plan
+    return plan
+
 
 #: a max or min over every axis, to a 0-d result: torch's whole-tensor forms, cheaper
 #: than amax/amin with every dim named (NaN propagates through both)
@@ -395,7 +413,7 @@ def _narrow(r: torch.Tensor, d: dtypes.DType, out: dtypes.DType) -> torch.Tensor
     return r if r.dtype is t else r.to(t)
 
 
-class TorchBackend(NnKernels, ExtraKernels, Backend):
+class TorchBackend(NnKernels, RandomKernels, ExtraKernels, Backend):
     """Tensors on one torch device: ``numerix.tensor(x, backend="torch:cuda:1")``."""
 
     name = "torch"
@@ -471,10 +489,14 @@ class TorchBackend(NnKernels, ExtraKernels, Backend):
         return out
 
     def to_numpy(self, x: Tensor) -> np.ndarray:
-        t = x.data.detach()
-        if t.device.type != "cpu":
+        # the attribute tests cost a tenth of detach() and .device.type: this is the
+        # host read of every concrete index's bounds check
+        t = x.data
+        if t.requires_grad:
+            t = t.detach()
+        if not t.is_cpu:
             t = t.cpu()
-        if t.dtype == torch.bfloat16:
+        if t.dtype is torch.bfloat16:
             return t.view(torch.uint16).numpy().view(x.dtype.numpy_dtype)
         return t.numpy()
 
@@ -791,6 +813,20 @@ class TorchBackend(NnKernels, ExtraKernels, Backend):
     def reduce(
         self, out: Tensor, x: Tensor, *, kind: str, axes: tuple[int, ...], keepdims: bool
     ) -> Tensor:
+        # the common cases inline, one torch call each: a sum, a max or a min of a dtype
+        # torch computes with, over every axis (torch's whole-tensor form) or some
+        if axes and x.dtype not in EMULATED:
+            a = x.data
+            whole = not keepdims and len(axes) == len(x.shape)
+            if kind == "sum":
+                r = torch.sum(a) if whole else torch.sum(a, axes, keepdims)
+                t = TORCH[out.dtype]
+                out.data = r if r.dtype is t else r.to(t)
+                return out
+            fn = _EXTREMES.get(kind)
+            if fn is not None:
+                out.data = _WHOLE[kind](a) if whole else fn(a, axes, keepdims)
+                return out
         return _REDUCERS[kind](out, x, axes, keepdims)
 
     def argreduce(
@@ -829,11 +865,23 @@ class TorchBackend(NnKernels, ExtraKernels, Backend):
 
     # ------------------------------------------------------------ shape
     def reshape(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = x.data.reshape(out.shape)
+        # torch parses a shape tuple for about half a microsecond: the two reshapes the
+        # core asks most (to 1-d, and a trailing unit axis) take torch's shorter calls
+        shape, a = out.shape, x.data
+        if len(shape) == 1:
+            out.data = a.reshape(-1)
+        elif len(shape) == len(x.shape) + 1 and shape[-1] == 1 and shape[:-1] == x.shape:
+            out.data = a.unsqueeze(-1)
+        else:
+            out.data = a.reshape(shape)
         return out
 
     def transpose(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = x.data.permute(axes)
+        plan = _TRANSPOSES.get(axes)
+        if plan is None:
+            plan = _transpose_plan(axes)
+        a = x.data
+        out.data = a if plan == 0 else a.mT if plan == 1 else a.permute(axes)
         return out
 
     def broadcast(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
@@ -844,7 +892,10 @@ class TorchBackend(NnKernels, ExtraKernels, Backend):
         return out
 
     def concatenate(self, out: Tensor, *xs: Tensor, axis: int) -> Tensor:
-        out.data = torch.cat([x.data for x in xs], dim=axis)
+        if len(xs) == 2:  # no list built, the axis positional: torch.cat's shortest parse
+            out.data = torch.cat((xs[0].data, xs[1].data), axis)
+        else:
+            out.data = torch.cat([x.data for x in xs], axis)
         return out
 
     def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
@@ -867,11 +918,21 @@ class TorchBackend(NnKernels, ExtraKernels, Backend):
 
     # ------------------------------------------------------------ indexing
     def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+        a, i = x.data, indices.data
+        if axes == (0,):
+            # a take along the first axis (x[idx]): index_select of the flat index, viewed
+            # in the index's shape; one kernel, no advanced-indexing machinery (torch has
+            # no 1-d index_select of uint16/32/64: their signed bits are taken instead)
+            flat, v = i.reshape(-1), SIGNED_VIEW.get(x.dtype)
+            if v is None:
+                r = a.index_select(0, flat)
+            else:
+                r = a.view(v).index_select(0, flat).view(a.dtype)
+            out.data = r if i.ndim == 2 else r.view(out.shape)
+            return out
         k = len(axes)
-        a = x.data
         if axes != tuple(range(k)):
             a = a.movedim(axes, tuple(range(k)))
-        i = indices.data
         # one index tensor indexes by itself: a tuple of one costs torch more
         out.data = a[i.squeeze(-1)] if k == 1 else a[i.unbind(-1)]
         return out
