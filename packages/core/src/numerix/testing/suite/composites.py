@@ -20,6 +20,7 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes
+from numerix.defn.compilers import compilers_serving
 from numerix.testing.oracle import (
     ALL,
     COMPLEX,
@@ -34,6 +35,8 @@ from numerix.testing.oracle import (
     sample,
     to_compute,
 )
+from numerix.testing.suite.compiled import run_compiled
+from numerix.testing.suite.grad_more import check_vjp
 
 REAL_IN = [d for d in ALL if d.kind != "c"]  # the softmax family refuses complex
 SHAPES = [(), (5,), (0,), (2, 0), (2, 3, 4)]
@@ -228,7 +231,7 @@ SOFTMAX = [("softmax", nx.softmax, np_softmax), ("log_softmax", nx.log_softmax, 
 def _softmax_axes(ndim: int) -> list[Any]:
     cases: list[Any] = [None]
     if ndim >= 1:
-        cases += [-1, 0, (0,)]
+        cases += [-1, 0, (0,), ()]  # (): each element its own slice
     if ndim >= 2:
         cases += [1, -2, (0, -1)]
     if ndim >= 3:
@@ -268,12 +271,16 @@ def test_softmax_family_large(name: str, fn: Any, ref: Any, dtype: dtypes.DType)
             # softmax is shift-invariant: the reference shifts by the known c
             want = ref(to_compute(x, dtype) - c, 1)
             check(fn(x, axis=1), want, dtype)
-    with cases.case("infinities"):
-        inf = np.inf
-        x = np.array([[-inf, -inf], [0.0, -inf], [3.0, 3.0]], dtype.numpy_dtype)
-        want = _quiet(ref, x.astype(np.float64), -1)
-        assert np.isnan(want[0]).all()  # an all -inf slice has no softmax, as in JAX and scipy
-        check(fn(x), want, dtype)
+    inf, nan = np.inf, np.nan
+    x = np.array([[-inf, -inf], [0.0, -inf], [3.0, 3.0], [inf, 1.0], [nan, 1.0]], dtype.numpy_dtype)
+    # axes (0, 2) of a 3-d tensor are not adjacent: torch's kernel moves them together
+    x3 = np.stack([x, x[::-1]], axis=1)
+    for a, axis in [(x, -1), (x, 0), (x, None), (x, ()), (x3, (0, 2)), (x3, (1, 2))]:
+        with cases.case(f"infinities {a.shape} axis={axis}"):
+            want = _quiet(ref, a.astype(np.float64), axis)
+            if axis == -1:  # an all -inf slice has no softmax, as in JAX and scipy
+                assert np.isnan(want[0]).all() and np.isnan(want[3:]).all()
+            check(fn(a, axis=axis), want, dtype)
     cases.finish()
 
 
@@ -286,6 +293,60 @@ def test_softmax_family_errors() -> None:
             fn(nx.ones((2, 3)), axis=-3)
         with pytest.raises(nx.ShapeError, match=rf"^{name}: repeated axis in \(1, 1\)"):
             fn(nx.ones((2, 3)), axis=(1, 1))
+
+
+# softmax and log_softmax are blocks: each backend's native kernel (or the core's
+# version) runs eagerly above; below, traced as one node under every compiler, and
+# their derivative rules against finite differences and against the derivative in
+# closed form, over the float dtypes.
+
+
+def _softmax_paths(x: nx.Tensor, h: nx.Tensor, i: nx.Tensor) -> tuple[nx.Tensor, ...]:
+    # adjacent axes, axes apart, every axis, no axis, float16 and integer input
+    return (nx.softmax(x, axis=(0, 2)), nx.log_softmax(x, axis=(1, 2)), nx.softmax(x, axis=None),
+            nx.log_softmax(x, axis=()), nx.softmax(h), nx.log_softmax(h, axis=0),
+            nx.softmax(i, axis=0))  # fmt: skip
+
+
+def test_softmax_family_compiled() -> None:
+    x = sample(dtypes.float32, (2, 3, 2), 7)
+    x[:, 0, :] = -np.inf  # an all -inf slice over axes (0, 2): NaN
+    args = (nx.tensor(x), nx.tensor(sample(dtypes.float16, (3, 4), 8)),
+            nx.tensor(sample(dtypes.int32, (3, 4), 9)))  # fmt: skip
+    graph = nx.trace(_softmax_paths, *args)
+    blocks = [n.value.name for n in graph.nodes if n.op == "block"]
+    assert blocks.count("softmax") == 4 and blocks.count("log_softmax") == 3, graph.listing()
+    run_compiled(_softmax_paths, *args, op="softmax")
+
+
+def test_softmax_family_vjp_rules() -> None:
+    cases = Cases()
+    rng = np.random.default_rng(5)
+    for name, fn in [("softmax", nx.softmax), ("log_softmax", nx.log_softmax)]:
+        for shape, axis in [((3, 4), 1), ((2, 3, 2), (0, 2)), ((5,), None), ((2, 2), ())]:
+            with cases.case(f"{name} {shape} axis={axis}"):
+                x = rng.uniform(-2.0, 2.0, shape)
+                check_vjp(name, lambda t, fn=fn, axis=axis: fn(t, axis=axis), [x])
+    cases.finish()
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+def test_softmax_family_grad(dtype: dtypes.DType) -> None:
+    x, w = sample(dtype, (2, 3, 2), 11), sample(dtype, (2, 3, 2), 12)
+    wt = nx.tensor(w)
+
+    def loss(a: nx.Tensor) -> nx.Tensor:
+        return nx.sum(nx.softmax(a, axis=(0, 2)) * wt) + nx.sum(nx.log_softmax(a, axis=-1) * wt)
+
+    xw, ww = to_compute(x, dtype), to_compute(w, dtype)
+    s = np_softmax(xw, (0, 2))
+    want = s * (ww - np.sum(ww * s, axis=(0, 2), keepdims=True))
+    want += ww - np_softmax(xw, -1) * np.sum(ww, axis=-1, keepdims=True)
+    grad = nx.grad(loss)
+    scale = float(np.abs(ww).max())  # the size of the cotangent's terms summed
+    check(grad(nx.tensor(x)), want, dtype, scale=scale)
+    for name in compilers_serving(nx.get_default_backend()):
+        check(nx.jit(grad, compiler=name)(nx.tensor(x)), want, dtype, scale=scale)
 
 
 # ---------------------------------------------------------------- vector_norm
