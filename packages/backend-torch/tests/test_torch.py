@@ -232,3 +232,88 @@ def test_num_threads_setting_is_applied_when_the_backend_is_created():
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "3"
+
+
+def test_num_threads_is_left_alone_unless_set_and_applied_once():
+    # unset, torch's count is the user's own; set, it is applied when the first torch
+    # backend is created, and a later backend does not undo the user's change since
+    r = _run(
+        "import numerix as nx, torch; torch.set_num_threads(2); nx.tensor([1], backend='torch'); "
+        "print(torch.get_num_threads())"
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "2"
+    r = _run(
+        "import numerix as nx, torch; from numerix_torch.backend import TorchBackend; "
+        "nx.tensor([1], backend='torch'); a = torch.get_num_threads(); torch.set_num_threads(2); "
+        "TorchBackend(device='cpu'); print(a, torch.get_num_threads())",
+        NUMERIX_BACKENDS__TORCH__NUM_THREADS="3",
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["3", "2"]
+
+
+@pytest.mark.parametrize("value, why", [("0", "greater than or equal to 1"), ("two", "integer")])
+def test_num_threads_bad_value_is_a_config_error_naming_the_setting(value, why):
+    r = _run(
+        "import numerix as nx\n"
+        "try:\n"
+        "    nx.tensor([1], backend='torch')\n"
+        "except nx.ConfigError as e:\n"
+        "    print(e)\n",
+        NUMERIX_BACKENDS__TORCH__NUM_THREADS=value,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(
+        "environment variable NUMERIX_BACKENDS__TORCH__NUM_THREADS: backends.torch.num_threads:"
+    ), r.stdout
+    assert why in r.stdout and repr(value) in r.stdout
+
+
+# ---------------------------------------------------------------- x[idx]: one-axis gather
+
+INDEX_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+@pytest.mark.parametrize("dtype", nx.dtypes.ALL_DTYPES, ids=str)
+def test_take_along_the_first_axis_every_dtype(dtype):
+    # x[idx] and take(axis=0) gather with index_select (the signed bits of uint16/32/64,
+    # which torch selects in 1-d only so): every value dtype, index shapes 1-d, 0-d,
+    # 2-d and empty, negative and repeated entries, against numpy
+    rng = np.random.default_rng(3)
+    for shape in [(5,), (5, 3), (5, 2, 2)]:
+        a = rng.integers(0, 100, shape).astype(dtype.numpy_dtype)
+        x = tt(a)
+        for i in ([4, 0, 2, 2, -1], 3, -5, [[1, -2], [0, 4]], np.zeros(0, np.int64)):
+            i = np.asarray(i, np.int64)
+            for got in (x[tt(i)], nx.take(x, tt(i), axis=0)):
+                assert got.dtype is dtype and got.shape == a[i].shape
+                np.testing.assert_array_equal(got.to_numpy(), a[i])
+
+
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_take_along_the_first_axis_every_index_dtype(index_dtype):
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    i = np.array([3, 0, 2, 2], index_dtype)
+    got = tt(a)[tt(i)]
+    assert got.dtype is nx.float32 and got.shape == (4, 3)
+    np.testing.assert_array_equal(got.to_numpy(), a[i])
+    big = np.array([0, 4], index_dtype)
+    with pytest.raises(
+        nx.IndexingError,
+        match=r"^take: index 4 is out of bounds for axis 0 with size 4 \(f32\[4\]\[3\] torch\(cpu\)",
+    ):
+        nx.take(tt(a), tt(big), axis=0)
+
+
+def test_take_along_the_first_axis_out_of_bounds_names_op_index_and_tensor():
+    x = tt(np.zeros((4, 3), np.float32))
+    for i, bad in (([0, 4], 4), ([-5, 1], -5), (np.arange(-4, 70), 69)):
+        with pytest.raises(
+            nx.IndexingError,
+            match=rf"^getitem: index {bad} is out of bounds for axis 0 with size 4 "
+            r"\(f32\[4\]\[3\] torch\(cpu\)",
+        ):
+            x[tt(np.asarray(i, np.int64))]
+    with pytest.raises(nx.IndexingError, match=r"^getitem: index 0 is out of bounds .* size 0"):
+        tt(np.zeros((0, 3), np.float32))[tt(np.array([0]))]

@@ -865,11 +865,14 @@ class TorchBackend(NnKernels, RandomKernels, ExtraKernels, Backend):
 
     # ------------------------------------------------------------ shape
     def reshape(self, out: Tensor, x: Tensor) -> Tensor:
-        # torch parses a shape tuple for about half a microsecond: the two reshapes the
-        # core asks most (to 1-d, and a trailing unit axis) take torch's shorter calls
+        # torch parses a shape tuple for about half a microsecond: the reshapes the core
+        # asks most (to 1-d, to 0-d after x[i], a trailing unit axis for a gather's
+        # indices) take torch's shorter calls, each a view where reshape is one
         shape, a = out.shape, x.data
         if len(shape) == 1:
-            out.data = a.reshape(-1)
+            out.data = a.ravel()
+        elif not shape:
+            out.data = a.squeeze()  # one element: every axis has size 1
         elif len(shape) == len(x.shape) + 1 and shape[-1] == 1 and shape[:-1] == x.shape:
             out.data = a.unsqueeze(-1)
         else:
