@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from numerix import dtypes
-from numerix._dispatch import block_out
 from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.configuration import get_default_backend
@@ -258,7 +257,8 @@ def softmax(x: Any, /, axis: Any = -1) -> Tensor:
     """
     t = _softmax_operand(x, "softmax")
     axes = _softmax_axes("softmax", axis, t)
-    out = block_out(softmax_block, t, axes=axes)
+    # the block's rules are the identity: out is x's type (block_out would cost 0.7 us)
+    out = new_out(t.shape, t.dtype, t.backend)
     return run_block(softmax_block, out, softmax_fallback, t, axes=axes)
 
 
@@ -303,7 +303,8 @@ def log_softmax(x: Any, /, axis: Any = -1) -> Tensor:
     """
     t = _softmax_operand(x, "log_softmax")
     axes = _softmax_axes("log_softmax", axis, t)
-    out = block_out(log_softmax_block, t, axes=axes)
+    # the block's rules are the identity: out is x's type (block_out would cost 0.7 us)
+    out = new_out(t.shape, t.dtype, t.backend)
     return run_block(log_softmax_block, out, log_softmax_fallback, t, axes=axes)
 
 
