@@ -759,14 +759,17 @@ class TorchBackend(NnKernels, RandomKernels, ExtraKernels, Backend):
     def bitwise_right_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         d = x1.dtype
         w = d.numpy_dtype.itemsize * 8
-        if d is dtypes.uint64:
-            a, b = x1.data.view(torch.int64), x2.data.view(torch.int64)
-            ok = (b >= 0) & (b < 64)
+        v = SIGNED_VIEW.get(d)
+        if v is not None:  # uint16/32/64 on their signed bits, not widened
+            a, b = x1.data.view(v), x2.data.view(v)
+            ok = (b >= 0) & (b < w)  # an amount of 2**(w-1) or more reads negative: refused
             s = torch.where(ok, b, 0)
-            # a logical shift on int64 bits: clear the copies of the sign bit
-            mask = torch.bitwise_left_shift(torch.ones_like(s), 64 - s) - 1
-            r = torch.where(s == 0, a, torch.bitwise_right_shift(a, s) & mask)
-            out.data = torch.where(ok, r, 0).view(torch.uint64)
+            # a logical shift is the arithmetic one with the copies of the sign bit cleared
+            # by the mask 2**(w-s) - 1, written (2 << (w-1-s)) - 1 so that no shift
+            # reaches w (s = 0 wraps to 0 - 1: every bit)
+            mask = torch.bitwise_left_shift(2, w - 1 - s) - 1
+            r = torch.bitwise_right_shift(a, s).bitwise_and_(mask)
+            out.data = torch.where(ok, r, 0).view(TORCH[d])
             return out
         a, b = compute(x1.data, d), compute(x2.data, d)
         ok = (b >= 0) & (b < w)
