@@ -12,6 +12,8 @@
   its numbers are numpy's alone).
 - first calls in fresh processes: the xla compiler's trace + compile of the uniform
   program vs ``jax.jit``'s.
+- ``uniform`` and ``normal`` of 10**6 float32 on torch, eagerly (the binary backend's
+  numbers, bit for bit), with torch's own ``rand`` and ``randn`` for context.
 
 Every candidate's numbers are checked against the others before they are timed. The
 candidates of a row are timed in alternating timeit loops (a, b, c, a, b, c ...), and
@@ -127,6 +129,31 @@ def bench_xla(repeat: int) -> dict[str, Any]:
                 rounds, "xla compiler <= 1.15x jax.jit")  # fmt: skip
 
 
+def bench_torch(repeat: int) -> dict[str, Any]:
+    import torch
+
+    key = nx.random.key(7, backend="torch")
+    want = nx.random.uniform(nx.random.key(7, backend="binary"), (N,)).to_numpy()
+
+    def ours() -> Any:
+        return nx.random.uniform(key, (N,))
+
+    def ours_normal() -> Any:
+        return nx.random.normal(key, (N,))
+
+    def torch_rand() -> Any:
+        return torch.rand(N)
+
+    def torch_randn() -> Any:
+        return torch.randn(N)
+
+    np.testing.assert_array_equal(ours().to_numpy(), want, strict=True)
+    rounds = interleaved([ours, ours_normal, torch_rand, torch_randn], repeat)
+    return _row("torch eager, f32[10**6] (torch's own generators for context: other numbers)",
+                ["numerix uniform", "numerix normal", "torch.rand", "torch.randn"],
+                rounds, "context")  # fmt: skip
+
+
 _FIRST = """
 import time, sys
 t0 = time.perf_counter()
@@ -169,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(bench_first_calls(3 if args.quick else 5))
     else:
         print("(numerix-xla is not installed: no xla rows)")
+    if "torch" in plugins.backend_entries():
+        rows.append(bench_torch(repeat))
     for r in rows:
         print(f"{r['name']}  (target: {r['target']})")
         base = statistics.median(r["rounds"][0])
