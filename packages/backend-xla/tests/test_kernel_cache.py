@@ -102,26 +102,53 @@ def test_eye_diagonals_share_one_kernel(compile_log):
     assert compile_log() == first
 
 
-def test_the_kernel_cache_is_a_bounded_lru_that_releases_what_it_drops(monkeypatch):
-    monkeypatch.setattr(xk, "CACHE_SIZE", 4)
-    monkeypatch.setattr(xk, "_KERNELS", OrderedDict())
-    dropped = []
+@pytest.fixture
+def kernels(monkeypatch):
+    """``kernels(size)``: the kernel cache bound set to ``size`` for the test, and the list
+    of the kernels built from then on, ``(key, weak reference)`` each (a creation kernel's
+    key is its ``jitted`` key, ``("full", shape, device)``)."""
+    built = []
+    real = xk._build
+
+    def recording(build, *params):
+        fn = real(build, *params)
+        built.append((build.key if type(build) is xk._Keyed else (build, *params), weakref.ref(fn)))
+        return fn
+
+    old = xk.CACHE_SIZE
+    monkeypatch.setattr(xk, "_build", recording)
+
+    def shrink(size):
+        xk.set_cache_size(size)  # the new cache wraps the recording builder
+        return built
+
+    yield shrink
+    monkeypatch.undo()
+    xk.set_cache_size(old)
+
+
+def _alive(built):
+    gc.collect()
+    return [key for key, ref in built if ref() is not None]
+
+
+def test_the_kernel_cache_is_a_bounded_lru_that_releases_what_it_drops(kernels):
+    built = kernels(4)
     for n in range(1, 11):  # one creation kernel per shape
         t = nx.full((n, 3), 2.5, backend="xla")
         np.testing.assert_array_equal(t.to_numpy(), np.full((n, 3), 2.5, np.float32))
-        assert len(xk._KERNELS) <= 4
-        if n <= 6:
-            dropped.append(weakref.ref(xk._KERNELS[next(reversed(xk._KERNELS))]))
-    assert [k[1] for k in xk._KERNELS] == [(n, 3) for n in (7, 8, 9, 10)]
+        assert xk.cache_info().currsize <= 4
+    assert [k[1] for k, _ in built] == [(n, 3) for n in range(1, 11)]  # each built once
+    # released with their executables: nothing keeps an evicted kernel alive
+    assert [k[1] for k in _alive(built)] == [(n, 3) for n in (7, 8, 9, 10)]
     # a hit moves a kernel to the recent end; the least recent one goes first
     nx.full((7, 3), 1.0, backend="xla")
     nx.full((11, 3), 1.0, backend="xla")
-    assert [k[1] for k in xk._KERNELS] == [(n, 3) for n in (9, 10, 7, 11)]
-    # released with their executables: nothing keeps an evicted kernel alive
-    gc.collect()
-    assert [r() for r in dropped] == [None] * 6
+    assert len(built) == 11  # the hit built nothing
+    assert [k[1] for k in _alive(built)] == [(n, 3) for n in (7, 9, 10, 11)]
     nx.clear_caches()
-    assert len(xk._KERNELS) == 0
+    assert xk.cache_info().currsize == 0
+    assert _alive(built) == []
 
 
 @pytest.mark.parametrize(
@@ -132,11 +159,9 @@ def test_the_kernel_cache_is_a_bounded_lru_that_releases_what_it_drops(monkeypat
         pytest.param(lambda x: nx.where(x > 1.0, x, 0.0), id="select"),
     ],
 )
-def test_element_wise_kernels_per_shape_stay_within_the_bound(monkeypatch, op):
+def test_element_wise_kernels_per_shape_stay_within_the_bound(kernels, op):
     # a module-level jitted function kept one executable per shape it ever met
-    monkeypatch.setattr(xk, "CACHE_SIZE", 3)
-    monkeypatch.setattr(xk, "_KERNELS", OrderedDict())
-    dropped = []
+    built = kernels(3)
     for n in range(1, 9):
         host = np.linspace(0.0, 2.0, n, dtype=np.float32)
         x = nx.tensor(host, backend="xla")
@@ -144,10 +169,10 @@ def test_element_wise_kernels_per_shape_stay_within_the_bound(monkeypatch, op):
         np.testing.assert_allclose(r.to_numpy(), op(nx.tensor(host, backend="binary")).to_numpy(),
                                    rtol=1e-6)  # fmt: skip
         assert r.dtype is nx.float32 and r.shape == (n,)
-        assert len(xk._KERNELS) <= 3
-        dropped.append(weakref.ref(xk._KERNELS[next(reversed(xk._KERNELS))]))
-    gc.collect()
-    assert [r() is None for r in dropped[:4]] == [True] * 4
+        assert xk.cache_info().currsize <= 3
+    assert len(built) >= 8  # one kernel (or more) per shape
+    assert len(_alive(built)) <= 3
+    assert _alive(built) == [k for k, _ in built[-len(_alive(built)) :]]  # the most recent
 
 
 def test_the_bound_is_a_setting():

@@ -39,9 +39,9 @@ from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend, Option, lowers
 from numerix.configuration import ConfigWarning
+from numerix.dtypes import DType
 from numerix_xla import _kernels
 from numerix_xla._extra import ExtraKernels
-from numerix_xla._nn import NnKernels
 from numerix_xla._kernels import (
     WIDE,
     check_64bit,
@@ -53,6 +53,7 @@ from numerix_xla._kernels import (
     x64_error,
     x64_on,
 )
+from numerix_xla._nn import NnKernels
 from numerix_xla.clients import (
     CLIENTS,
     default_client,
@@ -112,7 +113,7 @@ def apply_x64_setting() -> None:
 
 
 apply_x64_setting()
-_kernels.CACHE_SIZE = kernel_cache_size()
+_kernels.set_cache_size(kernel_cache_size())
 
 
 # ====================================================================== traced helpers
@@ -374,7 +375,9 @@ def _select(p: Any, t: Any, f: Any) -> Any:
     return lax.select(_bcast(p, shape), _bcast(t, shape), _bcast(f, shape))
 
 
-def _as_type(dtype: np.dtype) -> Callable[[Any], Any]:
+def _as_type(d: DType) -> Callable[[Any], Any]:
+    dtype = _np_dtype(d)
+
     def k(a: Any) -> Any:
         if dtype.kind == "b":
             return a != _const(a, 0)
@@ -411,8 +414,9 @@ def _keep(r: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
     return lax.reshape(r, tuple(1 if i in axes else d for i, d in enumerate(shape)))
 
 
-def _reduction(kind: str, axes: tuple[int, ...], keepdims: bool, dtype: np.dtype) -> Any:
+def _reduction(kind: str, axes: tuple[int, ...], keepdims: bool, d: DType) -> Any:
     """reduce's kernel of ``kind``: lax's own reduction (bool max/min as or/and)."""
+    dtype = _np_dtype(d)
 
     def k(a: Any) -> Any:
         shape = a.shape
@@ -456,7 +460,8 @@ def _arg_reduction(kind: str, axis: int | None, keepdims: bool) -> Any:
 
 
 def _dot(cx: tuple[int, ...], bx: tuple[int, ...], cy: tuple[int, ...], by: tuple[int, ...],
-         dtype: np.dtype) -> Any:  # fmt: skip
+         d: DType) -> Any:  # fmt: skip
+    dtype = _np_dtype(d)
     dims = ((cx, cy), (bx, by))
     if _is_float(dtype) or dtype.kind == "c":
         precision = lax.Precision.HIGHEST
@@ -533,6 +538,31 @@ def _iota(shape: tuple[int, ...], axis: int | None, dtype: np.dtype) -> Any:
     return f
 
 
+def _bitcast(d: DType) -> Callable[[Any], Any]:
+    dtype = _np_dtype(d)
+    return lambda a: lax.bitcast_convert_type(a, dtype)
+
+
+def _reshape(shape: tuple[int, ...]) -> Callable[[Any], Any]:
+    return lambda a: lax.reshape(a, shape)
+
+
+def _transpose(axes: tuple[int, ...]) -> Callable[[Any], Any]:
+    return lambda a: lax.transpose(a, axes)
+
+
+def _broadcast(shape: tuple[int, ...], axes: tuple[int, ...]) -> Callable[[Any], Any]:
+    return lambda a: lax.broadcast_in_dim(a, shape, axes)
+
+
+def _concatenate(axis: int) -> Callable[..., Any]:
+    return lambda *a: lax.concatenate(a, axis)
+
+
+def _reverse(axes: tuple[int, ...]) -> Callable[[Any], Any]:
+    return lambda a: lax.rev(a, axes)
+
+
 # ====================================================================== jitted kernels
 # Element-wise kernels are cached per operand shapes and dtypes, one jitted function
 # each, so that the LRU bound holds executables, not only functions (a module-level
@@ -545,11 +575,12 @@ def _iota(shape: tuple[int, ...], axis: int | None, dtype: np.dtype) -> Any:
 # empty host array on the device instead).
 
 
-def _fresh(fn: Callable[..., Any]) -> Callable[[], Callable[..., Any]]:
-    """A builder of a new function calling ``fn``: JAX keys its traces on the function
+def _fresh(fn: Callable[..., Any]) -> Callable[..., Callable[..., Any]]:
+    """A builder of a new function calling ``fn``, given the operand types the kernel is
+    kept for (``_kernels.kernel(build, *types)``): JAX keys its traces on the function
     object, so a fresh one per kernel is released with the kernel."""
 
-    def build() -> Callable[..., Any]:
+    def build(*types: Any) -> Callable[..., Any]:
         return lambda *a: fn(*a)
 
     return build
@@ -559,11 +590,11 @@ def _unary(fn: Callable[[Any], Any]) -> Callable[[Any, Tensor, Tensor], Tensor]:
     """The method running ``fn`` jitted, one kernel per operand type."""
     build = _fresh(fn)
 
-    @lowers(lambda params, ins, out: jitted((fn, *ins[0]), build))
+    @lowers(lambda params, ins, out: _kernels.kernel(build, *ins[0]))
     def method(self: Any, out: Tensor, x: Tensor) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        out.data = jitted((fn, x.shape, x.dtype), build)(x.data)
+        out.data = _kernels.kernel(build, x.shape, x.dtype)(x.data)
         return out
 
     return method
@@ -573,11 +604,12 @@ def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Tensor, Tensor, Ten
     """The method running ``fn`` jitted, one kernel per pair of operand types."""
     build = _fresh(fn)
 
-    @lowers(lambda params, ins, out: jitted((fn, *ins[0], *ins[1]), build))
+    @lowers(lambda params, ins, out: _kernels.kernel(build, *ins[0], *ins[1]))
     def method(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        out.data = jitted((fn, x1.shape, x1.dtype, x2.shape, x2.dtype), build)(x1.data, x2.data)
+        k = _kernels.kernel(build, x1.shape, x1.dtype, x2.shape, x2.dtype)
+        out.data = k(x1.data, x2.data)
         return out
 
     return method
@@ -760,15 +792,13 @@ class XlaBackend(NnKernels, ExtraKernels, Backend):
             check_64bit("astype", self, (out.dtype,))
         if 0 in out.shape:
             return self._zeros(out)
-        dt = _np_dtype(out.dtype)
-        out.data = jitted(("as_type", out.dtype.name), lambda: _as_type(dt))(x.data)
+        out.data = _kernels.kernel(_as_type, out.dtype)(x.data)
         return out
 
     def bitcast(self, out: Tensor, x: Tensor) -> Tensor:
         if out.dtype in WIDE:
             check_64bit("bitcast", self, (out.dtype,))
-        dt = _np_dtype(out.dtype)
-        k = jitted(("bitcast", out.dtype.name), lambda: lambda a: lax.bitcast_convert_type(a, dt))
+        k = _kernels.kernel(_bitcast, out.dtype)
         out.data = k(x.data)
         return out
 
@@ -837,8 +867,8 @@ class XlaBackend(NnKernels, ExtraKernels, Backend):
     def select(self, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        key = (_select, pred.shape, on_true.shape, on_false.shape, on_true.dtype)
-        out.data = jitted(key, _SELECT)(pred.data, on_true.data, on_false.data)
+        k = _kernels.kernel(_SELECT, pred.shape, on_true.shape, on_false.shape, on_true.dtype)
+        out.data = k(pred.data, on_true.data, on_false.data)
         return out
 
     # ------------------------------------------------------------ reductions
@@ -848,18 +878,14 @@ class XlaBackend(NnKernels, ExtraKernels, Backend):
         d = out.dtype
         if d in WIDE:
             check_64bit(kind, self, (d,))
-        # the kernel's numpy dtype is read when it is built, not on every call
-        key = (kind, axes, keepdims, d.name)
-        out.data = jitted(key, lambda: _reduction(kind, axes, keepdims, _np_dtype(d)))(x.data)
+        out.data = _kernels.kernel(_reduction, kind, axes, keepdims, d)(x.data)
         return out
 
     def argreduce(
         self, out: Tensor, x: Tensor, *, kind: str, axis: int | None, keepdims: bool
     ) -> Tensor:
         check_64bit("arg" + kind, self, (out.dtype,))
-        k = jitted(("argreduce", kind, axis, keepdims),
-                   lambda: _arg_reduction(kind, axis, keepdims))  # fmt: skip
-        out.data = k(x.data)
+        out.data = _kernels.kernel(_arg_reduction, kind, axis, keepdims)(x.data)
         return out
 
     # ------------------------------------------------------------ linalg
@@ -869,32 +895,25 @@ class XlaBackend(NnKernels, ExtraKernels, Backend):
         d = out.dtype
         if d in WIDE:
             check_64bit("dot", self, (d,))
-        key = ("dot", contract_x, batch_x, contract_y, batch_y, d.name)
-        k = jitted(key, lambda: _dot(contract_x, batch_x, contract_y, batch_y, _np_dtype(d)))
+        k = _kernels.kernel(_dot, contract_x, batch_x, contract_y, batch_y, d)
         out.data = k(x.data, y.data)
         return out
 
     # ------------------------------------------------------------ shape
     def reshape(self, out: Tensor, x: Tensor) -> Tensor:
-        shape = out.shape
-        out.data = jitted(("reshape", shape), lambda: lambda a: lax.reshape(a, shape))(x.data)
+        out.data = _kernels.kernel(_reshape, out.shape)(x.data)
         return out
 
     def transpose(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = jitted(("transpose", axes), lambda: lambda a: lax.transpose(a, axes))(x.data)
+        out.data = _kernels.kernel(_transpose, axes)(x.data)
         return out
 
     def broadcast(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        shape = out.shape
-        k = jitted(
-            ("broadcast", shape, axes), lambda: lambda a: lax.broadcast_in_dim(a, shape, axes)
-        )
-        out.data = k(x.data)
+        out.data = _kernels.kernel(_broadcast, out.shape, axes)(x.data)
         return out
 
     def concatenate(self, out: Tensor, *xs: Tensor, axis: int) -> Tensor:
-        k = jitted(("concatenate", axis), lambda: lambda *a: lax.concatenate(a, axis))
-        out.data = k(*[x.data for x in xs])
+        out.data = _kernels.kernel(_concatenate, axis)(*[x.data for x in xs])
         return out
 
     def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
@@ -905,17 +924,17 @@ class XlaBackend(NnKernels, ExtraKernels, Backend):
         if not sizes:  # a 0-d operand has nothing to slice
             out.data = x.data
             return out
-        k = jitted(("slice", sizes, strides), lambda: _slice(sizes, strides))
+        k = _kernels.kernel(_slice, sizes, strides)
         out.data = k(x.data, _index_operand(start, x.shape))
         return out
 
     def reverse(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = jitted(("reverse", axes), lambda: lambda a: lax.rev(a, axes))(x.data)
+        out.data = _kernels.kernel(_reverse, axes)(x.data)
         return out
 
     # ------------------------------------------------------------ indexing
     def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = jitted(("gather", axes), lambda: _gather(axes))(x.data, indices.data)
+        out.data = _kernels.kernel(_gather, axes)(x.data, indices.data)
         return out
 
     # ------------------------------------------------------------ benchmarks
