@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from numerix._tensor import Tensor
+from numerix_binary._bf16 import is_half
 
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 # einsum's subscripts (string.ascii_letters, without importing string at the first op)
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -30,7 +29,7 @@ class ConvKernels:
             out.data = np.zeros(out.shape, odt)
             return out
         a, w = x.data, kernel.data
-        if a.dtype in (_BF16, np.dtype(np.float16)):
+        if is_half(a.dtype):
             # accumulate in float32, round once
             a, w = a.astype(np.float32), w.astype(np.float32)
         ns = a.ndim - 2

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from numerix._tensor import Tensor
-
-_BF16 = np.dtype(ml_dtypes.bfloat16)
-_HALF = (np.dtype(np.float16), _BF16)
+from numerix_binary._bf16 import BF16_KIND, is_half
 
 
 def _keys(a: np.ndarray) -> np.ndarray:
     # bfloat16 -> float32 is exact and has numpy's own sort loops
-    return a.astype(np.float32) if a.dtype == _BF16 else a
+    return a.astype(np.float32) if a.dtype.kind == BF16_KIND else a
 
 
 def _argsort(a: np.ndarray, axis: int, descending: bool) -> np.ndarray:
@@ -36,7 +33,7 @@ _ACCUMULATORS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": n
 
 def _accumulate(ufunc: Any, out: Tensor, x: Tensor, axis: int, reverse: bool) -> np.ndarray:
     a = x.data
-    if a.dtype in _HALF:
+    if is_half(a.dtype):
         a = a.astype(np.float32)  # accumulate in float32, round each result once
     if reverse:
         a = np.flip(a, axis=axis)
@@ -54,7 +51,7 @@ class SortKernels:
 
     def sort(self, out: Tensor, x: Tensor, *, axis: int, descending: bool) -> Tensor:
         a = x.data
-        if not descending and a.dtype != _BF16:
+        if not descending and a.dtype.kind != BF16_KIND:
             out.data = np.sort(a, axis=axis, kind="stable")
         else:
             out.data = np.take_along_axis(a, _argsort(a, axis, descending), axis=axis)

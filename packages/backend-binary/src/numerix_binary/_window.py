@@ -4,20 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from numerix._tensor import Tensor
 from numerix.dtypes import reduction_identity
+from numerix_binary._bf16 import is_half
 
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 _Pairs = tuple[tuple[int, int], ...]
 
 
 def _compute(a: np.ndarray) -> np.ndarray:
     # float16 and bfloat16 accumulate in float32 and round once, as XLA does on CPU
-    return a.astype(np.float32) if a.dtype in (_BF16, np.dtype(np.float16)) else a
+    return a.astype(np.float32) if is_half(a.dtype) else a
 
 
 def windows(
