@@ -854,7 +854,12 @@ class TorchBackend(NnKernels, RandomKernels, ExtraKernels, Backend):
     def dot(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
             batch_x: tuple[int, ...], contract_y: tuple[int, ...],
             batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
-        d = x.dtype
+        d, n = x.dtype, len(x.shape)
+        # a product of matrices or vectors (x @ w): torch.matmul, no plan looked up
+        if (contract_y == (0,) and not batch_x and n <= 2 and len(y.shape) <= 2
+                and contract_x == (n - 1,) and d not in SIGNED_VIEW):  # fmt: skip
+            out.data = torch.matmul(x.data, y.data)
+            return out
         a, b = bits(x.data, d), bits(y.data, d)
         plan = _dot_plan(a.ndim, b.ndim, contract_x, batch_x, contract_y, batch_y)
         if plan is None:
