@@ -1,6 +1,6 @@
 """Xla kernels of the softmax blocks (mixed into XlaBackend).
 
-Each is one jitted ``lax`` function per (block, axes) (:func:`numerix_xla._kernels.jitted`),
+Each is one jitted ``lax`` function per (block, axes) (:func:`numerix_xla._kernels.kernel`),
 the computation of ``jax.nn.softmax`` / ``jax.nn.log_softmax`` written with ``lax``
 itself: jax's own functions are a ``custom_jvp`` and a nested ``jax.jit``, which would
 sit as calls inside the xla compiler's program. The result is the core's composite: the
@@ -18,7 +18,7 @@ import ml_dtypes
 import numpy as np
 from jax import lax
 
-from numerix_xla._kernels import jitted
+from numerix_xla import _kernels
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -27,26 +27,25 @@ _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 _F32 = np.dtype(np.float32)
 
 
-def _build(axes: tuple[int, ...], log: bool) -> Callable[[], Callable[[Any], Any]]:
-    def build() -> Callable[[Any], Any]:
-        def f(x: Any) -> Any:
-            a = lax.convert_element_type(x, _F32) if x.dtype in _HALF else x
-            kept = tuple(d for d in range(a.ndim) if d not in axes)
+def _softmax(axes: tuple[int, ...], log: bool) -> Callable[[Any], Any]:
+    """The kernel of softmax (``log``: log_softmax) over ``axes``."""
 
-            def back(r: Any) -> Any:  # a reduction over axes, broadcast back to a's shape
-                return lax.broadcast_in_dim(r, a.shape, kept)
+    def f(x: Any) -> Any:
+        a = lax.convert_element_type(x, _F32) if x.dtype in _HALF else x
+        kept = tuple(d for d in range(a.ndim) if d not in axes)
 
-            s = a - back(lax.reduce_max(a, axes))
-            if log:
-                r = s - back(lax.log(lax.reduce_sum(lax.exp(s), axes)))
-            else:
-                e = lax.exp(s)
-                r = e / back(lax.reduce_sum(e, axes))
-            return r if r.dtype == x.dtype else lax.convert_element_type(r, x.dtype)
+        def back(r: Any) -> Any:  # a reduction over axes, broadcast back to a's shape
+            return lax.broadcast_in_dim(r, a.shape, kept)
 
-        return f
+        s = a - back(lax.reduce_max(a, axes))
+        if log:
+            r = s - back(lax.log(lax.reduce_sum(lax.exp(s), axes)))
+        else:
+            e = lax.exp(s)
+            r = e / back(lax.reduce_sum(e, axes))
+        return r if r.dtype == x.dtype else lax.convert_element_type(r, x.dtype)
 
-    return build
+    return f
 
 
 class NnKernels:
@@ -55,9 +54,9 @@ class NnKernels:
     __slots__ = ()
 
     def block_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = jitted(("softmax", axes), _build(axes, False))(x.data)
+        out.data = _kernels.kernel(_softmax, axes, False)(x.data)
         return out
 
     def block_log_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = jitted(("log_softmax", axes), _build(axes, True))(x.data)
+        out.data = _kernels.kernel(_softmax, axes, True)(x.data)
         return out
