@@ -9,9 +9,13 @@ meaning each element its own slice. Floating-point warnings are off (the kernel 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import numpy as np
 
 from numerix._tensor import Tensor
+from numerix.backend import lowers
 
 _F32 = np.dtype(np.float32)
 # the ufuncs' own reductions: np.max and np.sum add a Python wrapper per call
@@ -19,9 +23,25 @@ _max = np.maximum.reduce
 _sum = np.add.reduce
 
 
-def _wide(x: Tensor) -> np.ndarray:
+def _softmax(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    if x.size == 0:
+        return x
+    e = _shifted(_wide(x), axes)
+    np.exp(e, out=e)
+    e /= _sum(e, axis=axes, keepdims=True)
+    return e.astype(x.dtype, copy=False)
+
+
+def _log_softmax(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    if x.size == 0:
+        return x
+    s = _shifted(_wide(x), axes)
+    s -= np.log(_sum(np.exp(s), axis=axes, keepdims=True))
+    return s.astype(x.dtype, copy=False)
+
+
+def _wide(a: np.ndarray) -> np.ndarray:
     # float16 and bfloat16 in float32 (ml_dtypes' bfloat16 lacks some ufunc loops)
-    a: np.ndarray = x.data
     return a if a.dtype.itemsize >= 4 else a.astype(_F32)
 
 
@@ -31,28 +51,27 @@ def _shifted(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return s if type(s) is np.ndarray else np.asarray(s)  # 0-d: numpy gives a scalar
 
 
+def _lowering(fn: Callable[[np.ndarray, tuple[int, ...]], np.ndarray]) -> Any:
+    """The replay's function of payloads: the kernel's own function, axes bound."""
+
+    def build(params: Mapping[str, Any], ins: Any, out: Any) -> Any:
+        axes = params["axes"]
+        return lambda a: fn(a, axes)
+
+    return build
+
+
 class NnKernels:
     """numpy kernels of the softmax and log_softmax blocks."""
 
     __slots__ = ()
 
+    @lowers(_lowering(_softmax))
     def block_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        a = _wide(x)
-        if a.size == 0:
-            out.data = x.data
-            return out
-        e = _shifted(a, axes)
-        np.exp(e, out=e)
-        e /= _sum(e, axis=axes, keepdims=True)
-        out.data = e.astype(out.dtype.numpy_dtype, copy=False)
+        out.data = _softmax(x.data, axes)
         return out
 
+    @lowers(_lowering(_log_softmax))
     def block_log_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        a = _wide(x)
-        if a.size == 0:
-            out.data = x.data
-            return out
-        s = _shifted(a, axes)
-        s -= np.log(_sum(np.exp(s), axis=axes, keepdims=True))
-        out.data = s.astype(out.dtype.numpy_dtype, copy=False)
+        out.data = _log_softmax(x.data, axes)
         return out

@@ -13,13 +13,17 @@ gives NaN, as in the core.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import torch
 
+from numerix import dtypes
 from numerix._tensor import Tensor
+from numerix.backend import lowers
 
 _HALF = (torch.float16, torch.bfloat16)
+_HALF_DTYPES = (dtypes.float16, dtypes.bfloat16)
 
 _Fn = Callable[..., torch.Tensor]
 
@@ -47,11 +51,26 @@ def _along(fn: _Fn, t: torch.Tensor, axes: tuple[int, ...], alone: float) -> tor
     return r if acc is None else r.to(t.dtype)
 
 
+def _lowering(name: str) -> Any:
+    """The replay's function of payloads for one axis of a dtype torch computes in (the
+    kernel's own first branch); None otherwise (the kernel runs)."""
+
+    def build(params: Mapping[str, Any], ins: Any, out: Any) -> Any:
+        axes = params["axes"]
+        if len(axes) != 1 or out[1] in _HALF_DTYPES:
+            return None
+        fn, axis = getattr(torch.Tensor, name), axes[0]
+        return lambda a: fn(a, axis)
+
+    return build
+
+
 class NnKernels:
     """torch kernels of the softmax and log_softmax blocks."""
 
     __slots__ = ()
 
+    @lowers(_lowering("softmax"))
     def block_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         t = x.data
         if len(axes) == 1 and t.dtype not in _HALF:  # the common call, one torch call
@@ -60,6 +79,7 @@ class NnKernels:
             out.data = _along(torch.softmax, t, axes, 1.0)
         return out
 
+    @lowers(_lowering("log_softmax"))
     def block_log_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         t = x.data
         if len(axes) == 1 and t.dtype not in _HALF:

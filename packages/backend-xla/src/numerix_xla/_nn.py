@@ -18,6 +18,7 @@ import ml_dtypes
 import numpy as np
 from jax import lax
 
+from numerix.backend import lowers
 from numerix_xla import _kernels
 
 if TYPE_CHECKING:
@@ -53,10 +54,12 @@ class NnKernels:
 
     __slots__ = ()
 
+    @lowers(lambda params, ins, out: _kernels.kernel(_softmax, params["axes"], False))
     def block_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         out.data = _kernels.kernel(_softmax, axes, False)(x.data)
         return out
 
+    @lowers(lambda params, ins, out: _kernels.kernel(_softmax, params["axes"], True))
     def block_log_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         out.data = _kernels.kernel(_softmax, axes, True)(x.data)
         return out

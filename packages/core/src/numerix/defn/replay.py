@@ -383,8 +383,11 @@ class _Writer(GraphWalk):
         types = [(i.shape, i.dtype) for i in n.inputs]
         multi = n.types is not None
         out: Any = n.types if multi else (n.shape, n.dtype)
-        bound = impl.__get__(b, type(b))
-        fn = self.glob(_method_call(b, bound, types, out, multi, n.params), "k")
+        # a block's method may carry a lowering as a primitive's does (@lowers)
+        fn = None if multi else b.lower(method, n.params, tuple(types), out)
+        if fn is None:
+            fn = _method_call(b, impl.__get__(b, type(b)), types, out, multi, n.params)
+        fn = self.glob(fn, "k")
         if multi:
             rs = self.results(n, owned)
             self.emit(f"{''.join(r + ', ' for r in rs)}= {fn}({', '.join(ins)})", indent, method)
