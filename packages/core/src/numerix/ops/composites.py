@@ -219,7 +219,7 @@ def _same_dtype(x: DType, *, axes: tuple[int, ...]) -> DType:
 
 
 #: softmax and log_softmax as blocks: a backend computes each in one native call
-#: (``torch.softmax``, ``jax.nn.softmax``, numpy's four ops in one kernel); the core's
+#: (``torch.softmax``, one jitted lax function, numpy's four ops in one kernel); the core's
 #: version below is the fallback. ``x`` is a float tensor, ``axes`` sorted non-negative
 #: axes (possibly none: each element is its own slice).
 softmax_block = declare_block(
