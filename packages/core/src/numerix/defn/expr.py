@@ -39,7 +39,7 @@ from numerix.primitives._registry import REGISTRY, Block
 __all__ = [
     "Node", "Graph", "ExprBackend", "PARAMETER", "CONSTANT", "TENSOR", "ELEM", "COND",
     "WHILE", "HOOK", "BLOCK", "SPECIAL", "FOLD_LIMIT", "NUMBER_DTYPES", "LITERAL",
-    "LiteralBackend", "format_type", "literal",
+    "LiteralBackend", "PlainTree", "format_type", "literal", "unflatten",
 ]  # fmt: skip
 
 PARAMETER = "parameter"
@@ -156,7 +156,8 @@ class Graph:
     :ivar nodes: every node, in an order where inputs come first (parameters first);
         nodes nothing uses are removed, except hooks.
     :ivar outputs: the nodes returned, flattened.
-    :ivar out_tree: the ``optree`` tree structure of what the function returned.
+    :ivar out_tree: the structure of what the function returned: an ``optree`` tree
+        structure, or a :class:`PlainTree` for jit's traces (see :func:`trace_flat`).
     :ivar free: nodes of the enclosing graph whose values the last parameters take
         (empty for a top-level graph).
     """
@@ -669,6 +670,47 @@ def active_trace() -> ExprBackend | None:
     return _active.get()
 
 
+class PlainTree:
+    """The structure of a flat argument list or result, read and rebuilt without optree
+    (6 ms to import, on a jitted function's first call): ``kind`` ``"args"``, ``n``
+    leaves passed positionally (``(args, {})``); ``"leaf"``, one bare leaf; ``"tuple"``, a
+    tuple of ``n`` leaves. Any other structure is an optree tree structure."""
+
+    __slots__ = ("kind", "n")
+
+    def __init__(self, kind: str, n: int) -> None:
+        self.kind = kind
+        self.n = n
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is PlainTree and other.kind == self.kind and other.n == self.n
+
+    def __hash__(self) -> int:
+        return hash((PlainTree, self.kind, self.n))
+
+    def __repr__(self) -> str:
+        return f"PlainTree({self.kind!r}, {self.n})"
+
+
+def _is_leaf(x: Any) -> bool:
+    t = type(x)
+    return t is Tensor or t in NUMBER_DTYPES
+
+
+def unflatten(tree: Any, leaves: Sequence[Any]) -> Any:
+    """The value of structure ``tree`` (a :class:`PlainTree` or an optree tree
+    structure) holding ``leaves``."""
+    if type(tree) is PlainTree:
+        if tree.kind == "leaf":
+            return leaves[0]
+        if tree.kind == "tuple":
+            return tuple(leaves)
+        return (tuple(leaves), {})
+    import optree
+
+    return optree.tree_unflatten(tree, leaves)
+
+
 def trace_flat(
     fn: Callable[..., Any],
     specs: Sequence[tuple[tuple[int, ...], DType]],
@@ -676,22 +718,33 @@ def trace_flat(
     *,
     parent: ExprBackend | None = None,
     op: str = "trace",
+    plain: bool = False,
 ) -> Graph:
     """Trace ``fn`` on parameters of ``specs``; ``in_tree`` rebuilds ``(args, kwargs)``
-    from them (None: call ``fn(*parameters)``)."""
-    import optree
-
+    from them (None or a :class:`PlainTree`: call ``fn(*parameters)``). ``plain``: a
+    result that is one leaf or a tuple of leaves gets a :class:`PlainTree` as the
+    graph's ``out_tree`` (what jit reads, with :func:`unflatten`), else an optree one."""
     be = ExprBackend(parent, op=op)
     params = [be.parameter(s, d) for s, d in specs]
     token = _active.set(be)
     try:
-        if in_tree is None:
+        if in_tree is None or type(in_tree) is PlainTree:
             result = fn(*params)
         else:
+            import optree
+
             rebuilt: Any = optree.tree_unflatten(in_tree, params)
             args, kwargs = rebuilt
             result = fn(*args, **kwargs)
-        leaves, out_tree = optree.tree_flatten(result)
+        out_tree: Any
+        if plain and _is_leaf(result):
+            leaves, out_tree = [result], PlainTree("leaf", 1)
+        elif plain and type(result) is tuple and all(_is_leaf(x) for x in result):
+            leaves, out_tree = list(result), PlainTree("tuple", len(result))
+        else:
+            import optree
+
+            leaves, out_tree = optree.tree_flatten(result)
         outputs = [be.output_node(x) for x in leaves]
     finally:
         _active.reset(token)

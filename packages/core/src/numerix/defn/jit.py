@@ -10,8 +10,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-import optree
-
 from numerix._meeting import meeting_backend
 from numerix._tensor import Tensor
 from numerix.backend import Backend
@@ -23,8 +21,16 @@ from numerix.defn.compilers import (
     default_compiler,
     resolve_compiler,
 )
-from numerix.defn.expr import Graph, _active, _freeze, active_trace, trace_flat
-from numerix.defn.trace import NUMBER_DTYPES, Template, flatten, leaf_spec
+from numerix.defn.expr import (
+    Graph,
+    PlainTree,
+    _active,
+    _freeze,
+    active_trace,
+    trace_flat,
+    unflatten,
+)
+from numerix.defn.trace import NUMBER_DTYPES, Template, flatten, flatten_args, leaf_spec
 from numerix.errors import (
     ArgumentError,
     BackendMismatchError,
@@ -177,8 +183,8 @@ class Jitted:
             opts: Any = (cname, _freeze({**base, **self.options}) if base else self._options_key)
         else:
             opts = (self.compiler, self._options_key)
-        dyn, statics = self._split(args, kwargs)
-        leaves, tree = flatten(dyn, "jit")
+        (dyn_args, dyn_kwargs), statics = self._split(args, kwargs)
+        leaves, tree = flatten_args(dyn_args, dyn_kwargs, "jit")
         sig: list[Any] = []
         nb: Backend | None = None
         for x in leaves:
@@ -243,17 +249,18 @@ class Jitted:
         run, out_tree, token = entry
         if not kwargs and self._sig is None and all(type(a) is Tensor for a in args):
             fast_key = _fast_key(args, self.compiler is None)
+            fast: tuple[Any, Any, int]
             if _single_leaf(out_tree):
                 one = getattr(run, "one", None)
                 fast = (one or (lambda xs, run=run: run(xs)[0]), None, token)
             else:
-                fast = (run, out_tree, token)
+                fast = (run, _rebuilder(out_tree), token)
             with self._lock:
                 if token in self._order:  # never a program the cache dropped
                     self._fast[fast_key] = fast
         if nb is not None:
             leaves = _to_tensors(leaves, _specs(leaves, nb))
-        return optree.tree_unflatten(out_tree, run(leaves))
+        return unflatten(out_tree, run(leaves))
 
     def _evict(self, maxsize: int) -> None:
         """Drop the least recently used programs past ``maxsize`` (under the lock), and
@@ -300,7 +307,7 @@ class Jitted:
                 return self.fn(*ba.args, **ba.kwargs)
 
         name = f"jit {getattr(self.fn, '__name__', 'fn')}"
-        graph = trace_flat(fn, [(s.shape, s.dtype) for s in specs], tree, op=name)
+        graph = trace_flat(fn, [(s.shape, s.dtype) for s in specs], tree, op=name, plain=True)
         return comp.compile(graph, specs, options), graph.out_tree
 
     def __repr__(self) -> str:
@@ -422,7 +429,7 @@ class Compiled:
             noun="argument",
         )
         leaves = _to_tensors(leaves, specs, keep=target)
-        return optree.tree_unflatten(self.graph.out_tree, self.run(leaves))
+        return unflatten(self.graph.out_tree, self.run(leaves))
 
 
 def compile(
@@ -496,7 +503,6 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
     stats = jitted._stats
     default = jitted.compiler is None
     active = _active.get
-    unflatten = optree.tree_unflatten
 
     if jitted._sig is not None:  # static arguments: always the general path
 
@@ -521,15 +527,15 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
                 hit = None
             if hit is None:
                 return slow(*args)
-            run, out_tree, token = hit
+            run, rebuild, token = hit
             stats[0] += 1
             try:
                 touch(token)  # the least recently used is what the bound drops
             except KeyError:  # dropped by another thread meanwhile
                 pass
-            if out_tree is None:  # one tensor out: run returns it
+            if rebuild is None:  # one tensor out: run returns it
                 return run(args)
-            return unflatten(out_tree, run(args))
+            return rebuild(run(args))
 
     fn = jitted.fn
     functools.update_wrapper(call, fn, updated=())
@@ -546,4 +552,15 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
 
 def _single_leaf(tree: Any) -> bool:
     """Whether ``tree`` is one bare leaf (the function returned a tensor, not a tuple)."""
+    if type(tree) is PlainTree:
+        return tree.kind == "leaf"
+    import optree
+
     return bool(optree.treespec_is_leaf(tree))
+
+
+def _rebuilder(tree: Any) -> Callable[[list[Any]], Any]:
+    """What the fast path calls on a program's outputs to return them as ``tree``."""
+    if type(tree) is PlainTree and tree.kind == "tuple":
+        return tuple
+    return functools.partial(unflatten, tree)

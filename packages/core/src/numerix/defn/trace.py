@@ -11,7 +11,7 @@ import numpy as np
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend
-from numerix.defn.expr import NUMBER_DTYPES, Graph, active_trace, trace_flat
+from numerix.defn.expr import NUMBER_DTYPES, Graph, PlainTree, active_trace, trace_flat
 from numerix.dtypes import DType
 from numerix.errors import ShapeError, TracingError
 from numerix.ops._core import resolve
@@ -20,8 +20,8 @@ from numerix.ops.creation import asarray
 # active_trace, trace_flat and NUMBER_DTYPES are the recorder's (numerix.defn.expr);
 # they are importable from here too
 __all__ = [
-    "Template", "template", "trace", "active_trace", "trace_flat", "flatten", "leaf_spec",
-    "NUMBER_DTYPES",
+    "Template", "template", "trace", "active_trace", "trace_flat", "flatten", "flatten_args",
+    "leaf_spec", "NUMBER_DTYPES",
 ]  # fmt: skip
 
 
@@ -92,6 +92,20 @@ def flatten(tree: Any, op: str) -> tuple[list[Any], Any]:
         if isinstance(x, (np.ndarray, np.generic)):
             leaves[i] = asarray(x)
     return leaves, treedef
+
+
+def flatten_args(args: tuple[Any, ...], kwargs: dict[str, Any], op: str) -> tuple[list[Any], Any]:
+    """:func:`flatten` of ``(args, kwargs)``: tensors and Python numbers passed positionally
+    are their own leaves, under a :class:`~numerix.defn.expr.PlainTree` (no optree);
+    anything else is flattened by optree."""
+    if not kwargs:
+        for x in args:
+            t = type(x)
+            if t is not Tensor and t not in NUMBER_DTYPES:
+                break
+        else:
+            return list(args), PlainTree("args", len(args))
+    return flatten((args, kwargs), op)
 
 
 def trace(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Graph:

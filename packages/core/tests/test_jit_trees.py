@@ -1,0 +1,85 @@
+"""jit's argument and result structures: flat ones (tensors and numbers passed
+positionally; one tensor, or a tuple of them, returned) are read without optree, any
+other tree through optree, with the same results and cache keys either way."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+import numerix as nx
+from numerix.defn.expr import PlainTree, unflatten
+from numerix.defn.trace import flatten_args
+
+Pair = namedtuple("Pair", "a b")
+
+
+def _x() -> nx.Tensor:
+    return nx.tensor(np.array([1.0, -2.0, 3.0], np.float32))
+
+
+def _check(got: nx.Tensor, want: np.ndarray) -> None:
+    assert type(got) is nx.Tensor and got.dtype is nx.float32 and got.shape == want.shape
+    np.testing.assert_array_equal(got.to_numpy(), want)
+
+
+def test_flat_arguments_are_a_plain_tree_others_an_optree_one() -> None:
+    x = _x()
+    leaves, tree = flatten_args((x, 2.0, True), {}, "jit")
+    assert leaves[0] is x and leaves[1:] == [2.0, True] and tree == PlainTree("args", 3)
+    assert unflatten(tree, leaves) == ((x, 2.0, True), {})
+    for args, kwargs in (((x, [x]), {}), ((x,), {"y": x}), ((np.ones(2),), {})):
+        leaves, tree = flatten_args(args, kwargs, "jit")
+        assert type(tree) is not PlainTree and all(type(v) is nx.Tensor for v in leaves)
+    assert PlainTree("tuple", 2) == PlainTree("tuple", 2) != PlainTree("args", 2)
+    assert hash(PlainTree("leaf", 1)) == hash(PlainTree("leaf", 1))
+
+
+@pytest.mark.parametrize("compiler", ["evaluator", None])
+def test_results_come_back_in_the_structure_returned(compiler: str | None) -> None:
+    x, want = _x(), np.float32([2.0, -4.0, 6.0])
+    one = nx.jit(lambda v: v * 2.0, compiler=compiler)
+    pair = nx.jit(lambda v, s: (v * 2.0, v + s), compiler=compiler)
+    nested = nx.jit(lambda v: {"a": [v * 2.0], "b": Pair(v, 3)}, compiler=compiler)
+    for _ in range(2):  # the first call compiles, the second runs the cached program
+        _check(one(x), want)
+        r = pair(x, 1.0)
+        assert type(r) is tuple and len(r) == 2
+        _check(r[0], want)
+        _check(r[1], np.float32([2.0, -1.0, 4.0]))
+        n = nested(x)
+        assert set(n) == {"a", "b"} and type(n["a"]) is list and type(n["b"]) is Pair
+        _check(n["a"][0], want)
+        assert n["b"].b.dtype is nx.int64 and n["b"].b.item() == 3
+    assert (one.trace_count, pair.trace_count, nested.trace_count) == (1, 1, 1)
+    assert pair.cache_info().hits == 1 and pair.is_cached(x, 5.0)
+    # keyword arguments go through optree and still find the program of their structure
+    kw = nx.jit(lambda v, s=1.0: v * s, compiler=compiler)
+    _check(kw(x, s=2.0), want)
+    _check(kw(x, s=2.0), want)
+    assert kw.trace_count == 1 and kw.cache_info().hits == 1
+
+
+_NO_OPTREE = """
+import sys
+import numerix as nx
+f = nx.jit(lambda x, s: (nx.abs(x) * s, x + 1.0))
+a, b = f(nx.tensor([0.0, -1.5]), 2.0)
+print(a.tolist(), b.tolist(), "optree" in sys.modules)
+g = nx.jit(lambda d: d["x"] * 2)
+print(g({"x": nx.tensor([1, 2])}).tolist(), "optree" in sys.modules)
+"""
+
+
+def test_a_flat_jit_loads_no_optree_a_pytree_does() -> None:
+    r = subprocess.run([sys.executable, "-W", "ignore", "-c", _NO_OPTREE],
+                       capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "[0.0, 3.0] [1.0, -0.5] False",
+        "[2, 4] True",
+    ]
