@@ -331,7 +331,9 @@ def test_softmax_family_vjp_rules() -> None:
     cases.finish()
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=ids)
+# float16 takes the rules' float32 path (bfloat16's too); float64's precision is checked
+# by the finite differences above
+@pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.float32], ids=ids)
 def test_softmax_family_grad(dtype: dtypes.DType) -> None:
     x, w = sample(dtype, (2, 3, 2), 11), sample(dtype, (2, 3, 2), 12)
     wt = nx.tensor(w)
