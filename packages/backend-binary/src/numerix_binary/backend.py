@@ -18,6 +18,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend, Option, SliceByIndexing, lowers, pad_plan
 from numerix.primitives import REGISTRY
@@ -42,6 +43,7 @@ _REDUCERS: dict[str, Any] = {
 }  # fmt: skip
 _asarray = np.asarray
 _BF16 = np.dtype(ml_dtypes.bfloat16)
+_NX_BF16 = dtypes.bfloat16
 
 
 def _fill(out: Tensor, r: Any) -> Tensor:
@@ -51,6 +53,14 @@ def _fill(out: Tensor, r: Any) -> Tensor:
 
 
 _matmul = operator.matmul
+
+
+@functools.lru_cache(maxsize=1024)
+def _slices(start: tuple[int, ...], stop: tuple[int, ...], strides: tuple[int, ...]) -> tuple:
+    # the slice kernel's key, kept: building the slices costs more than the view
+    return tuple(map(slice, start, stop, strides))
+
+
 _FLOAT_MAX: dict[np.dtype, float] = {}
 
 
@@ -532,15 +542,25 @@ class BinaryBackend(
     def reduce(
         self, out: Tensor, x: Tensor, *, kind: str, axes: tuple[int, ...], keepdims: bool
     ) -> Tensor:
+        # the ufunc alone runs in the kernel context (a float16 sum may overflow), as in
+        # the element-wise kernels: no wrapper around the whole kernel on the hot path
         a = x.data
         fn = _ACCUMULATORS.get(kind)
-        if fn is None:  # max, min, all, any
-            return _fill(out, _REDUCERS[kind](a, axis=axes, keepdims=keepdims))
-        if a.dtype == _BF16:  # summed in float32, rounded once
-            r = fn(a.astype(np.float32), axis=axes, keepdims=keepdims).astype(_BF16)
+        bf16 = out.dtype is _NX_BF16
+        if fn is None:  # max, min, all, any: the result is in out.dtype
+            fn, kw = _REDUCERS[kind], {"axis": axes, "keepdims": keepdims}
+        elif bf16:  # summed in float32, rounded once
+            a, kw = a.astype(np.float32), {"axis": axes, "keepdims": keepdims}
         else:
-            r = fn(a, axis=axes, keepdims=keepdims, dtype=out.dtype.numpy_dtype)
-        return _fill(out, r)
+            kw = {"axis": axes, "keepdims": keepdims, "dtype": out.dtype.numpy_dtype}
+        try:
+            r = _run_in_kernel_context(fn, a, **kw)
+        except RuntimeError as e:
+            r = _again(e, fn, a, **kw)
+        if bf16:
+            r = r.astype(_BF16)
+        out.data = r if type(r) is _nd else _asarray(r, dtype=out.dtype.numpy_dtype)
+        return out
 
     def argreduce(
         self, out: Tensor, x: Tensor, *, kind: str, axis: int | None, keepdims: bool
@@ -620,7 +640,7 @@ class BinaryBackend(
 
     def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
               strides: tuple[int, ...]) -> Tensor:  # fmt: skip
-        out.data = x.data[tuple(map(slice, start, stop, strides))]
+        out.data = x.data[_slices(start, stop, strides)]
         return out
 
     def reverse(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
@@ -647,6 +667,8 @@ class BinaryBackend(
     # ------------------------------------------------------------ indexing
     def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         idx = indices.data
+        if axes == (0,):  # x[idx]: the index's one column
+            return _fill(out, x.data[idx[..., 0]])
         a = (
             np.moveaxis(x.data, list(axes), list(range(len(axes))))
             if axes != tuple(range(len(axes)))
@@ -687,12 +709,12 @@ class BinaryBackend(
         return out
 
 
-# the kernels that only move or view elements raise no floating-point warning: they run
-# without the kernel context; full and dot enter it themselves where they need it
+# the kernels that only move, view or gather elements raise no floating-point warning: they
+# run without the kernel context; full, dot and reduce enter it themselves where they need it
 _full = _quiet(BinaryBackend._full_any)
 _dot = _quiet(BinaryBackend._dot_any)
 for _name in ("slice", "reshape", "transpose", "broadcast", "concatenate", "reverse", "full",
-              "dot"):  # fmt: skip
+              "dot", "reduce", "gather"):  # fmt: skip
     getattr(BinaryBackend, _name).quiet = True
 
 # every primitive and block runs in the kernel context (the element-wise kernels enter it

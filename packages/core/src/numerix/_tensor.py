@@ -370,8 +370,12 @@ class Tensor:
 
     # ------------------------------------------------------------ method forms
     def reshape(self, *shape: Any) -> Tensor:
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
+        if len(shape) == 1:
+            s = shape[0]
+            if type(s) is tuple:
+                shape = s
+            elif isinstance(s, (tuple, list)):
+                shape = tuple(s)
         return _ops.reshape(self, shape)
 
     def transpose(self, *axes: Any) -> Tensor:

@@ -53,6 +53,8 @@ def _is_int(k: Any) -> bool:
 # parameters and the output shape, is computed once per (shape, key) and kept here
 _BASIC: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
 _BASIC_MAX = 4096
+# x[idx]'s shapes (the gather's indices, out) per (x.shape, idx.shape)
+_GATHERS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 _int = int
 _new = Tensor.__new__
 _SMALL_INDEX = 64  # index tensors up to this size are bounds-checked as a Python list
@@ -155,14 +157,31 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
         and not x.backend.is_tracing
     ):
         # one integer tensor indexing axis 0 (x[idx]): the index checked as the general
-        # path checks it, then one gather
+        # path checks it, then one gather, its shapes by the rules kept per (x.shape,
+        # index shape)
         backend = x.backend
-        ki = _checked_index(key, x.shape[0], 0, x, x, op)
+        dim = x.shape[0]
+        ki = key
+        host = backend.to_numpy(key)
+        if host.size:
+            lo, hi = _extremes(host)
+            if lo < 0 or hi >= dim:  # refused, or negative entries wrapped
+                ki = _checked_index(key, dim, 0, x, x, op)
         if ki.dtype is not dtypes.int64:
             ki = cast(ki, dtypes.int64)
-        indices = backend.reshape(new_out(ki.shape + (1,), dtypes.int64, backend), ki)
-        return backend.gather(new_out(ki.shape + x.shape[1:], x.dtype, backend), x, indices,
-                              axes=(0,))  # fmt: skip
+        gkey = (x.shape, ki.shape)
+        plan = _GATHERS.get(gkey)
+        if plan is None:
+            if len(_GATHERS) >= _BASIC_MAX:
+                _GATHERS.clear()
+            plan = _GATHERS[gkey] = _gather_plan(x.shape, ki.shape)
+        ishape, gshape = plan
+        out = _new(Tensor)
+        out.shape, out.dtype, out.backend, out.data = ishape, dtypes.int64, backend, None
+        indices = backend.reshape(out, ki)
+        out = _new(Tensor)
+        out.shape, out.dtype, out.backend, out.data = gshape, x.dtype, backend, None
+        return backend.gather(out, x, indices, axes=(0,))
     if not isinstance(key, tuple):
         key = (key,)
     items: list[Any] = []
@@ -361,6 +380,21 @@ def _advanced(
     return transpose(r, order)
 
 
+def _gather_plan(shape: tuple[int, ...], index: tuple[int, ...]) -> tuple[Any, ...]:
+    """The shapes of ``x[idx]``'s two kernel calls, by the rules: the index as gather's
+    indices (a last axis of 1), and out."""
+    ishape = shape_primitives.reshape.shape_rule(index, shape=index + (1,))
+    return ishape, indexing_primitives.gather.shape_rule(shape, ishape, axes=(0,))
+
+
+def _extremes(host: np.ndarray) -> tuple[int, int]:
+    """The least and the greatest entry of a non-empty integer array."""
+    if host.size <= _SMALL_INDEX:  # two numpy reductions cost more than the list
+        values = host.ravel().tolist()
+        return min(values), max(values)
+    return int(host.min()), int(host.max())
+
+
 def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor, op: str) -> Tensor:
     # k indexes axis `axis` of y, the basic-sliced x; errors name x, the tensor indexed.
     # A concrete index is bounds-checked here; a traced one (inside jit) cannot be read,
@@ -373,11 +407,7 @@ def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor, op: str
     if concrete:
         host = k.backend.to_numpy(k)
         if host.size:
-            if host.size <= _SMALL_INDEX:  # two numpy reductions cost more than the list
-                values = host.ravel().tolist()
-                lo, hi = min(values), max(values)
-            else:
-                lo, hi = int(host.min()), int(host.max())
+            lo, hi = _extremes(host)
             if lo < -dim or hi >= dim:
                 bad = lo if lo < -dim else hi
                 raise IndexingError(

@@ -26,15 +26,24 @@ _accumulating = reduction.ACCUMULATING
 _no_identity = reduction.NO_IDENTITY
 
 
-def _reduce(kind: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:
-    t = as_tensor(x, kind)
+# What the checks and the rules give for (kind, shape, dtype, axis, keepdims): the dtype x
+# is cast to, the normalised axes, keepdims as a bool and out's shape and dtype, kept so
+# that a repeated reduction builds its out and calls the kernel. Only an axis of None, a
+# Python int or a tuple of Python ints is a key (True == 1 and numpy ints hash as ints:
+# they take the checks every time, which refuse a bool); a call the checks refuse keeps
+# nothing, so it raises again, naming its own operand.
+_PLANS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_PLANS_MAX = 4096
+_new = Tensor.__new__
+
+
+def _plan(kind: str, t: Tensor, axis: Any, keepdims: Any, dtype: Any) -> tuple[Any, ...]:
     axes = normalize_axes(kind, axis, t.ndim, t.shape)
     if kind in _accumulating:
         try:
-            odt = _accumulation(t.dtype) if dtype is None else dtypes.as_dtype(dtype, kind)
+            cdt = _accumulation(t.dtype) if dtype is None else dtypes.as_dtype(dtype, kind)
         except DTypeError as e:
             raise DTypeError(f"{e}; got {t.describe()}") from None
-        t = cast(t, odt)
     else:
         try:
             _dtype_rules[kind](t.dtype)  # refused first, with the operand named
@@ -45,7 +54,45 @@ def _reduce(kind: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> 
                 f"{kind}: cannot reduce the empty axis/axes {axes} of {t.describe()}: {kind} "
                 f"has no identity; reduce a non-empty tensor"
             )
-    return _reduce_p.bind(t, kind=kind, axes=axes, keepdims=bool(keepdims))
+        cdt = t.dtype
+    kd = bool(keepdims)
+    shape = _reduce_p.shape_rule(t.shape, kind=kind, axes=axes, keepdims=kd)
+    odt = _reduce_p.dtype_rule(cdt, kind=kind, axes=axes, keepdims=kd)
+    return cdt, axes, kd, shape, odt
+
+
+def _reduce(kind: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:
+    t = x if type(x) is Tensor else as_tensor(x, kind)
+    key = None
+    if dtype is None:
+        ta: type | None = type(axis)
+        if ta is tuple:
+            for a in axis:
+                if type(a) is not int:
+                    ta = None
+                    break
+        if axis is None or ta is int or ta is tuple:
+            key = (kind, t.shape, t.dtype, axis, keepdims)
+    try:
+        plan = None if key is None else _PLANS.get(key)
+    except TypeError:  # an unhashable keepdims: the checks take it
+        plan = key = None
+    if plan is None:
+        plan = _plan(kind, t, axis, keepdims, dtype)
+        if key is not None:
+            if len(_PLANS) >= _PLANS_MAX:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    cdt, axes, kd, shape, odt = plan
+    if t.dtype is not cdt:
+        t = cast(t, cdt)
+    # Primitive.bind's one-input call, with the rules' results kept in the plan
+    out = _new(Tensor)
+    out.shape = shape
+    out.dtype = odt
+    out.backend = t.backend
+    out.data = None
+    return t.backend.reduce(out, t, kind=kind, axes=axes, keepdims=kd)
 
 
 def sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:

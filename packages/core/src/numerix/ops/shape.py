@@ -30,6 +30,24 @@ __all__ = [
 ]  # fmt: skip
 
 
+# Plans kept by the fast paths below: what the checks and the rules give for a (shape, ...)
+# key, computed once by the general path. Only keys of Python ints are kept (True == 1 and
+# numpy ints hash as ints: they take the checks every time, which refuse a bool); a call
+# the checks refuse keeps nothing, so it raises again, naming its own operands.
+_PLANS_MAX = 4096
+_RESHAPES: dict[tuple[Any, ...], tuple[int, ...]] = {}
+_TRANSPOSES: dict[tuple[Any, ...], tuple[Any, tuple[int, ...]]] = {}
+_CONCATS: dict[tuple[Any, ...], tuple[int, tuple[int, ...]]] = {}
+_new = Tensor.__new__
+
+
+def _keep(plans: dict[Any, Any], key: Any, plan: Any) -> Any:
+    if len(plans) >= _PLANS_MAX:
+        plans.clear()
+    plans[key] = plan
+    return plan
+
+
 def reshape(x: Any, /, shape: Any) -> Tensor:
     """The same elements in C order with a new shape; one dimension may be -1 (inferred).
 
@@ -38,27 +56,24 @@ def reshape(x: Any, /, shape: Any) -> Tensor:
     (2, 3)
     """
     if type(x) is Tensor and type(shape) is tuple:
-        # the common case, a tuple of Python ints with at most one -1: one pass, and the
-        # general checks below for anything else (they name the problem)
-        known, free = 1, -1
-        for i, d in enumerate(shape):
-            if type(d) is not int or d < -1 or (d == -1 and free >= 0):
+        # the common case, a tuple of Python ints: its target shape kept per (x.shape,
+        # shape), the kernel called with the out the rules give
+        for d in shape:
+            if type(d) is not int:
                 break
-            if d == -1:
-                free = i
-            else:
-                known *= d
         else:
-            n = x.size
-            ok = known == n
-            if free >= 0:
-                ok = known != 0 and not n % known
-                if ok:
-                    shape = shape[:free] + (n // known,) + shape[free + 1 :]
-            if ok:
-                if shape == x.shape:
-                    return x
-                return shape_primitives.reshape.bind(x, shape=shape)
+            key = (x.shape, shape)
+            target = _RESHAPES.get(key)
+            if target is None:
+                target = _keep(_RESHAPES, key, _reshape_target(x, shape))
+            if target == x.shape:
+                return x
+            out = _new(Tensor)
+            out.shape = target
+            out.dtype = x.dtype
+            out.backend = x.backend
+            out.data = None
+            return x.backend.reshape(out, x)
     t = as_tensor(x, "reshape")
     if isinstance(shape, int) and not isinstance(shape, bool):
         shape = (shape,)
@@ -66,7 +81,15 @@ def reshape(x: Any, /, shape: Any) -> Tensor:
         isinstance(d, int) and not isinstance(d, bool) for d in shape
     ):
         raise ShapeError(f"reshape: shape must be an int or a tuple of ints, got {shape!r}")
-    shape = tuple(shape)
+    shape = _reshape_target(t, tuple(shape))
+    if shape == t.shape:
+        return t
+    return shape_primitives.reshape.bind(t, shape=shape)
+
+
+def _reshape_target(t: Tensor, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape ``t`` is reshaped to (its -1 resolved), checked against ``t``'s size, by
+    the rule of ``reshape``; ``shape`` holds ints."""
     if shape.count(-1) > 1:
         raise ShapeError(f"reshape: only one dimension can be -1, got {shape}")
     if any(d < -1 for d in shape):
@@ -84,9 +107,7 @@ def reshape(x: Any, /, shape: Any) -> Tensor:
             f"reshape: cannot reshape {t.describe()} ({t.size} elements) to {shape} "
             f"({size_of(shape)} elements); the sizes must match"
         )
-    if shape == t.shape:
-        return t
-    return shape_primitives.reshape.bind(t, shape=shape)
+    return shape_primitives.reshape.shape_rule(t.shape, shape=shape)
 
 
 def ravel(x: Any, /) -> Tensor:
@@ -97,25 +118,39 @@ def ravel(x: Any, /) -> Tensor:
 def transpose(x: Any, /, axes: Sequence[int] | None = None) -> Tensor:
     """Permute the axes (reverse them when ``axes`` is None), as numpy ``transpose``."""
     if axes is None and type(x) is Tensor:
-        s = x.shape
-        if len(s) < 2:
-            return x
-        return shape_primitives.transpose.bind(x, axes=tuple(range(len(s) - 1, -1, -1)))
+        return _transposed(x, None)
     t = as_tensor(x, "transpose")
     if axes is None:
-        perm = tuple(range(t.ndim - 1, -1, -1))
-    else:
-        if not isinstance(axes, (tuple, list)):
-            raise ShapeError(f"transpose: axes must be a tuple of ints, got {axes!r}")
-        perm = tuple(normalize_axis("transpose", a, t.ndim, t.shape) for a in axes)
-        if sorted(perm) != list(range(t.ndim)):
-            raise ShapeError(
-                f"transpose: axes {tuple(axes)} are not a permutation of the {t.ndim} axes of "
-                f"{t.describe()}"
-            )
-    if perm == tuple(range(t.ndim)):
+        return _transposed(t, None)
+    if not isinstance(axes, (tuple, list)):
+        raise ShapeError(f"transpose: axes must be a tuple of ints, got {axes!r}")
+    perm = tuple(normalize_axis("transpose", a, t.ndim, t.shape) for a in axes)
+    if sorted(perm) != list(range(t.ndim)):
+        raise ShapeError(
+            f"transpose: axes {tuple(axes)} are not a permutation of the {t.ndim} axes of "
+            f"{t.describe()}"
+        )
+    return _transposed(t, perm)
+
+
+def _transposed(t: Tensor, perm: tuple[int, ...] | None) -> Tensor:
+    """``t`` with its axes in the order ``perm`` (a checked permutation; None reverses
+    them): the kernel called with the out the rules give, kept per (shape, perm)."""
+    key = (t.shape, perm)
+    plan = _TRANSPOSES.get(key)
+    if plan is None:
+        axes = tuple(range(len(t.shape) - 1, -1, -1)) if perm is None else perm
+        shape = shape_primitives.transpose.shape_rule(t.shape, axes=axes)
+        plan = _keep(_TRANSPOSES, key, (axes if axes != tuple(range(len(axes))) else None, shape))
+    axes, shape = plan
+    if axes is None:  # the identity
         return t
-    return shape_primitives.transpose.bind(t, axes=perm)
+    out = _new(Tensor)
+    out.shape = shape
+    out.dtype = t.dtype
+    out.backend = t.backend
+    out.data = None
+    return t.backend.transpose(out, t, axes=axes)
 
 
 def permute_dims(x: Any, /, axes: Sequence[int]) -> Tensor:
@@ -134,11 +169,11 @@ def matrix_transpose(x: Any, /) -> Tensor:
 
 
 def matrix_transpose_T(x: Tensor) -> Tensor:
-    if x.ndim != 2:
+    if len(x.shape) != 2:
         raise ShapeError(
             f"T: .T is defined for 2-d tensors, got {x.describe()}; use .mT or transpose(axes)"
         )
-    return transpose(x)
+    return _transposed(x, None)
 
 
 def broadcast_to(x: Any, /, shape: Any) -> Tensor:
@@ -194,25 +229,29 @@ def concatenate(arrays: Sequence[Any], /, axis: int | None = 0) -> Tensor:
     [1, 2, 3]
     """
     if type(arrays) in (list, tuple) and len(arrays) > 1 and type(axis) is int:
-        # tensors of one dtype and rank on one backend, along an axis in range, the other
-        # axes equal: bound directly (anything else: the checks below)
+        # tensors of one dtype on one backend: their axis and out's shape kept per (axis,
+        # shapes) when the checks below pass them, the kernel called with that out
         t0 = arrays[0]
         if type(t0) is Tensor and t0.backend is not DEALLOCATED:
-            s0, b0, d0, nd = t0.shape, t0.backend, t0.dtype, len(t0.shape)
-            a0 = axis + nd if axis < 0 else axis
-            if 0 <= a0 < nd:
-                rest = s0[:a0], s0[a0 + 1 :]
-                for ti in arrays:
-                    if (
-                        type(ti) is not Tensor
-                        or ti.backend is not b0
-                        or ti.dtype is not d0
-                        or len(ti.shape) != nd
-                        or (ti.shape[:a0], ti.shape[a0 + 1 :]) != rest
-                    ):
-                        break
-                else:
-                    return shape_primitives.concatenate.bind(*arrays, axis=a0)
+            b0, d0 = t0.backend, t0.dtype
+            key: list[Any] = [axis]
+            for ti in arrays:
+                if type(ti) is not Tensor or ti.backend is not b0 or ti.dtype is not d0:
+                    break
+                key.append(ti.shape)
+            else:
+                k = tuple(key)
+                plan = _CONCATS.get(k)
+                if plan is None:
+                    plan = _keep(_CONCATS, k, _concat_plan(axis, key[1:]))
+                ax, shape = plan
+                if ax >= 0:
+                    out = _new(Tensor)
+                    out.shape = shape
+                    out.dtype = d0
+                    out.backend = b0
+                    out.data = None
+                    return b0.concatenate(out, *arrays, axis=ax)
     if not isinstance(arrays, (list, tuple)) or not arrays:
         raise ShapeError("concatenate: expects a non-empty list or tuple of tensors")
     _, ts = unify("concatenate", *arrays)
@@ -242,6 +281,20 @@ def concatenate(arrays: Sequence[Any], /, axis: int | None = 0) -> Tensor:
     if len(ts) == 1:
         return ts[0]
     return shape_primitives.concatenate.bind(*ts, axis=ax)
+
+
+def _concat_plan(axis: int, shapes: list[tuple[int, ...]]) -> tuple[int, tuple[int, ...]]:
+    """(the axis, out's shape by the rule) where tensors of ``shapes`` concatenate along
+    ``axis``, else (-1, ()): the general path's checks name what is wrong."""
+    nd = len(shapes[0])
+    a = axis + nd if axis < 0 else axis
+    if not 0 <= a < nd:
+        return -1, ()
+    rest = shapes[0][:a], shapes[0][a + 1 :]
+    for s in shapes:
+        if len(s) != nd or (s[:a], s[a + 1 :]) != rest:
+            return -1, ()
+    return a, shape_primitives.concatenate.shape_rule(*shapes, axis=a)
 
 
 concat = concatenate
