@@ -125,7 +125,8 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
     """``x[key]`` with numpy semantics; ``op`` names the operation in the errors of
     integer index tensors (``take`` indexes through here)."""
     # the fast paths call the kernels themselves, with the output their plan inferred
-    hkey = (key,) if type(key) is _int else _basic_key(key)
+    tk = type(key)
+    hkey = (key,) if tk is _int else None if tk is Tensor else _basic_key(key)
     if hkey is not None:
         ck = (x.shape, hkey)
         try:
@@ -149,7 +150,7 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
                 y = backend.reshape(out, y)
             return y
     elif (
-        type(key) is Tensor
+        tk is Tensor
         and key.dtype.kind in "iu"
         and key.backend is x.backend
         and x.shape
@@ -163,8 +164,13 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
         dim = x.shape[0]
         ki = key
         host = backend.to_numpy(key)
-        if host.size:
-            lo, hi = _extremes(host)
+        n = host.size
+        if n:
+            if n <= _SMALL_INDEX and host.ndim == 1:  # _extremes, without its call
+                values = host.tolist()
+                lo, hi = min(values), max(values)
+            else:
+                lo, hi = _extremes(host)
             if lo < 0 or hi >= dim:  # refused, or negative entries wrapped
                 ki = _checked_index(key, dim, 0, x, x, op)
         if ki.dtype is not dtypes.int64:
@@ -390,7 +396,7 @@ def _gather_plan(shape: tuple[int, ...], index: tuple[int, ...]) -> tuple[Any, .
 def _extremes(host: np.ndarray) -> tuple[int, int]:
     """The least and the greatest entry of a non-empty integer array."""
     if host.size <= _SMALL_INDEX:  # two numpy reductions cost more than the list
-        values = host.ravel().tolist()
+        values = (host if host.ndim == 1 else host.ravel()).tolist()
         return min(values), max(values)
     return int(host.min()), int(host.max())
 
