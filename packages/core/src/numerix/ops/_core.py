@@ -248,7 +248,10 @@ def elementwise_binary(prim: Primitive, x1: Any, x2: Any) -> Tensor:
             x1, x2, backend, cdt, odt = _with_scalars(prim, x1, x2)
         s1 = x1.shape
         s2 = x2.shape
-        shape = s1 if s1 == s2 else broadcast_shapes(prim.name, s1, s2)
+        if s1 == s2 or not s2:  # equal, or a 0-d operand (a Python scalar's): s1
+            shape = s1
+        else:
+            shape = s2 if not s1 else broadcast_shapes(prim.name, s1, s2)
         out = _new(Tensor)
         out.shape = shape
         out.dtype = odt
