@@ -667,8 +667,9 @@ class BinaryBackend(
     # ------------------------------------------------------------ indexing
     def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         idx = indices.data
-        if axes == (0,):  # x[idx]: the index's one column
-            return _fill(out, x.data[idx[..., 0]])
+        if axes == (0,):  # x[idx]: the index's one column, rows taken (faster than x[i])
+            a, i = x.data, idx[..., 0]
+            return _fill(out, a.take(i, axis=0) if a.ndim > 1 else a[i])
         a = (
             np.moveaxis(x.data, list(axes), list(range(len(axes))))
             if axes != tuple(range(len(axes)))
