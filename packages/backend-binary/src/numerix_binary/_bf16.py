@@ -15,14 +15,14 @@ import numpy as np
 
 from numerix import dtypes
 
-__all__ = ["BF16_KIND", "bf16", "is_half"]
+__all__ = ["BF16_KIND", "numpy_bfloat16", "is_half"]
 
 #: numpy's kind of ml_dtypes' bfloat16 (a test checks it, and that no other dtype of
 #: numerix has it)
 BF16_KIND = "V"
 
 
-def bf16() -> np.dtype:
+def numpy_bfloat16() -> np.dtype:
     """numpy's bfloat16 dtype (ml_dtypes is imported on the first call)."""
     return dtypes.bfloat16.numpy_dtype
 

@@ -2,7 +2,8 @@
 
 numerix's reference backend (Nx's BinaryBackend, but on numpy, so it is fast too).
 Every kernel fills ``out.data`` with a ``numpy.ndarray`` of exactly ``out.dtype``;
-bfloat16 is held through ``ml_dtypes``.
+bfloat16 is held through ``ml_dtypes``, imported when the first bfloat16 array is made
+(:mod:`numerix_binary._bf16`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend, Option, SliceByIndexing, lowers, pad_plan
 from numerix.primitives import REGISTRY
+from numerix_binary._bf16 import BF16_KIND, numpy_bfloat16
 from numerix_binary._bits import BitsKernels
 from numerix_binary._conv import ConvKernels
 from numerix_binary._fft import FftKernels
@@ -42,7 +43,6 @@ _REDUCERS: dict[str, Any] = {
     "any": np.any,
 }  # fmt: skip
 _asarray = np.asarray
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 _NX_BF16 = dtypes.bfloat16
 
 
@@ -74,7 +74,7 @@ def _exact_scalar(value: Any, dt: np.dtype) -> bool:
             return False
         m = _FLOAT_MAX.get(dt)
         if m is None:
-            m = _FLOAT_MAX[dt] = float(ml_dtypes.finfo(dt).max)
+            m = _FLOAT_MAX[dt] = float(np.finfo(dt).max)
         return abs(value) <= m or value != value or abs(value) == math.inf
     return (t is int or t is bool) and dt.kind in "iub"
 
@@ -82,7 +82,7 @@ def _exact_scalar(value: Any, dt: np.dtype) -> bool:
 def _upcast(a: np.ndarray) -> np.ndarray:
     # ml_dtypes' bfloat16 lacks some ufunc loops (and float16 math is slow): compute in
     # float32 and round once, which is what XLA and PyTorch do on CPU
-    return a.astype(np.float32) if a.dtype == _BF16 else a
+    return a.astype(np.float32) if a.dtype.kind == BF16_KIND else a
 
 
 def _rsqrt(a: np.ndarray) -> np.ndarray:
@@ -182,19 +182,20 @@ def _math(fn: Any) -> Any:
 
     def lowering(params: Mapping[str, Any], ins: tuple[Any, ...], out: tuple[Any, ...]) -> Any:
         if ins[0][1].name == "bfloat16":
-            return lambda a: fn(a.astype(np.float32)).astype(_BF16)
+            b = numpy_bfloat16()
+            return lambda a: fn(a.astype(np.float32)).astype(b)
         return fn
 
     @lowers(lowering)
     def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
         a = x.data
-        if a.dtype == _BF16:
+        if a.dtype.kind == BF16_KIND:
             a = a.astype(np.float32)
         try:
             r = _run_in_kernel_context(fn, a)
         except RuntimeError as e:
             r = _again(e, fn, a)
-        return _fill(out, r.astype(_BF16) if x.data.dtype == _BF16 else r)
+        return _fill(out, r.astype(numpy_bfloat16()) if x.data.dtype.kind == BF16_KIND else r)
 
     kernel.quiet = True
     return kernel
@@ -489,8 +490,9 @@ class BinaryBackend(
 
     def atan2(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         a, b = x1.data, x2.data
-        if a.dtype == _BF16:
-            return _fill(out, np.arctan2(a.astype(np.float32), b.astype(np.float32)).astype(_BF16))
+        if a.dtype.kind == BF16_KIND:
+            r = np.arctan2(a.astype(np.float32), b.astype(np.float32))
+            return _fill(out, r.astype(numpy_bfloat16()))
         return _fill(out, np.arctan2(a, b))
 
     def bitwise_left_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
@@ -558,7 +560,7 @@ class BinaryBackend(
         except RuntimeError as e:
             r = _again(e, fn, a, **kw)
         if bf16:
-            r = r.astype(_BF16)
+            r = r.astype(numpy_bfloat16())
         out.data = r if type(r) is _nd else _asarray(r, dtype=out.dtype.numpy_dtype)
         return out
 
@@ -581,7 +583,7 @@ class BinaryBackend(
             and 1 <= a.ndim <= 2
             and 1 <= b.ndim <= 2
             and contract_x == (a.ndim - 1,)
-            and a.dtype != _BF16
+            and a.dtype.kind != BF16_KIND
         ):
             # the plain matrix / vector product: only its ufunc in the kernel context
             try:
@@ -595,7 +597,7 @@ class BinaryBackend(
                  batch_x: tuple[int, ...], contract_y: tuple[int, ...],
                  batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
         a, b = x.data, y.data
-        bf16 = a.dtype == _BF16
+        bf16 = a.dtype.kind == BF16_KIND
         if bf16:
             a, b = a.astype(np.float32), b.astype(np.float32)
         if (
@@ -611,7 +613,7 @@ class BinaryBackend(
         else:
             r = _batched_dot(a, b, contract_x, batch_x, contract_y, batch_y)
         if bf16:
-            r = r.astype(_BF16)
+            r = r.astype(numpy_bfloat16())
         elif a.dtype.kind == "b":  # pragma: no cover - the core refuses bool products
             r = r.astype(bool)
         return _fill(out, r)
