@@ -44,7 +44,8 @@ Lowering = Callable[[Mapping[str, Any], tuple[Any, ...], tuple[Any, ...]], Any]
 
 
 def lowers(build: Lowering) -> Callable[[Any], Any]:
-    """Attach a lowering (see :meth:`Backend.lower`) to the primitive method it decorates.
+    """Attach a lowering (see :meth:`Backend.lower`) to the primitive or block method it
+    decorates (a block of one output, ``block_softmax``, as a primitive's).
 
     ``build(params, inputs, out)`` returns the function of payloads for one node of a
     graph (or None where the method has to run, e.g. for a dtype it handles apart)::
@@ -326,13 +327,14 @@ class Backend:
         inputs: tuple[tuple[tuple[int, ...], DType], ...],
         out: tuple[tuple[int, ...], DType],
     ) -> Any:
-        """Primitive ``op`` as a plain function of payloads, for compilers that replay a
-        graph (the ``evaluator``), or None.
+        """Primitive ``op`` (or a one-output block's method, ``block_<name>``) as a plain function of
+        payloads, for compilers that replay a graph (the ``evaluator``, the torch
+        compiler), or None.
 
         A lowering is a callable taking the ``data`` of the inputs (whose shapes and
         dtypes are ``inputs``) and returning exactly what the primitive would have put
         in ``out.data`` for an output of type ``out``, with ``params`` already bound.
-        With None the compiler calls the primitive method on ``Tensor`` shells; a
+        With None the compiler calls the method on ``Tensor`` shells; a
         lowering skips the per-call cost of those shells (a few hundred nanoseconds a
         node). It must compute the same values as the method, bit for bit (the kit's
         ``compiled`` family checks).
