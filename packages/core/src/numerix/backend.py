@@ -327,9 +327,9 @@ class Backend:
         inputs: tuple[tuple[tuple[int, ...], DType], ...],
         out: tuple[tuple[int, ...], DType],
     ) -> Any:
-        """Primitive ``op`` (or a one-output block's method, ``block_<name>``) as a plain function of
-        payloads, for compilers that replay a graph (the ``evaluator``, the torch
-        compiler), or None.
+        """Primitive ``op`` (or a one-output block's method, ``block_<name>``) as a plain
+        function of payloads, for compilers that replay a graph (the ``evaluator``, the
+        torch compiler), or None.
 
         A lowering is a callable taking the ``data`` of the inputs (whose shapes and
         dtypes are ``inputs``) and returning exactly what the primitive would have put
