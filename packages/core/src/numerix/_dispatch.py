@@ -125,13 +125,24 @@ def bind(prim: Primitive, *inputs: Any, backend: Backend | None = None, **params
         out.shape = prim.shape_rule(x.shape, **params)
         out.dtype = prim.dtype_rule(x.dtype, **params)
     else:
-        b, inputs = _meet(prim, inputs, backend)
+        # the tensor inputs on one backend (the one given, if any): nothing to meet
+        b = backend
+        for x in inputs:
+            if type(x) is Tensor:
+                if b is None:
+                    b = x.backend
+                elif x.backend is not b:
+                    b = None
+                    break
+        if b is None:
+            b, inputs = _meet(prim, inputs, backend)
         out.shape = prim.shape_rule(*[x.shape for x in inputs], **params)
         out.dtype = prim.dtype_rule(*[x.dtype for x in inputs], **params)
     out.backend = b
     out.data = None
-    for k in prim.out_params:  # the rules' alone (params is this call's own dict)
-        del params[k]
+    if prim.out_params:
+        for k in prim.out_params:  # the rules' alone (params is this call's own dict)
+            del params[k]
     return getattr(b, prim.name)(out, *inputs, **params)
 
 
