@@ -23,6 +23,7 @@
 
     python benchmarks/compilers.py --only flat    # the xla compiler's flat-program rows
     python benchmarks/compilers.py --only first   # their first-call rows
+    python benchmarks/compilers.py --only cached  # their cached-call rows
     python benchmarks/compilers.py --only torch   # the torch compiler's rows
     python benchmarks/compilers.py --json         # any of these as JSON
 
@@ -497,9 +498,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=11, help="timeit loops per side")
     p.add_argument(
         "--only",
-        choices=("flat", "first", "torch"),
-        help="the xla compiler's flat-program rows alone, their first-call rows, or the "
-        "torch compiler's rows against torch by hand",
+        choices=("flat", "first", "cached", "torch"),
+        help="the xla compiler's flat-program rows alone, their first-call rows, their "
+        "cached-call rows, or the torch compiler's rows against torch by hand",
     )
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = p.parse_args(argv)
@@ -511,6 +512,8 @@ def main(argv: list[str] | None = None) -> int:
         return out(bench_flat(args.quick))
     if args.only == "first":
         return out(bench_xla_first_call(3 if args.quick else 9))
+    if args.only == "cached":
+        return out(bench_xla_cached(repeat))
     if args.only == "torch":
         return out(bench_torch_compiler(repeat, inductor=not args.quick))
     rows += bench_evaluator(repeat)
