@@ -126,16 +126,18 @@ def bind(prim: Primitive, *inputs: Any, backend: Backend | None = None, **params
         out.dtype = prim.dtype_rule(x.dtype, **params)
     else:
         # the tensor inputs on one backend (the one given, if any): nothing to meet
-        b = backend
+        one: Backend | None = backend
         for x in inputs:
             if type(x) is Tensor:
-                if b is None:
-                    b = x.backend
-                elif x.backend is not b:
-                    b = None
+                if one is None:
+                    one = x.backend
+                elif x.backend is not one:
+                    one = None
                     break
-        if b is None:
+        if one is None:
             b, inputs = _meet(prim, inputs, backend)
+        else:
+            b = one
         out.shape = prim.shape_rule(*[x.shape for x in inputs], **params)
         out.dtype = prim.dtype_rule(*[x.dtype for x in inputs], **params)
     out.backend = b
