@@ -27,6 +27,35 @@ from numerix.primitives import linalg as linalg_primitives
 __all__ = ["dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"]
 
 
+# contract_x of the product of a 1-d or 2-d x: its last axis
+_LAST_AXIS = (None, (0,), (1,))
+
+
+def _plain_product(op: str, x1: Any, x2: Any) -> Tensor | None:
+    """The product of two tensors of one (non-bool) dtype on one backend, each 1-d or
+    2-d, whose contracted sizes match: ``dot`` and ``matmul`` agree there (``x1``'s last
+    axis with ``x2``'s first), so it binds ``dot`` at once, without the general path's
+    promotion, axis normalisation and rules; None for anything else, which the general
+    path checks (and refuses with its own errors)."""
+    if type(x1) is Tensor and type(x2) is Tensor:
+        s1, s2 = x1.shape, x2.shape
+        n1, n2 = len(s1), len(s2)
+        b = x1.backend
+        if (
+            0 < n1 <= 2
+            and 0 < n2 <= 2
+            and x2.backend is b
+            and x1.dtype is x2.dtype
+            and x1.dtype.kind != "b"
+            and s1[-1] == s2[0]
+            and b is not DEALLOCATED
+        ):
+            shape = check_size(op, s1[:-1] + s2[1:])
+            return bind(linalg_primitives.dot, new_out(shape, x1.dtype, b), x1, x2,
+                        contract_x=_LAST_AXIS[n1], batch_x=(), contract_y=(0,), batch_y=())  # fmt: skip
+    return None
+
+
 def _operands(op: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
     wa, wb = type(a) in _PY_SCALARS, type(b) in _PY_SCALARS
     if wa != wb:
@@ -106,6 +135,9 @@ def dot(a: Any, b: Any, /) -> Tensor:
 
         nx.dot(nx.ones((2, 3)), nx.ones((2, 3)))  # ShapeError: dot: shapes ... are not aligned
     """
+    r = _plain_product("dot", a, b)
+    if r is not None:
+        return r
     x, y = _operands("dot", a, b)
     if x.ndim == 0 or y.ndim == 0:
         return x * y
@@ -125,23 +157,9 @@ def _check_contract(op: str, x: Tensor, ax: int, y: Tensor, ay: int) -> None:
 def matmul(x1: Any, x2: Any, /) -> Tensor:
     """Matrix product with broadcast batch axes (array API ``matmul``, the ``@`` operator).
     1-d operands are treated as a row / column vector and the added axis removed."""
-    if type(x1) is Tensor and type(x2) is Tensor:
-        # the common case, two matrices of one dtype on one backend: no unify, no cast
-        # and the product's shape directly (the same checks, the same errors)
-        s1, s2 = x1.shape, x2.shape
-        b = x1.backend
-        if (
-            len(s1) == 2
-            and len(s2) == 2
-            and x2.backend is b
-            and x1.dtype is x2.dtype
-            and x1.dtype.kind != "b"
-            and s1[1] == s2[0]
-            and b is not DEALLOCATED
-        ):
-            shape = check_size("matmul", (s1[0], s2[1]))
-            return bind(linalg_primitives.dot, new_out(shape, x1.dtype, b), x1, x2,
-                        contract_x=(1,), batch_x=(), contract_y=(0,), batch_y=())  # fmt: skip
+    r = _plain_product("matmul", x1, x2)
+    if r is not None:
+        return r
     x, y = _operands("matmul", x1, x2)
     if x.ndim == 0 or y.ndim == 0:
         raise ShapeError(
