@@ -280,6 +280,40 @@ def test_torch_compiler_inductor_compiles_the_seed_mlp() -> None:
     assert f.trace_count == 1
 
 
+def test_threefry_block_is_traced_out_of_place_for_inductor() -> None:
+    # the block's kernel works in place eagerly; traced for inductor it is written out
+    # of place (inductor took more than five minutes over the in-place chain), the same bits
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from numerix_torch._random import threefry2x32, tracing_for_graph
+
+    rng = np.random.default_rng(8)
+    words = [torch.from_numpy(rng.integers(0, 2**32, s, dtype=np.uint32)) for s in
+             [(), (3, 1), (1, 4), (3, 4)]]  # fmt: skip
+    eager = threefry2x32(*words, (3, 4))
+    with tracing_for_graph():
+        graph = threefry2x32(*words, (3, 4))
+        gm = make_fx(lambda *w: threefry2x32(*w, (3, 4)), tracing_mode="fake")(*words)
+    for a, b in zip(eager, graph, strict=True):
+        assert a.dtype == b.dtype == torch.uint32 and a.shape == b.shape == (3, 4)
+        assert torch.equal(a.view(torch.int32), b.view(torch.int32))
+    ops = [str(n.target).split(".") for n in gm.graph.nodes if n.op == "call_function"]
+    in_place = [op for op in ops if op[1][-1:] == "_" != op[1][:1] or op[2].endswith("out")]
+    assert ops and not in_place, in_place
+
+
+def test_torch_compiler_inductor_compiles_threefry() -> None:
+    key = nx.random.key(3, backend="torch")
+    f = tj(lambda k: nx.random.uniform(k, (6,)), mode="inductor")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InductorFallbackWarning)  # really compiled
+        r = f(key)
+    want = nx.random.uniform(nx.random.key(3, backend="binary"), (6,))
+    assert r.dtype is nx.float32 and r.shape == (6,) and r.backend.name == "torch"
+    np.testing.assert_array_equal(r.to_numpy(), want.to_numpy(), strict=True)
+
+
 def test_torch_compiler_inductor_falls_back_on_control_flow() -> None:
     x, n = on_torch((nx.tensor([1.0, 2.0]), nx.tensor(4)))
     with pytest.warns(InductorFallbackWarning, match=r"cond, while node\(s\).*replay mode"):

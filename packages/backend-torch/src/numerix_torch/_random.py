@@ -8,6 +8,10 @@ is the arithmetic one with the ``s`` copies of the sign bit masked off."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+
 import torch
 
 from numerix._tensor import Tensor
@@ -15,6 +19,21 @@ from numerix._tensor import Tensor
 _I32 = torch.int32
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = 0x1BD11BDA  # Threefry's key-schedule constant (below 2**31: the same int32)
+
+#: True while the torch compiler traces a program into a graph of aten ops for inductor
+_FOR_GRAPH: ContextVar[bool] = ContextVar("numerix_torch_for_graph", default=False)
+
+
+@contextlib.contextmanager
+def tracing_for_graph() -> Iterator[None]:
+    """Kernels written in place run out of place inside: inductor fuses twenty rounds of
+    out-of-place ops into one loop in seconds, and the same rounds in place (a chain of
+    functionalized copies) took it more than five minutes."""
+    token = _FOR_GRAPH.set(True)
+    try:
+        yield
+    finally:
+        _FOR_GRAPH.reset(token)
 
 
 def threefry2x32(
@@ -24,6 +43,9 @@ def threefry2x32(
     ``shape``), as two uint32 tensors of ``shape``."""
     k1, k2, x1, x2 = (t.view(_I32) for t in (k1, k2, x1, x2))
     ks = (k1, k2, k1 ^ k2 ^ _PARITY)
+    if _FOR_GRAPH.get():
+        y1, y2 = _rounds(ks, (x1 + ks[0]).expand(shape), (x2 + ks[1]).expand(shape))
+        return y1.view(torch.uint32), y2.view(torch.uint32)
     y1 = torch.add(x1, ks[0]).expand(shape).contiguous()
     y2 = torch.add(x2, ks[1]).expand(shape).contiguous()
     tmp = torch.empty_like(y2)
@@ -36,6 +58,19 @@ def threefry2x32(
         y1.add_(ks[(i + 1) % 3])
         y2.add_(ks[(i + 2) % 3] + (i + 1))
     return y1.view(torch.uint32), y2.view(torch.uint32)
+
+
+def _rounds(
+    ks: tuple[torch.Tensor, ...], y1: torch.Tensor, y2: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    # the same rounds out of place, for a graph
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            y1 = y1 + y2
+            y2 = y1 ^ ((y2 << r) | ((y2 >> (32 - r)) & ((1 << r) - 1)))
+        y1 = y1 + ks[(i + 1) % 3]
+        y2 = y2 + (ks[(i + 2) % 3] + (i + 1))
+    return y1.contiguous(), y2.contiguous()
 
 
 class RandomKernels:

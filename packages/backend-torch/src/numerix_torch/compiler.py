@@ -155,6 +155,7 @@ def _aten_graph(graph: Graph, program: Program) -> tuple[Any, list[Any]]:
     from torch.fx.experimental.proxy_tensor import make_fx
 
     from numerix_torch._dtypes import TORCH
+    from numerix_torch._random import tracing_for_graph
 
     device = getattr(program.backend, "torch_device", None)
     examples = [
@@ -163,7 +164,8 @@ def _aten_graph(graph: Graph, program: Program) -> tuple[Any, list[Any]]:
     ]
     # the program's constants and captured tensors are real tensors (moved to the device
     # once, at lowering): make_fx takes them into the graph as its constants
-    gm = make_fx(program.fn, tracing_mode="fake", _allow_non_fake_inputs=True)(*examples)
+    with tracing_for_graph():
+        gm = make_fx(program.fn, tracing_mode="fake", _allow_non_fake_inputs=True)(*examples)
     return gm, examples
 
 
