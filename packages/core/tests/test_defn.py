@@ -15,6 +15,7 @@ import pytest
 
 import numerix as nx
 from numerix import plugins
+from numerix.defn import replay
 from numerix.defn.compilers import Compiler
 from numerix.defn.evaluator import Evaluator
 from numerix.defn.expr import BLOCK, CONSTANT, TENSOR, ExprBackend
@@ -536,7 +537,40 @@ def test_a_program_source_leaves_linecache_with_the_program() -> None:
     assert len(made) == 1  # the program's lines show in tracebacks while it lives
     del f
     gc.collect()
+    # the collector never changes linecache itself (linecache.checkcache may be walking
+    # it): the lines leave at the next lowering
+    assert numbered() & made
+    linecache.checkcache()
+    g = nx.jit(lambda x: nx.exp(x) * 3, compiler="evaluator")
+    g(nx.tensor([1.0, 2.0]))
     assert not (numbered() & made)
+
+
+def test_a_program_collected_while_linecache_is_checked_breaks_nothing() -> None:
+    # checkcache() lists the cache's keys, then reads each: a program collected between
+    # the two must leave its key in place
+    real = linecache.cache
+    dying: list[Any] = []
+
+    class Collecting(dict):  # type: ignore[type-arg]
+        def __getitem__(self, key: Any) -> Any:
+            if dying:
+                dying.clear()  # the program dies in the middle of the walk
+                gc.collect()
+            return dict.__getitem__(self, key)
+
+    linecache.cache = Collecting(real)
+    try:
+        f = nx.jit(lambda x: nx.exp(x) - 1, compiler="evaluator")
+        f(nx.tensor([1.0]))  # lowered while the walked cache is linecache's
+        dying.append(f)
+        del f
+        linecache.checkcache()  # raised KeyError when the finalizer popped the key
+    finally:
+        survivors = linecache.cache
+        linecache.cache = real
+        real.update(survivors)
+    assert replay._dead_sources  # left for the next lowering
 
 
 # ---------------------------------------------------------------- is_cached tells the truth

@@ -35,6 +35,18 @@ __all__ = ["Program", "lower", "run_program", "runner"]
 
 _new = Tensor.__new__
 _files = itertools.count()
+# The linecache entries of programs that were collected, removed at the next lowering:
+# a program dies when the collector says, possibly while linecache.checkcache() walks
+# the cache (doctest and pdb call it), which a key removed under it breaks (KeyError).
+# The finalizer only appends here; list.append is safe wherever it runs.
+_dead_sources: list[str] = []
+
+
+def _forget_dead_sources() -> None:
+    while _dead_sources:
+        linecache.cache.pop(_dead_sources.pop(), None)
+
+
 _Type = tuple[tuple[int, ...], Any]
 
 
@@ -71,12 +83,14 @@ def lower(graph: Graph, backend: Backend) -> Program:
     w.emit(f"return ({''.join(o + ', ' for o in outs)})", 1)
     source = f"def program({', '.join(params)}):\n" + "\n".join(w.lines) + "\n"
     filename = f"<numerix program {next(_files)}>"
+    _forget_dead_sources()
     # the source shows in tracebacks
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), w.ns)
     fn = w.ns["program"]
-    # ... for as long as the program lives: its lines leave linecache with it
-    weakref.finalize(fn, linecache.cache.pop, filename, None)
+    # ... for as long as the program lives: its lines leave linecache at the first
+    # lowering after it was collected
+    weakref.finalize(fn, _dead_sources.append, filename)
     outputs: list[_Type] = [(o.shape, o.dtype) for o in graph.outputs]  # type: ignore[misc]
     return Program(fn, source, backend, outputs, w.captured)
 
