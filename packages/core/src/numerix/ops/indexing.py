@@ -182,12 +182,8 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
                 _GATHERS.clear()
             plan = _GATHERS[gkey] = _gather_plan(x.shape, ki.shape)
         ishape, gshape = plan
-        out = _new(Tensor)
-        out.shape, out.dtype, out.backend, out.data = ishape, dtypes.int64, backend, None
-        indices = backend.reshape(out, ki)
-        out = _new(Tensor)
-        out.shape, out.dtype, out.backend, out.data = gshape, x.dtype, backend, None
-        return backend.gather(out, x, indices, axes=(0,))
+        indices = backend.reshape(new_out(ishape, dtypes.int64, backend), ki)
+        return backend.gather(new_out(gshape, x.dtype, backend), x, indices, axes=(0,))
     if not isinstance(key, tuple):
         key = (key,)
     items: list[Any] = []

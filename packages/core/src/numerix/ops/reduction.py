@@ -12,7 +12,7 @@ from numerix import dtypes
 from numerix._shapes import normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
-from numerix.ops._core import as_tensor, cast
+from numerix.ops._core import as_tensor, cast, new_out
 from numerix.ops.elementwise import abs as _abs
 from numerix.ops.elementwise import sqrt, square
 from numerix.primitives import reduction
@@ -34,7 +34,6 @@ _no_identity = reduction.NO_IDENTITY
 # nothing, so it raises again, naming its own operand.
 _PLANS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 _PLANS_MAX = 4096
-_new = Tensor.__new__
 
 
 def _plan(kind: str, t: Tensor, axis: Any, keepdims: Any, dtype: Any) -> tuple[Any, ...]:
@@ -87,12 +86,7 @@ def _reduce(kind: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> 
     if t.dtype is not cdt:
         t = cast(t, cdt)
     # Primitive.bind's one-input call, with the rules' results kept in the plan
-    out = _new(Tensor)
-    out.shape = shape
-    out.dtype = odt
-    out.backend = t.backend
-    out.data = None
-    return t.backend.reduce(out, t, kind=kind, axes=axes, keepdims=kd)
+    return t.backend.reduce(new_out(shape, odt, t.backend), t, kind=kind, axes=axes, keepdims=kd)
 
 
 def sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:

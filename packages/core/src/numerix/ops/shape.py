@@ -20,7 +20,7 @@ from numerix._shapes import (
 )
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
-from numerix.ops._core import as_tensor, cast, on_backend, unify
+from numerix.ops._core import as_tensor, cast, new_out, on_backend, unify
 from numerix.primitives import shape as shape_primitives
 
 __all__ = [
@@ -38,7 +38,6 @@ _PLANS_MAX = 4096
 _RESHAPES: dict[tuple[Any, ...], tuple[int, ...]] = {}
 _TRANSPOSES: dict[tuple[Any, ...], tuple[Any, tuple[int, ...]]] = {}
 _CONCATS: dict[tuple[Any, ...], tuple[int, tuple[int, ...]]] = {}
-_new = Tensor.__new__
 
 
 def _keep(plans: dict[Any, Any], key: Any, plan: Any) -> Any:
@@ -68,12 +67,7 @@ def reshape(x: Any, /, shape: Any) -> Tensor:
                 target = _keep(_RESHAPES, key, _reshape_target(x, shape))
             if target == x.shape:
                 return x
-            out = _new(Tensor)
-            out.shape = target
-            out.dtype = x.dtype
-            out.backend = x.backend
-            out.data = None
-            return x.backend.reshape(out, x)
+            return x.backend.reshape(new_out(target, x.dtype, x.backend), x)
     t = as_tensor(x, "reshape")
     if isinstance(shape, int) and not isinstance(shape, bool):
         shape = (shape,)
@@ -145,12 +139,7 @@ def _transposed(t: Tensor, perm: tuple[int, ...] | None) -> Tensor:
     axes, shape = plan
     if axes is None:  # the identity
         return t
-    out = _new(Tensor)
-    out.shape = shape
-    out.dtype = t.dtype
-    out.backend = t.backend
-    out.data = None
-    return t.backend.transpose(out, t, axes=axes)
+    return t.backend.transpose(new_out(shape, t.dtype, t.backend), t, axes=axes)
 
 
 def permute_dims(x: Any, /, axes: Sequence[int]) -> Tensor:
@@ -246,12 +235,7 @@ def concatenate(arrays: Sequence[Any], /, axis: int | None = 0) -> Tensor:
                     plan = _keep(_CONCATS, k, _concat_plan(axis, key[1:]))
                 ax, shape = plan
                 if ax >= 0:
-                    out = _new(Tensor)
-                    out.shape = shape
-                    out.dtype = d0
-                    out.backend = b0
-                    out.data = None
-                    return b0.concatenate(out, *arrays, axis=ax)
+                    return b0.concatenate(new_out(shape, d0, b0), *arrays, axis=ax)
     if not isinstance(arrays, (list, tuple)) or not arrays:
         raise ShapeError("concatenate: expects a non-empty list or tuple of tensors")
     _, ts = unify("concatenate", *arrays)
