@@ -57,7 +57,7 @@ from numerix.ops.elementwise import (
     tanh,
     where,
 )
-from numerix.ops.linalg_blocks import svd
+from numerix.ops.linalg_blocks import _same_dtype, _same_shape, svd
 from numerix.ops.reduction import all as _all
 from numerix.ops.reduction import max as _max
 from numerix.ops.reduction import min as _min
@@ -208,14 +208,6 @@ def _softmax_operand(x: Any, op: str) -> Tensor:
             f"numerix.abs(x) first"
         )
     return cast(t, dtypes.default_float())
-
-
-def _same_shape(x: tuple[int, ...], *, axes: tuple[int, ...]) -> tuple[int, ...]:
-    return x
-
-
-def _same_dtype(x: DType, *, axes: tuple[int, ...]) -> DType:
-    return x
 
 
 #: softmax and log_softmax as blocks: a backend computes each in one native call
