@@ -182,6 +182,21 @@ def scalar_operand(value: Any, dtype: DType, backend: Backend) -> Tensor:
     return st
 
 
+# ---------------------------------------------------------------- eager plans
+#: A table of eager plans (what the checks and the rules give for a key of shapes and
+#: parameters, kept by the fast paths of reshape, transpose, concatenate, the
+#: reductions and indexing) is dropped whole past this many entries.
+PLANS_MAX = 4096
+
+
+def keep_plan(plans: dict[Any, Any], key: Any, plan: Any) -> Any:
+    """``plans[key] = plan`` (the table emptied first when full); returns ``plan``."""
+    if len(plans) >= PLANS_MAX:
+        plans.clear()
+    plans[key] = plan
+    return plan
+
+
 # ---------------------------------------------------------------- element-wise dispatch
 
 

@@ -25,6 +25,7 @@ from numerix.ops._core import (
     cast,
     check_concrete,
     is_concrete,
+    keep_plan,
     new_out,
     on_backend,
     scalar,
@@ -52,7 +53,6 @@ def _is_int(k: Any) -> bool:
 # selecting nothing) skip the general machinery: their plan, the slice primitive's
 # parameters and the output shape, is computed once per (shape, key) and kept here
 _BASIC: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
-_BASIC_MAX = 4096
 # x[idx]'s shapes (the gather's indices, out) per (x.shape, idx.shape)
 _GATHERS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 _int = int
@@ -132,9 +132,7 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
         try:
             plan = _BASIC[ck]
         except KeyError:
-            if len(_BASIC) >= _BASIC_MAX:
-                _BASIC.clear()
-            plan = _BASIC[ck] = _basic_plan(x.shape, hkey)
+            plan = keep_plan(_BASIC, ck, _basic_plan(x.shape, hkey))
         if plan is not None:
             params, sliced, out_shape = plan
             backend = x.backend
@@ -178,9 +176,7 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
         gkey = (x.shape, ki.shape)
         plan = _GATHERS.get(gkey)
         if plan is None:
-            if len(_GATHERS) >= _BASIC_MAX:
-                _GATHERS.clear()
-            plan = _GATHERS[gkey] = _gather_plan(x.shape, ki.shape)
+            plan = keep_plan(_GATHERS, gkey, _gather_plan(x.shape, ki.shape))
         ishape, gshape = plan
         indices = backend.reshape(new_out(ishape, dtypes.int64, backend), ki)
         return backend.gather(new_out(gshape, x.dtype, backend), x, indices, axes=(0,))

@@ -12,7 +12,7 @@ from numerix import dtypes
 from numerix._shapes import normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
-from numerix.ops._core import as_tensor, cast, new_out
+from numerix.ops._core import as_tensor, cast, keep_plan, new_out
 from numerix.ops.elementwise import abs as _abs
 from numerix.ops.elementwise import sqrt, square
 from numerix.primitives import reduction
@@ -33,7 +33,6 @@ _no_identity = reduction.NO_IDENTITY
 # they take the checks every time, which refuse a bool); a call the checks refuse keeps
 # nothing, so it raises again, naming its own operand.
 _PLANS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-_PLANS_MAX = 4096
 
 
 def _plan(kind: str, t: Tensor, axis: Any, keepdims: Any, dtype: Any) -> tuple[Any, ...]:
@@ -79,9 +78,7 @@ def _reduce(kind: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> 
     if plan is None:
         plan = _plan(kind, t, axis, keepdims, dtype)
         if key is not None:
-            if len(_PLANS) >= _PLANS_MAX:
-                _PLANS.clear()
-            _PLANS[key] = plan
+            keep_plan(_PLANS, key, plan)
     cdt, axes, kd, shape, odt = plan
     if t.dtype is not cdt:
         t = cast(t, cdt)

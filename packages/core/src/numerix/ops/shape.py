@@ -20,7 +20,7 @@ from numerix._shapes import (
 )
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
-from numerix.ops._core import as_tensor, cast, new_out, on_backend, unify
+from numerix.ops._core import as_tensor, cast, keep_plan, new_out, on_backend, unify
 from numerix.primitives import shape as shape_primitives
 
 __all__ = [
@@ -34,17 +34,9 @@ __all__ = [
 # key, computed once by the general path. Only keys of Python ints are kept (True == 1 and
 # numpy ints hash as ints: they take the checks every time, which refuse a bool); a call
 # the checks refuse keeps nothing, so it raises again, naming its own operands.
-_PLANS_MAX = 4096
 _RESHAPES: dict[tuple[Any, ...], tuple[int, ...]] = {}
 _TRANSPOSES: dict[tuple[Any, ...], tuple[Any, tuple[int, ...]]] = {}
 _CONCATS: dict[tuple[Any, ...], tuple[int, tuple[int, ...]]] = {}
-
-
-def _keep(plans: dict[Any, Any], key: Any, plan: Any) -> Any:
-    if len(plans) >= _PLANS_MAX:
-        plans.clear()
-    plans[key] = plan
-    return plan
 
 
 def reshape(x: Any, /, shape: Any) -> Tensor:
@@ -64,7 +56,7 @@ def reshape(x: Any, /, shape: Any) -> Tensor:
             key = (x.shape, shape)
             target = _RESHAPES.get(key)
             if target is None:
-                target = _keep(_RESHAPES, key, _reshape_target(x, shape))
+                target = keep_plan(_RESHAPES, key, _reshape_target(x, shape))
             if target == x.shape:
                 return x
             return x.backend.reshape(new_out(target, x.dtype, x.backend), x)
@@ -135,7 +127,9 @@ def _transposed(t: Tensor, perm: tuple[int, ...] | None) -> Tensor:
     if plan is None:
         axes = tuple(range(len(t.shape) - 1, -1, -1)) if perm is None else perm
         shape = shape_primitives.transpose.shape_rule(t.shape, axes=axes)
-        plan = _keep(_TRANSPOSES, key, (axes if axes != tuple(range(len(axes))) else None, shape))
+        plan = keep_plan(
+            _TRANSPOSES, key, (axes if axes != tuple(range(len(axes))) else None, shape)
+        )
     axes, shape = plan
     if axes is None:  # the identity
         return t
@@ -232,7 +226,7 @@ def concatenate(arrays: Sequence[Any], /, axis: int | None = 0) -> Tensor:
                 k = tuple(key)
                 plan = _CONCATS.get(k)
                 if plan is None:
-                    plan = _keep(_CONCATS, k, _concat_plan(axis, key[1:]))
+                    plan = keep_plan(_CONCATS, k, _concat_plan(axis, key[1:]))
                 ax, shape = plan
                 if ax >= 0:
                     return b0.concatenate(new_out(shape, d0, b0), *arrays, axis=ax)
