@@ -1,0 +1,144 @@
+"""What any Python tensor wrapper costs: the floor under numerix's eager overhead.
+
+    python benchmarks/wrapper_floor.py               # every installed backend, 9 rounds
+    python benchmarks/wrapper_floor.py --backend binary --rounds 15 --json
+
+Three candidates per row, their rounds interleaved: the raw library (numpy, torch,
+jax.numpy); **the thinnest wrapper Python allows**, a class of one slot whose operators
+and functions call the raw op and wrap its result, with no check, no dtype rule, no
+broadcasting rule and no dispatch; and numerix on the backend that wraps the library.
+
+The rows are ``benchmarks/ops.py``'s small rows and its loop of small mixed ops (add,
+``* 1.0001``, ``[1:3]``, sum, 2×2 ``@``, exp, maximum, reshape). The thin wrapper's
+ratio to the raw library is what a Python-level front end cannot go under, whatever it
+does: numerix's checks, rules and dispatch come on top of it. Each result is checked
+against the raw library before it is timed; nothing here is asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+import numerix as nx
+from numerix import plugins
+from numerix.benchmarking import interleave, summary
+
+# ops.py lies beside this script (the script's folder is first on sys.path)
+from ops import LOOP_OPS, Side, _loop, numerix_side, raw_side
+
+
+class Thin:
+    """One slot; every operator calls the raw op and wraps what it returns."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, a: Any) -> None:
+        self.a = a
+
+    def __add__(self, o: Any) -> Thin:
+        return Thin(self.a + o.a)
+
+    def __mul__(self, s: Any) -> Thin:
+        return Thin(self.a * s)
+
+    def __matmul__(self, o: Any) -> Thin:
+        return Thin(self.a @ o.a)
+
+    def __getitem__(self, k: Any) -> Thin:
+        return Thin(self.a[k])
+
+    def reshape(self, shape: Any) -> Thin:
+        return Thin(self.a.reshape(shape))
+
+
+def thin_side(raw: Side) -> Side:
+    m = raw.mod
+    mod = SimpleNamespace(
+        sum=lambda t: Thin(m.sum(t.a)),
+        exp=lambda t: Thin(m.exp(t.a)),
+        maximum=lambda t, u: Thin(m.maximum(t.a, u.a)),
+    )
+    return Side(f"thin wrapper over {raw.label}", mod, lambda a: Thin(raw.arr(a)),
+                lambda r: raw.to_np(r.a), lambda r: raw.sync(r.a), raw.concat, raw.softmax)  # fmt: skip
+
+
+def cases(loop_ops: int) -> list[tuple[str, list[np.ndarray], Any]]:
+    rng = np.random.default_rng(0)
+    v4, u4 = (rng.standard_normal(4, dtype=np.float32) for _ in range(2))
+    m4, n4 = (rng.standard_normal((4, 4), dtype=np.float32) for _ in range(2))
+    w = rng.standard_normal((2, 2), dtype=np.float32)
+    return [
+        ("add f32[4] + f32[4]", [v4, u4], lambda s, a, b: a + b),
+        ("multiply f32[4] * 1.0001", [v4], lambda s, a: a * 1.0001),
+        ("exp f32[4][4]", [m4], lambda s, a: s.mod.exp(a)),
+        ("slice f32[4][4][1:3]", [m4], lambda s, a: a[1:3]),
+        ("matmul f32[4][4] @ f32[4][4]", [m4, n4], lambda s, a, b: a @ b),
+        (f"loop of {loop_ops:,} small ops", [v4, u4, w],
+         lambda s, a, b, c: _loop(s, a, b, c, loop_ops)),
+    ]  # fmt: skip
+
+
+def bench(backend: str, rounds: int, min_time: float, loop_ops: int) -> list[dict[str, Any]]:
+    raw = raw_side(backend)
+    sides = [raw, thin_side(raw), numerix_side(backend)]
+    rows = []
+    for name, inputs, body in cases(loop_ops):
+        args = [[s.arr(i) for i in inputs] for s in sides]
+        want = np.asarray(raw.to_np(body(raw, *args[0])))
+        for s, a in zip(sides[1:], args[1:], strict=True):
+            got = np.asarray(s.to_np(body(s, *a)))
+            if got.shape != want.shape or got.dtype != want.dtype or not np.allclose(got, want):
+                raise SystemExit(f"wrapper_floor.py: {backend}: {name}: {s.label} disagrees")
+        calls = [
+            lambda f=body, s=s, a=a: s.sync(f(s, *a))  # type: ignore[misc]
+            for s, a in zip(sides, args, strict=True)
+        ]
+        raw_t, thin_t, nx_t = (summary(t) for t in interleave(calls, rounds, min_time=min_time))
+        rows.append({"backend": backend, "name": name, "raw": raw.label,
+                     "raw_s": raw_t, "thin_s": thin_t, "numerix_s": nx_t,
+                     "thin_ratio": thin_t["median_s"] / raw_t["median_s"],
+                     "numerix_ratio": nx_t["median_s"] / raw_t["median_s"]})  # fmt: skip
+    return rows
+
+
+def _cell(t: dict[str, float]) -> str:
+    us = 1e6
+    return f"{t['median_s'] * us:,.2f} ({t['min_s'] * us:,.2f}–{t['max_s'] * us:,.2f})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rounds", type=int, default=9)
+    p.add_argument("--min-time", type=float, default=0.02, help="seconds per round (0.02)")
+    p.add_argument("--quick", action="store_true", help="3 short rounds, a 1,000-op loop")
+    p.add_argument("--backend", action="append", help="only this backend (repeatable)")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    rounds, min_time, loop_ops = args.rounds, args.min_time, LOOP_OPS
+    if args.quick:
+        rounds, min_time, loop_ops = 3, 0.005, 1_000
+    installed = plugins.backend_entries()
+    backends = [b for b in ("binary", "torch", "xla") if b in installed]
+    if args.backend:
+        backends = [b for b in backends if b in args.backend]
+    rows = [r for b in backends for r in bench(b, rounds, min_time, loop_ops)]
+    if args.json:
+        print(json.dumps({"numerix": nx.__version__, "rounds": rounds, "rows": rows}, indent=1))
+        return 0
+    print(
+        f"µs per call, median (min–max) of {rounds} interleaved rounds; ratios to the raw library"
+    )
+    for r in rows:
+        print(f"{r['backend']:7s} {r['name']:32s} raw {_cell(r['raw_s']):>28s}  "
+              f"thin {_cell(r['thin_s']):>28s} ×{r['thin_ratio']:.2f}  "
+              f"numerix {_cell(r['numerix_s']):>28s} ×{r['numerix_ratio']:.2f}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
