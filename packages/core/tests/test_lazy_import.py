@@ -76,3 +76,30 @@ def test_importing_the_defn_subpackage_first_keeps_the_decorator() -> None:
         print(type(defn).__name__, type(jit).__name__, type(random).__name__)
     """)
     assert out == ["function", "[2.0, 4.0]", "function function module"]
+
+
+def test_jit_does_not_load_autodiff_until_a_transform_is_named() -> None:
+    out = _fresh("""
+        import sys
+        import numerix as nx
+        f = nx.jit(lambda a: a * 2.0 + 1.0)
+        print(f(nx.ones(2)).tolist(), "numerix.defn.autodiff" in sys.modules)
+        d = sys.modules["numerix.defn"]  # numerix.defn, the attribute, is the decorator
+        print(sorted(n for n in ("grad", "stop_grad", "jit") if n in dir(d)))
+        print("numerix.defn.autodiff" in sys.modules)
+        from numerix.defn import grad
+        print(grad(lambda a: nx.sum(a * a))(nx.ones(2)).tolist())
+        print("numerix.defn.autodiff" in sys.modules, grad is d.grad is nx.grad)
+        try:
+            d.no_such_name
+        except AttributeError as e:
+            print(e)
+    """)
+    assert out == [
+        "[3.0, 3.0] False",
+        "['grad', 'jit', 'stop_grad']",
+        "False",
+        "[2.0, 2.0]",
+        "True True",
+        "module 'numerix.defn' has no attribute 'no_such_name'",
+    ]

@@ -6,15 +6,9 @@
 :mod:`numerix.defn.autodiff`. See ``docs/defn.md`` and ``docs/grad.md``.
 """
 
-from numerix.defn.autodiff import (
-    custom_grad,
-    custom_vjp,
-    grad,
-    jvp,
-    stop_grad,
-    value_and_grad,
-    vjp,
-)
+import importlib as _importlib
+from typing import Any
+
 from numerix.defn.compilers import ArgSpec, Compiler
 from numerix.defn.control import cond, fori_loop, hook, print_value, while_loop
 from numerix.defn.expr import ExprBackend, Graph, Node
@@ -27,3 +21,20 @@ __all__ = [
     "Jitted", "Compiled", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
     "custom_grad",
 ]  # fmt: skip
+
+# The differentiation transforms load on first use (PEP 562): jit and compile need none
+# of autodiff's 88 KiB of bytecode.
+_AUTODIFF = frozenset(("grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
+                       "custom_grad"))  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _AUTODIFF:
+        raise AttributeError(f"module 'numerix.defn' has no attribute {name!r}")
+    value = getattr(_importlib.import_module("numerix.defn.autodiff"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_AUTODIFF})
