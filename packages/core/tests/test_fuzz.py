@@ -24,6 +24,7 @@ def test_every_op_family_is_drawn() -> None:
     names = {op.name for op in fuzz.OPS}
     assert len(names) == len(fuzz.OPS) >= 37
     assert {"add", "exp", "sum", "max", "matmul", "where", "pow", "sign"} <= names
+    assert {"softmax", "log_softmax", "logsumexp"} <= names
 
 
 class _OffByOneInAThousand(BinaryBackend):
@@ -31,6 +32,15 @@ class _OffByOneInAThousand(BinaryBackend):
 
     def exp(self, out, x):  # type: ignore[no-untyped-def]
         super().exp(out, x)
+        out.data = (out.data * (1 + 1e-3)).astype(out.data.dtype)
+        return out
+
+
+class _SoftmaxOffByOneInAThousand(BinaryBackend):
+    name = "fuzz-corrupted-softmax"
+
+    def block_softmax(self, out, x, *, axes):  # type: ignore[no-untyped-def]
+        super().block_softmax(out, x, axes=axes)
         out.data = (out.data * (1 + 1e-3)).astype(out.data.dtype)
         return out
 
@@ -46,8 +56,10 @@ class _Crashing(BinaryBackend):
 def corrupted() -> Iterator[None]:
     nx.register_backend("fuzz-corrupted", _OffByOneInAThousand, replace=True)
     nx.register_backend("fuzz-crashing", _Crashing, replace=True)
+    nx.register_backend("fuzz-corrupted-softmax", _SoftmaxOffByOneInAThousand, replace=True)
     yield
     nx.unregister_backend("fuzz-corrupted")
+    nx.unregister_backend("fuzz-corrupted-softmax")
     nx.unregister_backend("fuzz-crashing")
 
 
@@ -62,6 +74,14 @@ def test_a_corrupted_kernel_is_caught(corrupted: None) -> None:
     assert all(c.op == "exp" for c in report.examples)
     # the same run on the correct backend agrees
     assert fuzz.fuzz("binary", examples=60, seed=0, ops=_only("exp")).ok
+
+
+def test_a_corrupted_softmax_block_is_caught(corrupted: None) -> None:
+    ops = _only("softmax", "log_softmax", "logsumexp")
+    report = fuzz.fuzz("fuzz-corrupted-softmax", examples=60, seed=0, ops=ops)
+    assert report.counts["wrong"] > 0, report.format()
+    assert {c.op for c in report.examples} == {"softmax"}, report.format()
+    assert fuzz.fuzz("binary", examples=60, seed=0, ops=ops).ok
 
 
 def test_a_foreign_exception_is_a_crash(corrupted: None) -> None:

@@ -1,6 +1,7 @@
 """A differential fuzzer: generated ops, dtypes, shapes and values, numpy as the oracle.
 
-Each case draws an op (element-wise unary and binary, reductions, ``matmul``, ``where``),
+Each case draws an op (element-wise unary and binary, reductions, ``matmul``, ``where``,
+``softmax``, ``log_softmax`` and ``logsumexp``),
 a dtype (every dtype, including those the op refuses), operand shapes from a fixed pool
 (0-d, empty, size-1 broadcasting; the pool keeps the kernels a backend compiles few) and
 values with the special floats (nan, ±inf, -0.0, subnormals, the extremes of each
@@ -128,6 +129,57 @@ def _where_rule(d: dtypes.DType) -> tuple[dtypes.DType, dtypes.DType] | None:
     return (d, d)
 
 
+def _nn_axis_params(data: st.DataObject, shape: tuple[int, ...]) -> dict[str, Any]:
+    """softmax's and log_softmax's axis: None, or one axis in range (a 0-d tensor has only
+    None)."""
+    return {"axis": data.draw(st.sampled_from([None, *range(-len(shape), len(shape))]))}
+
+
+def _reduces_nothing(x: np.ndarray, axis: Any) -> bool:
+    """Whether a reduced axis is empty (the max of each slice does not exist)."""
+    axes = range(x.ndim) if axis is None else [axis]
+    return any(x.shape[a] == 0 for a in axes)
+
+
+def _np_softmax(x: np.ndarray, axis: Any = -1) -> np.ndarray:
+    if _reduces_nothing(x, axis):
+        return x.copy()
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return np.asarray(e / np.sum(e, axis=axis, keepdims=True))
+
+
+def _np_log_softmax(x: np.ndarray, axis: Any = -1) -> np.ndarray:
+    if _reduces_nothing(x, axis):
+        return x.copy()
+    t = x - np.max(x, axis=axis, keepdims=True)
+    return np.asarray(t - np.log(np.sum(np.exp(t), axis=axis, keepdims=True)))
+
+
+def _np_logsumexp(x: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+    if _reduces_nothing(x, axis):  # log(0): -inf
+        return np.asarray(np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims)))
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)  # an infinite maximum: shift by 0 (no inf - inf)
+    r = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return np.asarray(r if keepdims else np.squeeze(r, axis=axis))
+
+
+def _nn_rule(d: dtypes.DType) -> tuple[dtypes.DType, dtypes.DType] | None:
+    """softmax's family: complex refused, bool and integers in float32, float16 and
+    bfloat16 computed in float32 and rounded once."""
+    if d.kind == "c":
+        return None
+    if d.kind != "f":
+        return (dtypes.float32, dtypes.float32)
+    return (dtypes.float32, d) if d in (dtypes.float16, dtypes.bfloat16) else (d, d)
+
+
+def _logsumexp_rule(d: dtypes.DType) -> tuple[dtypes.DType, dtypes.DType] | None:
+    if d.kind == "c":
+        return None
+    return (dtypes.float32, dtypes.float32) if d.kind != "f" else (d, d)
+
+
 def _build_ops() -> list[FuzzOp]:
     ops: list[FuzzOp] = []
     for u in UNARY:
@@ -149,6 +201,12 @@ def _build_ops() -> list[FuzzOp]:
             shapes=BINARY_SHAPES,
         )
     )
+    ops.append(FuzzOp("softmax", 1, nx.softmax, _np_softmax, _nn_rule, _nn_axis_params,
+                      shapes=UNARY_SHAPES))  # fmt: skip
+    ops.append(FuzzOp("log_softmax", 1, nx.log_softmax, _np_log_softmax, _nn_rule,
+                      _nn_axis_params, shapes=UNARY_SHAPES))  # fmt: skip
+    ops.append(FuzzOp("logsumexp", 1, nx.logsumexp, _np_logsumexp, _logsumexp_rule,
+                      _axis_params, shapes=UNARY_SHAPES))  # fmt: skip
     return ops
 
 
