@@ -2,7 +2,8 @@
 
 Every function here is built from the public ops (and the small helpers of
 ``ops._core``); none reads tensor values on the host, so each works eagerly and,
-later, traced.
+later, traced. The blocks of softmax, log_softmax and relu, with their rules, are
+declared in :mod:`numerix.primitives.nn`.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from numerix.ops.elementwise import (
     tanh,
     where,
 )
-from numerix.ops.linalg_blocks import _same_dtype, _same_shape, svd
+from numerix.ops.linalg_blocks import svd
 from numerix.ops.reduction import all as _all
 from numerix.ops.reduction import max as _max
 from numerix.ops.reduction import min as _min
@@ -74,12 +75,12 @@ from numerix.ops.shape import (
 )
 from numerix.ops.window import Padding
 from numerix.ops.window import _params as _window_params
-from numerix.primitives._registry import (
-    NONDIFFERENTIABLE,
-    Block,
-    declare_block,
-    fallback_rule,
-    vjp_rule,
+from numerix.primitives._registry import fallback_rule
+from numerix.primitives.nn import (
+    log_softmax_block,
+    relu_block,
+    softmax_block,
+    stability_shift_block,
 )
 from numerix.primitives.window import window_reduce_shape_rule
 
@@ -125,20 +126,6 @@ def _empty_axis(t: Tensor, axes: Sequence[int]) -> bool:
 # ---------------------------------------------------------------- logsumexp, softmax
 
 
-#: the maximum subtracted for stability by logsumexp, softmax and log_softmax: their
-#: result does not depend on it, so no derivative flows through it (JAX's
-#: ``stop_gradient`` there) and the backward pass skips the maximum's rule for ties. A
-#: block whose core version is the identity (``numerix.stop_grad``'s, one layer up).
-_STABILITY_SHIFT = Block(
-    "stability_shift",
-    "grad",
-    ("x",),
-    (),
-    "the identity; no derivative flows through (the shift of softmax and logsumexp)",
-    vjp=NONDIFFERENTIABLE,
-)
-
-
 def _identity(x: Tensor) -> Tensor:
     return x
 
@@ -147,7 +134,7 @@ def _shift(m: Tensor) -> Tensor:
     """``m`` with no derivative flowing through it (a node of its own only in a trace)."""
     if not m.backend.is_tracing:
         return m
-    return run_block(_STABILITY_SHIFT, new_out(m.shape, m.dtype, m.backend), _identity, m)
+    return run_block(stability_shift_block, new_out(m.shape, m.dtype, m.backend), _identity, m)
 
 
 def logsumexp(x: Any, /, axis: Any = None, keepdims: bool = False) -> Tensor:
@@ -210,24 +197,6 @@ def _softmax_operand(x: Any, op: str) -> Tensor:
     return cast(t, dtypes.default_float())
 
 
-#: softmax and log_softmax as blocks: a backend computes each in one native call
-#: (``torch.softmax``, one jitted lax function, numpy's four ops in one kernel); the core's
-#: version below is the fallback. ``x`` is a float tensor, ``axes`` sorted non-negative
-#: axes (possibly none: each element is its own slice).
-softmax_block = declare_block(
-    "softmax", "nn", inputs=("x",), params=("axes",),
-    shape_rule=_same_shape, dtype_rule=_same_dtype,
-    doc="exp(x - m) / sum(exp(x - m), axes), m the maximum over axes; a slice that is all "
-        "-inf gives NaN; float16/bfloat16 compute in float32, rounded once",
-)  # fmt: skip
-log_softmax_block = declare_block(
-    "log_softmax", "nn", inputs=("x",), params=("axes",),
-    shape_rule=_same_shape, dtype_rule=_same_dtype,
-    doc="(x - m) - log(sum(exp(x - m), axes)), m the maximum over axes; a slice that is all "
-        "-inf gives NaN; float16/bfloat16 compute in float32, rounded once",
-)  # fmt: skip
-
-
 def softmax(x: Any, /, axis: Any = -1) -> Tensor:
     """``exp(x) / sum(exp(x), axis)``, computed stably (JAX ``nn.softmax``, scipy ``softmax``).
 
@@ -263,16 +232,6 @@ def softmax_fallback(x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         return x  # no element: nothing to normalise
     e = exp(t - _shift(_max(t, axis=axes, keepdims=True)))
     return cast(e / _sum(e, axis=axes, keepdims=True), x.dtype)
-
-
-@vjp_rule("softmax")
-def softmax_vjp(
-    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...]
-) -> tuple[Tensor]:
-    """``g s - s sum(g s, axes)``, in float32 for float16 and bfloat16."""
-    g, s = _widen_pair(ops, cotangent, out)
-    gs = g * s
-    return (_narrow(ops, gs - s * ops.sum(gs, axis=axes, keepdims=True), x.dtype),)
 
 
 def log_softmax(x: Any, /, axis: Any = -1) -> Tensor:
@@ -311,25 +270,6 @@ def log_softmax_fallback(x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
     return cast(shifted - log(_sum(exp(shifted), axis=axes, keepdims=True)), x.dtype)
 
 
-@vjp_rule("log_softmax")
-def log_softmax_vjp(
-    ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...]
-) -> tuple[Tensor]:
-    """``g - exp(out) sum(g, axes)``, in float32 for float16 and bfloat16."""
-    g, o = _widen_pair(ops, cotangent, out)
-    return (_narrow(ops, g - ops.exp(o) * ops.sum(g, axis=axes, keepdims=True), x.dtype),)
-
-
-def _widen_pair(ops: Any, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
-    if a.dtype in _HALF:
-        return ops.astype(a, dtypes.float32), ops.astype(b, dtypes.float32)
-    return a, b
-
-
-def _narrow(ops: Any, r: Tensor, dtype: DType) -> Tensor:
-    return r if r.dtype is dtype else ops.astype(r, dtype)
-
-
 # ---------------------------------------------------------------- activations
 
 
@@ -346,21 +286,11 @@ def relu(x: Any, /) -> Tensor:
         raise DTypeError(f"relu: takes real numeric tensors, got {t.describe()}")
     if not t.backend.is_tracing:
         return maximum(t, 0)
-    return run_block(_RELU, new_out(t.shape, t.dtype, t.backend), _relu, t)
+    return run_block(relu_block, new_out(t.shape, t.dtype, t.backend), _relu, t)
 
 
 def _relu(x: Tensor) -> Tensor:
     return maximum(x, 0)
-
-
-def _relu_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> tuple[Tensor]:
-    return (ops.where(ops.greater(x, 0), cotangent, ops.zeros_like(cotangent)),)
-
-
-#: relu as one node in a trace, for its derivative: 1 where ``x > 0``, else 0 (0 at 0,
-#: as ``jax.nn.relu`` and ``torch.relu`` give), where ``maximum``'s rule would share a
-#: tie with the constant 0 (0.5). Its core version is ``maximum(x, 0)``.
-_RELU = Block("relu", "grad", ("x",), (), "max(x, 0) with derivative 1 where x > 0", _relu_vjp)
 
 
 def gelu(x: Any, /, approximate: bool = False) -> Tensor:
