@@ -26,6 +26,7 @@ from numerix_binary._bf16 import BF16_KIND, numpy_bfloat16
 from numerix_binary._bits import BitsKernels
 from numerix_binary._conv import ConvKernels
 from numerix_binary._fft import FftKernels
+from numerix_binary._indexing import IndexingKernels
 from numerix_binary._linalg import LinalgKernels
 from numerix_binary._nn import NnKernels
 from numerix_binary._random import RandomKernels
@@ -236,6 +237,7 @@ class BinaryBackend(
     BitsKernels,
     LinalgKernels,
     NnKernels,
+    IndexingKernels,
     FftKernels,
     RandomKernels,
     SliceByIndexing,

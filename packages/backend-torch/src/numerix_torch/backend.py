@@ -29,6 +29,7 @@ from numerix_torch._dtypes import (
     unbits,
 )
 from numerix_torch._extra import ExtraKernels
+from numerix_torch._indexing import IndexingKernels
 from numerix_torch._nn import NnKernels
 from numerix_torch._random import RandomKernels
 from numerix_torch.settings import torch_settings_value
@@ -413,7 +414,7 @@ def _narrow(r: torch.Tensor, d: dtypes.DType, out: dtypes.DType) -> torch.Tensor
     return r if r.dtype is t else r.to(t)
 
 
-class TorchBackend(NnKernels, RandomKernels, ExtraKernels, Backend):
+class TorchBackend(NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Backend):
     """Tensors on one torch device: ``numerix.tensor(x, backend="torch:cuda:1")``."""
 
     name = "torch"
@@ -476,11 +477,8 @@ class TorchBackend(NnKernels, RandomKernels, ExtraKernels, Backend):
         if array.dtype.type is not out.dtype.numpy_dtype.type and array.dtype.kind in "iu":
             array = array.view(out.dtype.numpy_dtype)  # e.g. ulonglong, torch takes uint64
         if not array.flags.writeable or not array.flags.c_contiguous:
-            array = (
-                np.ascontiguousarray(array).copy()
-                if not array.flags.writeable
-                else (np.ascontiguousarray(array))
-            )
+            # a copy of its own shape: np.ascontiguousarray gives a 0-d array one dimension
+            array = array.copy(order="C")
         if array.dtype.name == "bfloat16":
             t = torch.from_numpy(array.view(np.uint16)).view(torch.bfloat16)
         else:

@@ -42,6 +42,7 @@ from numerix.configuration import ConfigWarning
 from numerix.dtypes import DType
 from numerix_xla import _kernels
 from numerix_xla._extra import ExtraKernels
+from numerix_xla._indexing import IndexingKernels
 from numerix_xla._kernels import (
     WIDE,
     check_64bit,
@@ -618,7 +619,7 @@ def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Tensor, Tensor, Ten
 _SELECT = _fresh(_select)
 
 
-class XlaBackend(NnKernels, ExtraKernels, Backend):
+class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
     """Tensors on one device of one XLA client: ``numerix.tensor(x, backend="xla:cuda:1")``."""
 
     name = "xla"

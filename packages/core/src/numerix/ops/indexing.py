@@ -28,12 +28,14 @@ from numerix.ops._core import (
     keep_plan,
     new_out,
     on_backend,
+    run_block,
     scalar,
 )
 from numerix.ops.elementwise import add, clip, minimum, where
 from numerix.ops.shape import _int_seq, broadcast_to, expand_dims, fit_to, reshape, stack, transpose
 from numerix.primitives import indexing as indexing_primitives
 from numerix.primitives import shape as shape_primitives
+from numerix.primitives._registry import fallback_rule
 from numerix.primitives.creation import iota
 
 __all__ = [
@@ -53,8 +55,7 @@ def _is_int(k: Any) -> bool:
 # selecting nothing) skip the general machinery: their plan, the slice primitive's
 # parameters and the output shape, is computed once per (shape, key) and kept here
 _BASIC: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
-# x[idx]'s shapes (the gather's indices, out) per (x.shape, idx.shape)
-_GATHERS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_take_shape = indexing_primitives.take_shape_rule  # the take block's
 _int = int
 _new = Tensor.__new__
 _SMALL_INDEX = 64  # index tensors up to this size are bounds-checked as a Python list
@@ -156,8 +157,7 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
         and not x.backend.is_tracing
     ):
         # one integer tensor indexing axis 0 (x[idx]): the index checked as the general
-        # path checks it, then one gather, its shapes by the rules kept per (x.shape,
-        # index shape)
+        # path checks it, then the take block, its output by the block's shape rule
         backend = x.backend
         dim = x.shape[0]
         ki = key
@@ -173,13 +173,15 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
                 ki = _checked_index(key, dim, 0, x, x, op)
         if ki.dtype is not dtypes.int64:
             ki = cast(ki, dtypes.int64)
-        gkey = (x.shape, ki.shape)
-        plan = _GATHERS.get(gkey)
-        if plan is None:
-            plan = keep_plan(_GATHERS, gkey, _gather_plan(x.shape, ki.shape))
-        ishape, gshape = plan
-        indices = backend.reshape(new_out(ishape, dtypes.int64, backend), ki)
-        return backend.gather(new_out(gshape, x.dtype, backend), x, indices, axes=(0,))
+        out = new_out(_take_shape(x.shape, ki.shape), x.dtype, backend)
+        impl = getattr(type(backend), "block_take", None)
+        if impl is None:
+            return take_fallback(x, ki)
+        return impl(backend, out, x, ki)
+    elif tk is Tensor and key.dtype.kind in "iu" and x.shape:
+        # x[idx] inside a trace, or with the index on another backend: the general path's
+        # meeting and index check (a traced index is wrapped and clamped), then the block
+        return _take_rows(x, key, op)
     if not isinstance(key, tuple):
         key = (key,)
     items: list[Any] = []
@@ -378,11 +380,25 @@ def _advanced(
     return transpose(r, order)
 
 
-def _gather_plan(shape: tuple[int, ...], index: tuple[int, ...]) -> tuple[Any, ...]:
-    """The shapes of ``x[idx]``'s two kernel calls, by the rules: the index as gather's
-    indices (a last axis of 1), and out."""
-    ishape = shape_primitives.reshape.shape_rule(index, shape=index + (1,))
-    return ishape, indexing_primitives.gather.shape_rule(shape, ishape, axes=(0,))
+def _take_rows(x: Tensor, key: Tensor, op: str) -> Tensor:
+    """``x[key]`` for one integer tensor ``key`` along axis 0, by the take block: the two
+    meet as the general path's operands do (a traced one joins the trace), the index is
+    checked (a traced one wrapped and clamped), then cast to int64."""
+    y = x
+    meet = meeting_backend(op, [x, key])
+    if meet is not None and meet is not x.backend and meet.is_tracing:
+        y = on_backend(x, meet)
+    k = cast(_checked_index(key, y.shape[0], 0, y, x, op), dtypes.int64)
+    out = new_out(_take_shape(y.shape, k.shape), y.dtype, y.backend)
+    return run_block(indexing_primitives.take_block, out, take_fallback, y, k)
+
+
+@fallback_rule("take")
+def take_fallback(x: Tensor, indices: Tensor) -> Tensor:
+    """The take block's core version: the index as gather's indices (a last axis of 1),
+    then one gather along axis 0."""
+    rows = reshape(indices, indices.shape + (1,))
+    return indexing_primitives.gather.bind(x, rows, axes=(0,))
 
 
 def _extremes(host: np.ndarray) -> tuple[int, int]:
@@ -453,6 +469,8 @@ def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Tensor:
     i = as_tensor(indices, "take", t.backend)
     if i.dtype.kind not in "iu":
         raise IndexingError(f"take: indices must be integers, got {i.describe()}")
+    if ax == 0:  # the take block, by x[idx]'s path
+        return getitem(t, i, op="take")
     key = (slice(None),) * ax + (i,)
     return getitem(t, key, op="take")
 

@@ -1,11 +1,11 @@
-"""Indexing primitives: gather, and scatter as indexed_add / indexed_put."""
+"""Indexing primitives: gather, and scatter as indexed_add / indexed_put; the take block."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from numerix import dtypes
-from numerix.primitives._registry import REGISTRY, vjp_rule
+from numerix.primitives._registry import REGISTRY, declare_block, vjp_rule
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -58,6 +58,26 @@ indexed_put = REGISTRY.declare(
 )  # fmt: skip
 
 
+def take_shape_rule(x: tuple[int, ...], indices: tuple[int, ...]) -> tuple[int, ...]:
+    return indices + x[1:]
+
+
+def take_dtype_rule(x: dtypes.DType, indices: dtypes.DType) -> dtypes.DType:
+    return x
+
+
+#: x[idx] and take(x, idx, axis=0) as a block: a backend takes the rows in one native call
+#: (``ndarray.take``, ``index_select``, one jitted gather) where the core's version
+#: reshapes the index to gather's (n, 1) first
+take_block = declare_block(
+    "take", "indexing", inputs=("x", "indices"),
+    shape_rule=take_shape_rule, dtype_rule=take_dtype_rule,
+    doc="rows of x along axis 0 (numpy's take with axis=0): indices int64 of any shape, "
+        "every entry in [0, x.shape[0]) (the core wraps negative ones and refuses the rest); "
+        "out has shape indices.shape + x.shape[1:]",
+)  # fmt: skip
+
+
 # ---------------------------------------------------------------- derivative rules
 
 
@@ -80,6 +100,15 @@ def gather_vjp(
     rows = ops.reshape(indices, (n, len(axes)))
     updates = ops.reshape(cotangent, (n, *rest))
     return (ops.indexed_add(ops.zeros_like(x), rows, updates, axes=axes), None)
+
+
+@vjp_rule("take")
+def take_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, indices: Tensor) -> Cotangents:
+    # gather's rule along axis 0: each row's cotangent added back where it was taken from
+    n = _prod(indices.shape)
+    rows = ops.reshape(indices, (n, 1))
+    updates = ops.reshape(cotangent, (n, *x.shape[1:]))
+    return (ops.indexed_add(ops.zeros_like(x), rows, updates, axes=(0,)), None)
 
 
 @vjp_rule("indexed_add")

@@ -12,6 +12,7 @@ import pytest
 import numerix as nx
 from numerix import dtypes
 from numerix.defn.compilers import compilers_serving
+from numerix.primitives import BLOCKS
 from numerix.testing.oracle import ALL, NUMERIC, Cases, check, ids, noncontiguous, sample
 
 S = slice
@@ -255,6 +256,83 @@ def test_getitem_fast_paths_match_numpy() -> None:
         nx.tensor(e)[nx.tensor([0])]
     with pytest.raises(nx.IndexingError, match=r"^getitem: too many indices for f32 "):
         nx.tensor(z)[nx.tensor([0])]
+
+
+# ---------------------------------------------------------------- the take block
+# x[idx] and take(x, idx, axis=0) run the take block: the backend's native kernel (or
+# the core's version, a gather) eagerly, and one block node under every compiler
+
+# 1-d with a negative and a repeated entry, 0-d negative, 2-d, empty
+TAKE_INDICES: list[Any] = [[3, 0, -1, 3], -2, [[1, -4], [0, 2]], np.zeros(0, np.int64)]
+
+
+def _take_paths(x: nx.Tensor, v: nx.Tensor, *idx: nx.Tensor) -> tuple[nx.Tensor, ...]:
+    # x 3-d and v 1-d, by both spellings, each index shape
+    return (*(x[i] for i in idx), nx.take(x, idx[1], axis=0), *(nx.take(v, i) for i in idx))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=ids)
+def test_take_block(dtype: dtypes.DType) -> None:
+    a = sample(dtype, (4, 3, 2), 21)
+    v = a[:, 0, 0].copy()
+    idx = [np.asarray(i, np.int64) for i in TAKE_INDICES]
+    args = (nx.tensor(a), nx.tensor(v), *(nx.tensor(i) for i in idx))
+    wants = (*(a[i] for i in idx), a[idx[1]], *(v[i] for i in idx))
+    graph = nx.trace(_take_paths, *args)
+    blocks = [n.value.name for n in graph.nodes if n.op == "block"]
+    assert blocks == ["take"] * len(wants), graph.listing()
+    runs = [("eager", _take_paths)]
+    runs += [
+        (name, nx.jit(_take_paths, compiler=name)) for name in compilers_serving(args[0].backend)
+    ]
+    cases = Cases()
+    for name, fn in runs:
+        for k, (got, want) in enumerate(zip(fn(*args), wants, strict=True)):
+            with cases.case(f"{name}, path {k}"):
+                check(got, want, dtype, rtol=0.0, atol=0.0)
+    # the core's version, which a backend without the kernel runs (in-range indices)
+    fallback = BLOCKS["take"].fallback
+    assert fallback is not None
+    for i in idx:
+        with cases.case(f"the core's version, index {i.tolist()}"):
+            got = fallback(args[0], nx.tensor(np.where(i < 0, i + 4, i)))
+            check(got, a[i], dtype, rtol=0.0, atol=0.0)
+    cases.finish()
+
+
+def test_take_block_refusals() -> None:
+    # out-of-range entries are refused before the block, with the op, the index and the
+    # tensor named, on both spellings; an empty axis refuses any index, a traced one too
+    a = np.zeros((4, 3), np.float32)
+    x = nx.tensor(a)
+    d = r"\(f32\[4\]\[3\] \w+\([^)]*\)\)"
+    for i, bad in (([0, 4], 4), ([-5, 1], -5), (7, 7), ([[0], [-9]], -9)):
+        k = nx.tensor(np.asarray(i, np.int64))
+        for op, call in (("getitem", lambda k: x[k]), ("take", lambda k: nx.take(x, k, axis=0))):
+            with pytest.raises(
+                nx.IndexingError,
+                match=rf"^{op}: index {bad} is out of bounds for axis 0 with size 4 {d}",
+            ):
+                call(k)
+    e = nx.tensor(np.zeros((0, 3), np.float32))
+    with pytest.raises(nx.IndexingError, match=r"^take: index 0 is out of bounds .* size 0"):
+        nx.take(e, nx.tensor([0]), axis=0)
+    with pytest.raises(nx.IndexingError, match=r"^getitem: axis 0 of f32\[0\]\[3\] .* is empty"):
+        nx.jit(lambda k: e[k])(nx.tensor([0]))
+
+
+def test_take_block_grad() -> None:
+    # each taken row sends its cotangent back; repeated rows add up (the rule is a
+    # scatter-add), eagerly and under every compiler
+    a, w = sample(nx.float32, (4, 3), 22), sample(nx.float32, (2, 2, 3), 23)
+    i = np.array([[3, -1], [3, 0]], np.int64)
+    k, wt = nx.tensor(i), nx.tensor(w)
+    want = np.zeros_like(a)
+    np.add.at(want, i, w)
+    grad = nx.grad(lambda u: nx.sum(u[k] * wt))
+    check(grad(nx.tensor(a)), want, nx.float32)
+    for name in compilers_serving(nx.get_default_backend()):
+        check(nx.jit(grad, compiler=name)(nx.tensor(a)), want, nx.float32)
 
 
 # ---------------------------------------------------------------- take_along_axis
