@@ -23,6 +23,7 @@ from numerix.ops._core import (
     check_scalar_fits,
     elementwise_binary,
     elementwise_unary,
+    keep_plan,
     new_out,
     scalar,
     unify,
@@ -30,6 +31,8 @@ from numerix.ops._core import (
 from numerix.ops.transfer import backend_copy
 from numerix.primitives import creation as creation_primitives
 from numerix.primitives import elementwise as elementwise_primitives
+
+_new = Tensor.__new__
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
@@ -449,20 +452,33 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
     [1.0, 6.0]
     """
     if type(condition) is Tensor and type(x1) is Tensor and type(x2) is Tensor:
-        # three tensors of one shape on one backend, the branches of one dtype: no
-        # conversion, promotion or broadcast to do
         cb = condition.backend
-        cs = condition.shape
         if (
             condition.dtype is dtypes.bool_
-            and x1.dtype is x2.dtype
             and x1.backend is cb
             and x2.backend is cb
-            and x1.shape == cs
-            and x2.shape == cs
             and cb is not DEALLOCATED
         ):
-            return bind(elementwise_primitives.select, new_out(cs, x1.dtype, cb), condition, x1, x2)
+            cs = condition.shape
+            d = x1.dtype
+            out = _new(Tensor)
+            out.backend = cb
+            out.data = None
+            if x2.dtype is d and x1.shape == cs and x2.shape == cs:
+                # three tensors of one shape, the branches of one dtype: no conversion,
+                # promotion or broadcast to do
+                out.shape = cs
+                out.dtype = d
+                return cb.select(out, condition, x1, x2)
+            plan = _WHERES.get((cs, x1.shape, x2.shape, d, x2.dtype))
+            if plan is not None:
+                d, out.shape = plan
+                out.dtype = d
+                if x1.dtype is not d:
+                    x1 = cast(x1, d)
+                if x2.dtype is not d:
+                    x2 = cast(x2, d)
+                return cb.select(out, condition, x1, x2)
     op = "where"
     cond = _truth(condition, op) if type(condition) in _PY_SCALARS else as_tensor(condition, op)
     if cond.dtype is not dtypes.bool_:
@@ -490,7 +506,24 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
         d = dtypes.promote_types(a.dtype, b.dtype, op)
         a, b = cast(a, d), cast(b, d)
     shape = broadcast_shapes(op, cond.shape, a.shape, b.shape)
+    if (
+        cond is condition
+        and type(x1) is Tensor
+        and type(x2) is Tensor
+        and x1.backend is backend
+        and x2.backend is backend
+    ):
+        # three tensors met on the condition's backend, none moved
+        keep_plan(_WHERES, (cond.shape, x1.shape, x2.shape, x1.dtype, x2.dtype), (d, shape))
     return bind(elementwise_primitives.select, new_out(shape, d, backend), cond, a, b)
+
+
+# where's eager plans (decision 34) for a bool condition and two tensors on its backend,
+# per (the three shapes, the branches' dtypes): the dtype the branches promote to and
+# out's shape, as the checks and the broadcast rule gave them on the first call (tensor
+# shapes hold Python ints only; a call they refuse keeps nothing). Three tensors of one
+# shape whose branches share a dtype need no plan.
+_WHERES: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Tensor:

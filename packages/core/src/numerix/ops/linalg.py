@@ -7,7 +7,7 @@ from typing import Any
 
 from numerix import dtypes
 from numerix._meeting import DEALLOCATED
-from numerix._shapes import broadcast_shapes, check_size, normalize_axis
+from numerix._shapes import _CHECK_MEMORY_FROM, broadcast_shapes, check_size, normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import (
@@ -16,6 +16,7 @@ from numerix.ops._core import (
     bind,
     cast,
     check_scalar_fits,
+    keep_plan,
     new_out,
     scalar,
     unify,
@@ -27,6 +28,8 @@ from numerix.primitives import linalg as linalg_primitives
 __all__ = ["dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"]
 
 
+_new = Tensor.__new__
+
 # contract_x of the product of a 1-d or 2-d x: its last axis
 _LAST_AXIS = (None, (0,), (1,))
 
@@ -34,25 +37,34 @@ _LAST_AXIS = (None, (0,), (1,))
 def _plain_product(op: str, x1: Any, x2: Any) -> Tensor | None:
     """The product of two tensors of one (non-bool) dtype on one backend, each 1-d or
     2-d, whose contracted sizes match: ``dot`` and ``matmul`` agree there (``x1``'s last
-    axis with ``x2``'s first), so it binds ``dot`` at once, without the general path's
-    promotion, axis normalisation and rules; None for anything else, which the general
-    path checks (and refuses with its own errors)."""
+    axis with ``x2``'s first), so it calls the backend's ``dot`` at once, without the
+    general path's promotion, axis normalisation and rules; None for anything else, which
+    the general path checks (and refuses with its own errors)."""
     if type(x1) is Tensor and type(x2) is Tensor:
         s1, s2 = x1.shape, x2.shape
         n1, n2 = len(s1), len(s2)
         b = x1.backend
+        d = x1.dtype
         if (
             0 < n1 <= 2
             and 0 < n2 <= 2
             and x2.backend is b
-            and x1.dtype is x2.dtype
-            and x1.dtype.kind != "b"
+            and x2.dtype is d
+            and d.kind != "b"
             and s1[-1] == s2[0]
             and b is not DEALLOCATED
         ):
-            shape = check_size(op, s1[:-1] + s2[1:])
-            return bind(linalg_primitives.dot, new_out(shape, x1.dtype, b), x1, x2,
-                        contract_x=_LAST_AXIS[n1], batch_x=(), contract_y=(0,), batch_y=())  # fmt: skip
+            shape = s1[:-1] + s2[1:]
+            # an outer product can outgrow both operands (a (n, 0) operand has no elements)
+            if (s1[0] if n1 == 2 else 1) * (s2[1] if n2 == 2 else 1) > _CHECK_MEMORY_FROM:
+                check_size(op, shape)
+            out = _new(Tensor)
+            out.shape = shape
+            out.dtype = d
+            out.backend = b
+            out.data = None
+            return b.dot(out, x1, x2, contract_x=_LAST_AXIS[n1], batch_x=(), contract_y=(0,),
+                         batch_y=())  # fmt: skip
     return None
 
 
@@ -161,18 +173,28 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
         # two matrices: _plain_product's case written inline, a call less on the @ operator
         s1, s2 = x1.shape, x2.shape
         b = x1.backend
+        d = x1.dtype
         if (
             len(s1) == 2
             and len(s2) == 2
             and x2.backend is b
-            and x1.dtype is x2.dtype
-            and x1.dtype.kind != "b"
+            and x2.dtype is d
+            and d.kind != "b"
             and s1[1] == s2[0]
             and b is not DEALLOCATED
         ):
-            shape = check_size("matmul", (s1[0], s2[1]))
-            return bind(linalg_primitives.dot, new_out(shape, x1.dtype, b), x1, x2,
-                        contract_x=(1,), batch_x=(), contract_y=(0,), batch_y=())  # fmt: skip
+            m, n = s1[0], s2[1]
+            if m * n > _CHECK_MEMORY_FROM:
+                check_size("matmul", (m, n))
+            out = _new(Tensor)
+            out.shape = (m, n)
+            out.dtype = d
+            out.backend = b
+            out.data = None
+            return b.dot(out, x1, x2, contract_x=(1,), batch_x=(), contract_y=(0,), batch_y=())
+        plan = _MATMULS.get((s1, s2, d)) if len(s1) > 2 or len(s2) > 2 else None
+        if plan is not None and x2.backend is b and x2.dtype is d and b is not DEALLOCATED:
+            return _batched_matmul(plan, x1, x2)
     r = _plain_product("matmul", x1, x2)  # a vector
     if r is not None:
         return r
@@ -195,6 +217,17 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
         y = broadcast_to(y, batch + y.shape[-2:])
     nb = len(batch)
     r = _dot_general("matmul", x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
+    if (
+        type(x1) is Tensor
+        and type(x2) is Tensor
+        and x1.dtype is x2.dtype
+        and x1.backend is x2.backend
+        and not xv
+        and not yv
+        and nb
+    ):
+        # what the checks passed and the rules gave, for the next call on these shapes
+        keep_plan(_MATMULS, (x1.shape, x2.shape, x1.dtype), _matmul_plan(x1.shape, x2.shape, r))
     if xv and yv:
         return reshape(r, batch)
     if xv:
@@ -202,6 +235,39 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
     if yv:
         return reshape(r, batch + (r.shape[-2],))
     return r
+
+
+# matmul's eager plans (decision 34) for two tensors of one dtype on one backend, each of
+# two axes or more and one of more than two, per (x1's shape, x2's shape, dtype): the
+# shape each operand is broadcast to with broadcast's axes (None where it is kept as it
+# is), dot's parameters and out's shape, as the general path's checks and dot's rules
+# gave them on the first call. Tensor shapes hold Python ints only; a call the checks
+# refuse (sizes that do not pair up, bool, mixed dtypes or backends) keeps nothing.
+_MATMULS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+def _matmul_plan(s1: tuple[int, ...], s2: tuple[int, ...], r: Tensor) -> tuple[Any, ...]:
+    batch = r.shape[:-2]
+    n = len(batch)
+    tx = None if s1[:-2] == batch else batch + s1[-2:]
+    ty = None if s2[:-2] == batch else batch + s2[-2:]
+    ax = tuple(range(n + 2 - len(s1), n + 2))
+    ay = tuple(range(n + 2 - len(s2), n + 2))
+    axes = tuple(range(n))
+    return tx, ax, ty, ay, (n + 1,), axes, (n,), r.shape
+
+
+def _batched_matmul(plan: tuple[Any, ...], x: Tensor, y: Tensor) -> Tensor:
+    # the general path's broadcast and dot calls as Primitive.bind makes them, with the
+    # shapes its rules gave kept in the plan
+    tx, ax, ty, ay, cx, batch, cy, shape = plan
+    b, d = x.backend, x.dtype
+    if tx is not None:
+        x = b.broadcast(new_out(tx, d, b), x, axes=ax)
+    if ty is not None:
+        y = b.broadcast(new_out(ty, d, b), y, axes=ay)
+    return b.dot(new_out(shape, d, b), x, y, contract_x=cx, batch_x=batch, contract_y=cy,
+                 batch_y=batch)  # fmt: skip
 
 
 def tensordot(
