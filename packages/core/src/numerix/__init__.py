@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from numerix import (
     _numpy_protocol,  # noqa: F401  (Tensor's numpy protocols)
     dtypes,
-    nn,
     ops,
 )
 from numerix._tensor import Tensor
@@ -30,7 +29,7 @@ from numerix.configuration import (
 )
 
 if TYPE_CHECKING:
-    from numerix import random
+    from numerix import nn, random
     from numerix.defn.autodiff import (
         custom_grad,
         custom_vjp,
@@ -82,28 +81,19 @@ from numerix.errors import (
     TracingError,
     UnsupportedDTypeError,
 )
-from numerix.ops.composites import *  # noqa: F403
-from numerix.ops.conv import *  # noqa: F403
 from numerix.ops.creation import *  # noqa: F403
-from numerix.ops.einsum import *  # noqa: F403
 from numerix.ops.elementwise import *  # noqa: F403
-from numerix.ops.fft import *  # noqa: F403
-from numerix.ops.indexing import *  # noqa: F403
-from numerix.ops.linalg import *  # noqa: F403
-from numerix.ops.linalg_blocks import *  # noqa: F403
-from numerix.ops.reduction import *  # noqa: F403
-from numerix.ops.shape import *  # noqa: F403
-from numerix.ops.sort import *  # noqa: F403
 from numerix.ops.transfer import *  # noqa: F403
-from numerix.ops.window import *  # noqa: F403
 from numerix.plugins import clear_caches, devices, get_backend, register_backend, unregister_backend
 
 bool = bool_
 
-# numerix.defn (tracing, jit, grad) and numerix.random load on first use of one of their
-# names (PEP 562 module __getattr__): `import numerix` and eager ops need neither.
+# numerix.defn (tracing, jit, grad), numerix.random, numerix.nn and the ops families of
+# numerix.ops.LAZY load on first use of one of their names (PEP 562 module __getattr__):
+# `import numerix` and the first eager op need none of them.
 _LAZY = {
     "random": "numerix.random",
+    "nn": "numerix.nn",
     **dict.fromkeys(
         ("defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
          "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad",
@@ -114,17 +104,20 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'numerix' has no attribute {name!r}")
-    m = _importlib.import_module(module)
-    value = m if name == "random" else getattr(m, name)
+    if name in ops.LAZY:
+        value = getattr(ops, name)
+    else:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'numerix' has no attribute {name!r}")
+        m = _importlib.import_module(module)
+        value = m if name in ("random", "nn") else getattr(m, name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, *ops.__all__})
 
 
 class _Package(_types.ModuleType):

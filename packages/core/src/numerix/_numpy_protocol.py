@@ -233,10 +233,12 @@ _SPECIAL: dict[Any, Callable[..., Any]] = {
 
 
 def _functions() -> dict[Any, str]:
+    # ops.__all__, not hasattr(ops, name): a family of ops loads on the first use of a name
+    public = frozenset(ops.__all__)
     table: dict[Any, str] = {}
     for name in _SAME_NAME:
         func = getattr(np, name, None)
-        if func is not None and hasattr(ops, name):
+        if func is not None and name in public:
             table.setdefault(func, name)  # np.permute_dims is np.transpose
     return table
 

@@ -1,61 +1,107 @@
 """The public ops, one module per family; ``numerix`` re-exports them.
 
-# Note: the family modules are bound under private names: a family may export a
-# function of its own name (``sort``, ``conv``), which the star imports bind here.
+The families the first op of a process needs (creation, element-wise, transfer) load
+with this package; every other family loads on the first use of one of its names
+(PEP 562 module ``__getattr__``): ``numerix.ops.softmax``, ``numerix.softmax``,
+``from numerix import softmax``, a tensor's ``.sum()`` or ``x[...]``. The first use
+binds every name of the family here, so later calls find them as attributes, at no cost.
+
+# Note: a family may export a function of its own name (``sort``, ``conv``): importing
+# the submodule binds it on this package under that name, which :class:`_Ops` turns
+# back into the function.
 """
 
+import importlib as _importlib
 import sys
+import types as _types
+from typing import Any
 
 from numerix import _tensor
 from numerix.errors import ShapeError
-from numerix.ops import composites as _composites
-from numerix.ops import conv as _conv
 from numerix.ops import creation as _creation
-from numerix.ops import einsum as _einsum
 from numerix.ops import elementwise as _elementwise
-from numerix.ops import fft as _fft
-from numerix.ops import indexing as _indexing
-from numerix.ops import linalg as _linalg
-from numerix.ops import linalg_blocks as _linalg_blocks
-from numerix.ops import reduction as _reduction
-from numerix.ops import shape as _shape
-from numerix.ops import sort as _sort
 from numerix.ops import transfer as _transfer
-from numerix.ops import window as _window
 from numerix.ops._core import check_concrete, is_concrete
-from numerix.ops.composites import *  # noqa: F403
-from numerix.ops.conv import *  # noqa: F403
 from numerix.ops.creation import *  # noqa: F403
-from numerix.ops.einsum import *  # noqa: F403
 from numerix.ops.elementwise import *  # noqa: F403
-from numerix.ops.fft import *  # noqa: F403
-from numerix.ops.indexing import *  # noqa: F403
-from numerix.ops.linalg import *  # noqa: F403
-from numerix.ops.linalg_blocks import *  # noqa: F403
-from numerix.ops.reduction import *  # noqa: F403
-from numerix.ops.shape import *  # noqa: F403
-from numerix.ops.shape import matrix_transpose_T
-from numerix.ops.sort import *  # noqa: F403
 from numerix.ops.transfer import *  # noqa: F403
-from numerix.ops.window import *  # noqa: F403
+
+#: The families that load on first use, each with its ``__all__`` (in its order; a core
+#: test holds the two equal).
+LAZY_FAMILIES: dict[str, tuple[str, ...]] = {
+    "reduction": ("sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "all", "any"),
+    "linalg": ("dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"),
+    "linalg_blocks": ("cholesky", "triangular_solve", "solve", "inv", "det", "lu", "qr", "eigh", "svd"),
+    "shape": ("reshape", "transpose", "permute_dims", "matrix_transpose", "broadcast_to",
+              "broadcast_arrays", "expand_dims", "squeeze", "concatenate", "concat", "stack", "flip",
+              "ravel", "pad", "pad_general", "tile", "moveaxis", "swapaxes", "roll"),
+    "indexing": ("getitem", "take", "take_along_axis", "dynamic_slice", "put_slice", "indexed_add",
+                 "indexed_put", "repeat"),
+    "window": ("window_sum", "window_prod", "window_max", "window_min", "window_mean",
+               "window_scatter_max", "window_scatter_min"),
+    "conv": ("conv",),
+    "sort": ("sort", "argsort", "top_k", "cumulative_sum", "cumulative_prod", "cumulative_max",
+             "cumulative_min", "cumsum", "cumprod"),
+    "composites": ("logsumexp", "softmax", "log_softmax", "relu", "gelu", "silu", "softplus",
+                   "vector_norm", "matrix_norm", "norm", "split", "array_split", "meshgrid", "diag",
+                   "diagonal", "tril", "triu", "one_hot", "isclose", "allclose", "all_close",
+                   "quotient", "reduce", "window_reduce", "to_batched"),
+    "fft": ("fft", "ifft", "fftfreq"),
+    "einsum": ("einsum",),
+}  # fmt: skip
+
+#: Each public lazy name and the family that defines it.
+LAZY: dict[str, str] = {n: f for f, names in LAZY_FAMILIES.items() for n in names}
+#: ... and every lazy name, with those only Tensor's methods call (``Tensor.mT``'s).
+_FAMILY_OF = {**LAZY, "matrix_transpose_T": "shape"}
 
 __all__: list[str] = []
 __all__ += _creation.__all__
 __all__ += _elementwise.__all__
-__all__ += _reduction.__all__
-__all__ += _linalg.__all__
-__all__ += _linalg_blocks.__all__
-__all__ += _shape.__all__
-__all__ += _indexing.__all__
-__all__ += _window.__all__
-__all__ += _conv.__all__
-__all__ += _sort.__all__
-__all__ += _composites.__all__
+__all__ += LAZY_FAMILIES["reduction"]
+__all__ += LAZY_FAMILIES["linalg"]
+__all__ += LAZY_FAMILIES["linalg_blocks"]
+__all__ += LAZY_FAMILIES["shape"]
+__all__ += LAZY_FAMILIES["indexing"]
+__all__ += LAZY_FAMILIES["window"]
+__all__ += LAZY_FAMILIES["conv"]
+__all__ += LAZY_FAMILIES["sort"]
+__all__ += LAZY_FAMILIES["composites"]
 __all__ += _transfer.__all__
-__all__ += _fft.__all__
-__all__ += _einsum.__all__
+__all__ += LAZY_FAMILIES["fft"]
+__all__ += LAZY_FAMILIES["einsum"]
 
-_internal = (ShapeError, check_concrete, is_concrete, matrix_transpose_T)
+_internal = (ShapeError, check_concrete, is_concrete)
+
+
+def load_family(family: str) -> None:
+    """Import the lazy ``family`` and bind its names here."""
+    module = _importlib.import_module(f"{__name__}.{family}")
+    globals().update((n, getattr(module, n)) for n, f in _FAMILY_OF.items() if f == family)
+
+
+def __getattr__(name: str) -> Any:
+    family = _FAMILY_OF.get(name)
+    if family is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    load_family(family)
+    return globals()[name]
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_FAMILY_OF})
+
+
+class _Ops(_types.ModuleType):
+    # importing the family numerix.ops.sort binds the submodule as the attribute `sort`
+    # of this package, where numerix.ops.sort is the function: keep the function
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, _types.ModuleType) and LAZY.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Ops
 
 # Tensor's operators and methods are these ops
 _tensor.attach_ops(sys.modules[__name__])
