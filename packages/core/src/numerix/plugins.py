@@ -15,8 +15,8 @@ listing (:func:`backend_entries`, ``numerix info``), runs the full discovery.
 from __future__ import annotations
 
 import importlib
-import threading
 import warnings
+from _thread import RLock  # threading's RLock class, without importing threading
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -175,7 +175,7 @@ class _Registry:
         # settings models found so far, and the plugins whose hook was already asked
         self.settings: dict[str, tuple[Any, str | None]] = {}
         self.settings_asked: set[str] = set()
-        self.lock = threading.RLock()
+        self.lock = RLock()
 
     def load_own(self, name: str) -> bool:
         """Load the plugin of one of the project's own names (:data:`OWN_PLUGIN_MODULES`)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-import threading
+from _thread import RLock  # threading's RLock class, without importing threading
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +57,7 @@ context: ContextVar[Any] = ContextVar("numerix_config", default=None)
 base: Any = None
 #: The backend the base configuration selects (cached by :mod:`numerix.configuration`).
 base_backend: Any = None
-lock = threading.RLock()
+lock = RLock()
 
 
 class ConfigFile(Frozen):
