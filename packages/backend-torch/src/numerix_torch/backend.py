@@ -286,6 +286,20 @@ def _transpose_plan(axes: tuple[int, ...]) -> int:
     return plan
 
 
+@functools.lru_cache(maxsize=1024)
+def _slice_key(start: tuple[int, ...], stop: tuple[int, ...], strides: tuple[int, ...],
+               shape: tuple[int, ...]) -> Any:  # fmt: skip
+    """The slice kernel's key, kept per call: one slice, or a tuple of them up to the last
+    axis the slice narrows (torch's indexing costs about a microsecond per item of the key:
+    x[1] on a matrix is x.data[1:2]). Building the slices cost 0.35 us of a 2 us slice."""
+    n = len(start)
+    while n and start[n - 1] == 0 and stop[n - 1] == shape[n - 1] and strides[n - 1] == 1:
+        n -= 1
+    if n == 1:
+        return slice(start[0], stop[0], strides[0])
+    return tuple(map(slice, start[:n], stop[:n], strides[:n]))
+
+
 #: a max or min over every axis, to a 0-d result: torch's whole-tensor forms, cheaper
 #: than amax/amin with every dim named (NaN propagates through both)
 _WHOLE = {"max": torch.max, "min": torch.min}
@@ -909,15 +923,7 @@ class TorchBackend(NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Back
 
     def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
               strides: tuple[int, ...]) -> Tensor:  # fmt: skip
-        # index only up to the last axis the slice narrows: torch's indexing costs about
-        # a microsecond per item of the key (x[1] on a matrix is x.data[1:2])
-        n, shape = len(start), x.shape
-        while n and start[n - 1] == 0 and stop[n - 1] == shape[n - 1] and strides[n - 1] == 1:
-            n -= 1
-        if n == 1:
-            out.data = x.data[start[0] : stop[0] : strides[0]]
-        else:
-            out.data = x.data[tuple(map(slice, start[:n], stop[:n], strides[:n]))]
+        out.data = x.data[_slice_key(start, stop, strides, x.shape)]
         return out
 
     def reverse(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
