@@ -8,7 +8,9 @@ Three rules, read from the sources (nothing is imported):
    never to dodge a cycle: with it counted as an edge, a cycle it hides is found.
    Importing ``a.b`` runs the package ``a``'s ``__init__`` first; that implicit edge is
    not counted (Python allows a package's submodules to load while its ``__init__``
-   runs), but an import of a name that ``__init__`` defines is.
+   runs), but an import of a name that ``__init__`` defines is. A module that loads others
+   on first use of a name (a PEP 562 ``__getattr__`` calling ``importlib.import_module``)
+   imports, inside a function, each module its string constants name.
 2. **The low layer imports nothing above it** (:data:`LOW`: the tensor, dtypes, shapes,
    errors, the registry of primitives, dispatch, the meeting rule, the backend and
    compiler contracts, plugins and configuration), at module level or in functions.
@@ -108,6 +110,29 @@ def _imports(module: str, path: Path, modules: dict[str, Path]) -> list[tuple[st
             visit(child, inner)
 
     visit(tree, False)
+    found += _lazy_imports(tree, package, modules)
+    return found
+
+
+def _lazy_imports(
+    tree: ast.Module, package: str, modules: dict[str, Path]
+) -> list[tuple[str, int, bool]]:
+    """The modules a PEP 562 ``__getattr__`` may load: in a module whose ``__getattr__``
+    calls ``import_module``, every string constant naming a module, or a submodule of its
+    package (``numerix.ops``'s families by their short names), counts as an import inside
+    a function. Loading on first use is lazy, not a cycle dodge: a cycle through it is
+    found like any other."""
+    getattr_fn = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "__getattr__"), None
+    )
+    if getattr_fn is None or "import_module" not in ast.unparse(tree):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for name in (node.value, f"{package}.{node.value}"):
+                if name in modules:
+                    found.append((name, node.lineno, True))
     return found
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -167,3 +169,32 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         nx.ops.nope  # noqa: B018
     with pytest.raises(AttributeError, match="module 'numerix' has no attribute 'nope'"):
         nx.nope  # noqa: B018
+
+
+def test_the_import_check_counts_a_load_on_first_use(tmp_path: Path) -> None:
+    # a family that imports a lazy name of numerix.ops, whose family imports it back: the
+    # first use would find it half loaded; tools/check_imports.py counts the lazy load
+    spec = importlib.util.spec_from_file_location(
+        "check_imports", Path(__file__).resolve().parents[3] / "tools" / "check_imports.py"
+    )
+    assert spec is not None and spec.loader is not None
+    checker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(checker)
+    files = {
+        "__init__.py": "",
+        "ops/__init__.py": (
+            "import importlib\n_FAMILY = {'g': 'b'}\n\n"
+            "def __getattr__(name):\n"
+            "    return getattr(importlib.import_module(f'{__name__}.{_FAMILY[name]}'), name)\n"
+        ),
+        "ops/a.py": "from numerix.ops import g\n",
+        "ops/b.py": "from numerix.ops.a import f\n",
+    }
+    for rel, text in files.items():
+        path = tmp_path / "packages/core/src/numerix" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (problem,) = checker.check(tmp_path)
+    assert "import cycle among 3 modules: numerix.ops, numerix.ops.a, numerix.ops.b" in problem
+    (tmp_path / "packages/core/src/numerix/ops/b.py").write_text("def f(): pass\n")
+    assert checker.check(tmp_path) == []
