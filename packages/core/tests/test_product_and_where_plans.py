@@ -25,6 +25,9 @@ MATMUL_SHAPES = [
     ((1, 3, 4), (2, 4, 1)),
     ((0, 3, 4), (4, 2)),
     ((2, 3, 0), (2, 0, 2)),
+    ((4,), (2, 4, 3)),
+    ((2, 3, 4), (4,)),
+    ((3, 4), (2, 4, 5)),
 ]
 
 
@@ -99,13 +102,26 @@ def test_batched_matmul_refusals_are_never_kept() -> None:
 
 def test_batched_matmul_plan_records_the_general_path_in_a_trace() -> None:
     linalg_ops._MATMULS.clear()
-    a, b = _sample(nx.float32, (2, 3, 4), 1), _sample(nx.float32, (4, 5), 2)
-    x, y = nx.from_numpy(a), nx.from_numpy(b)
-    nx.matmul(x, y)  # the plan is kept eagerly; the trace below is served by it
-    fn = nx.jit(lambda p, q: p @ q)
-    _check(fn(x, y), np.matmul(a, b), nx.float32)
-    listing = str(nx.trace(lambda p, q: p @ q, x, y))
-    assert "broadcast" in listing and "dot" in listing, listing
+    for sa, sb, kernels in (
+        ((1, 3, 4), (2, 4, 5), ("broadcast", "dot")),
+        ((2, 3, 4), (4, 5), ("dot",)),
+    ):
+        a, b = _sample(nx.float32, sa, 1), _sample(nx.float32, sb, 2)
+        x, y = nx.from_numpy(a), nx.from_numpy(b)
+        nx.matmul(x, y)  # the plan is kept eagerly; the trace below is served by it
+        fn = nx.jit(lambda p, q: p @ q)
+        _check(fn(x, y), np.matmul(a, b), nx.float32)
+        listing = str(nx.trace(lambda p, q: p @ q, x, y))
+        assert all(k in listing for k in kernels), listing
+        assert ("broadcast" in listing) == ("broadcast" in kernels), listing
+
+
+def test_a_matrix_without_batch_axes_is_not_broadcast() -> None:
+    # (b, m, k) @ (k, n) contracts once: the weight is not copied once per batch element
+    x, w = nx.ones((5, 3, 4)), nx.ones((4, 2))
+    for _ in range(2):
+        listing = str(nx.trace(lambda p, q: p @ q, x, w))
+        assert "broadcast" not in listing and "reshape" not in listing, listing
 
 
 # ---------------------------------------------------------------- where

@@ -206,6 +206,22 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
         )
     xv, yv = x.ndim == 1, y.ndim == 1
     _check_contract("matmul", x, x.ndim - 1, y, 0 if yv else y.ndim - 2)
+    keep = (
+        type(x1) is Tensor
+        and type(x2) is Tensor
+        and x1.dtype is x2.dtype
+        and x1.backend is x2.backend
+    )
+    if (x.ndim > 2 and y.ndim <= 2) or (xv and y.ndim > 2):
+        # one side has no batch axes: one contraction (x's last axis with y's first, or
+        # a vector x with y's second-to-last) gives matmul's axes, with nothing broadcast
+        # (a weight matrix is not copied once per batch element) and no reshape
+        cx, cy = (x.ndim - 1,), (0 if y.ndim <= 2 else y.ndim - 2,)
+        r = _dot_general("matmul", x, y, (cx, cy))
+        if keep:
+            plan = (None, (), None, (), cx, (), cy, r.shape)
+            keep_plan(_MATMULS, (x1.shape, x2.shape, x1.dtype), plan)
+        return r
     if xv:
         x = reshape(x, (1, x.shape[0]))
     if yv:
@@ -217,15 +233,7 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
         y = broadcast_to(y, batch + y.shape[-2:])
     nb = len(batch)
     r = _dot_general("matmul", x, y, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
-    if (
-        type(x1) is Tensor
-        and type(x2) is Tensor
-        and x1.dtype is x2.dtype
-        and x1.backend is x2.backend
-        and not xv
-        and not yv
-        and nb
-    ):
+    if keep and not xv and not yv and nb:
         # what the checks passed and the rules gave, for the next call on these shapes
         keep_plan(_MATMULS, (x1.shape, x2.shape, x1.dtype), _matmul_plan(x1.shape, x2.shape, r))
     if xv and yv:
@@ -237,12 +245,12 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
     return r
 
 
-# matmul's eager plans (decision 34) for two tensors of one dtype on one backend, each of
-# two axes or more and one of more than two, per (x1's shape, x2's shape, dtype): the
-# shape each operand is broadcast to with broadcast's axes (None where it is kept as it
-# is), dot's parameters and out's shape, as the general path's checks and dot's rules
-# gave them on the first call. Tensor shapes hold Python ints only; a call the checks
-# refuse (sizes that do not pair up, bool, mixed dtypes or backends) keeps nothing.
+# matmul's eager plans (decision 34) for two tensors of one dtype on one backend, one of
+# more than two axes, per (x1's shape, x2's shape, dtype): the shape each operand is
+# broadcast to with broadcast's axes (None where it is kept as it is), dot's parameters
+# and out's shape, as the general path's checks and dot's rules gave them on the first
+# call. Tensor shapes hold Python ints only; a call the checks refuse (sizes that do not
+# pair up, bool, mixed dtypes or backends) keeps nothing.
 _MATMULS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
