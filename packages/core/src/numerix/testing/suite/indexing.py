@@ -264,6 +264,10 @@ def test_getitem_fast_paths_match_numpy() -> None:
 
 # 1-d with a negative and a repeated entry, 0-d negative, 2-d, empty
 TAKE_INDICES: list[Any] = [[3, 0, -1, 3], -2, [[1, -4], [0, 2]], np.zeros(0, np.int64)]
+# compiled, and through the core's version, on one dtype of each kind (and uint16, which
+# torch indexes apart): moving elements does not depend on the dtype beyond its kind
+TAKE_COMPILED = (dtypes.bool_, dtypes.uint16, dtypes.int64, dtypes.bfloat16, dtypes.float32,
+                 dtypes.complex128)  # fmt: skip
 
 
 def _take_paths(x: nx.Tensor, v: nx.Tensor, *idx: nx.Tensor) -> tuple[nx.Tensor, ...]:
@@ -282,9 +286,11 @@ def test_take_block(dtype: dtypes.DType) -> None:
     blocks = [n.value.name for n in graph.nodes if n.op == "block"]
     assert blocks == ["take"] * len(wants), graph.listing()
     runs = [("eager", _take_paths)]
-    runs += [
-        (name, nx.jit(_take_paths, compiler=name)) for name in compilers_serving(args[0].backend)
-    ]
+    if dtype in TAKE_COMPILED:
+        runs += [
+            (name, nx.jit(_take_paths, compiler=name))
+            for name in compilers_serving(args[0].backend)
+        ]
     cases = Cases()
     for name, fn in runs:
         for k, (got, want) in enumerate(zip(fn(*args), wants, strict=True)):
@@ -293,7 +299,7 @@ def test_take_block(dtype: dtypes.DType) -> None:
     # the core's version, which a backend without the kernel runs (in-range indices)
     fallback = BLOCKS["take"].fallback
     assert fallback is not None
-    for i in idx:
+    for i in idx if dtype in TAKE_COMPILED else ():
         with cases.case(f"the core's version, index {i.tolist()}"):
             got = fallback(args[0], nx.tensor(np.where(i < 0, i + 4, i)))
             check(got, a[i], dtype, rtol=0.0, atol=0.0)
