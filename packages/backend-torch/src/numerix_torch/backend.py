@@ -339,10 +339,22 @@ def _dot_lowering(p: Any, ins: Any) -> Any:
 @functools.lru_cache(maxsize=512)
 def _dot_plan(nx_: int, ny: int, cx: tuple[int, ...], bx: tuple[int, ...],
               cy: tuple[int, ...], by: tuple[int, ...]) -> str | None:  # fmt: skip
-    """None for a plain matmul, else the einsum equation of the dot."""
-    if not bx and len(cx) == 1 and 1 <= nx_ <= 2 and 1 <= ny <= 2:
-        if cx[0] == nx_ - 1 and cy[0] == 0:
-            return None
+    """None for a dot that ``torch.matmul`` computes as it is, else its einsum equation.
+
+    matmul's cases: matrices and vectors; a stack of matrices against a matrix or a
+    vector (x's last axis with y's first) or a vector against a stack (y's second-to-last
+    axis); two stacks of matrices whose batch axes come first, in order."""
+    if len(cx) == 1 and nx_ >= 1 and ny >= 1:
+        if not bx:
+            if ny <= 2 and cx[0] == nx_ - 1 and cy[0] == 0:
+                return None
+            if nx_ == 1 and ny > 2 and cy[0] == ny - 2:
+                return None
+        else:
+            nb = len(bx)
+            if (nx_ == ny == nb + 2 and bx == by == tuple(range(nb)) and cx[0] == nb + 1
+                    and cy[0] == nb):  # fmt: skip
+                return None
     letters = iter(_LETTERS)
     sa = [""] * nx_
     sb = [""] * ny
