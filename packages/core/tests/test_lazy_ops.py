@@ -10,11 +10,13 @@ import importlib.util
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
 
 import numerix as nx
+from numerix import _tensor
 
 #: The families a first op does not load, by name.
 LAZY = ("reduction", "linalg", "linalg_blocks", "shape", "indexing", "window", "conv", "sort",
@@ -86,11 +88,24 @@ def test_a_family_loads_on_first_use_and_works(family: str) -> None:
         w = np.asarray({want})
         print(name in sys.modules, r.shape == w.shape, r.dtype.numpy_dtype == w.dtype)
         np.testing.assert_allclose(r.to_numpy(), w, rtol=1e-12, atol=1e-12)
-        # every name of the family is bound on numerix.ops: later calls find an attribute
-        ops = vars(nx.ops)
-        print(all(n in ops for n in nx.ops.LAZY_FAMILIES["{family}"]))
+        # every name of the family is bound on numerix.ops and for Tensor's methods: later
+        # calls find an attribute
+        ops, methods = vars(nx.ops), vars(sys.modules["numerix._tensor"]._ops)
+        print(all(n in ops and methods[n] is ops[n] for n in nx.ops.LAZY_FAMILIES["{family}"]))
     """)
     assert out == ["False", "True True True", "True"]
+
+
+def test_tensor_methods_reach_the_ops_through_a_plain_module() -> None:
+    # CPython specialises `module.name` on an exact module without __getattr__ only
+    ns = _tensor._ops
+    assert type(ns) is types.ModuleType and "__getattr__" not in vars(ns)
+    assert type(nx.ops) is not types.ModuleType and "__getattr__" in vars(nx.ops)
+    x = nx.ones((2, 3))
+    assert x.sum().item() == 6.0 and x.reshape(6).shape == (6,) and x[0].shape == (3,)
+    for name in ("sum", "reshape", "getitem", "add", "matrix_transpose_T", "tensor"):
+        assert vars(ns)[name] is getattr(nx.ops, name)
+    assert set(nx.ops.__all__) <= set(vars(ns))
 
 
 def test_a_family_that_shares_its_name_with_an_op_keeps_the_op() -> None:

@@ -14,6 +14,7 @@ binds every name of the family here, so later calls find them as attributes, at 
 import importlib as _importlib
 import sys
 import types as _types
+from collections.abc import Callable
 from typing import Any
 
 from numerix import _tensor
@@ -75,9 +76,11 @@ _internal = (ShapeError, check_concrete, is_concrete)
 
 
 def load_family(family: str) -> None:
-    """Import the lazy ``family`` and bind its names here."""
+    """Import the lazy ``family`` and bind its names here and for Tensor's methods."""
     module = _importlib.import_module(f"{__name__}.{family}")
-    globals().update((n, getattr(module, n)) for n, f in _FAMILY_OF.items() if f == family)
+    names = {n: getattr(module, n) for n, f in _FAMILY_OF.items() if f == family}
+    globals().update(names)
+    _tensor_ops.__dict__.update(names)
 
 
 def __getattr__(name: str) -> Any:
@@ -103,5 +106,25 @@ class _Ops(_types.ModuleType):
 
 sys.modules[__name__].__class__ = _Ops
 
+
+# NOTE: Tensor's operators and methods call these ops through a plain module of their
+# own: CPython specialises the load of `module.name` only on an exact module with no
+# __getattr__, and this package has both (each method cost 15-40 ns more through it).
+# A name of a family not loaded yet is, there, a function that loads the family.
+_tensor_ops = _types.ModuleType(f"{__name__}._tensor_ops")
+
+
+def _loads_on_first_call(name: str) -> Callable[..., Any]:
+    def first_call(*args: Any, **kwargs: Any) -> Any:
+        load_family(_FAMILY_OF[name])
+        return getattr(_tensor_ops, name)(*args, **kwargs)
+
+    first_call.__name__ = first_call.__qualname__ = name
+    return first_call
+
+
+_tensor_ops.__dict__.update((n, _loads_on_first_call(n)) for n in _FAMILY_OF)
+_tensor_ops.__dict__.update((n, v) for n, v in globals().items() if not n.startswith("__"))
+
 # Tensor's operators and methods are these ops
-_tensor.attach_ops(sys.modules[__name__])
+_tensor.attach_ops(_tensor_ops)
