@@ -429,14 +429,15 @@ class Tensor:
         return _ops.clip(self, min, max)
 
 
-#: The public ops (:mod:`numerix.ops`), which Tensor's operators and methods call. The
-#: ops layer sits above this module: it attaches itself here when it loads
+#: The public ops, which Tensor's operators and methods call: a plain module holding
+#: :mod:`numerix.ops`'s names (an op of a family not loaded yet loads it on its first
+#: call). The ops layer sits above this module: it attaches them here when it loads
 #: (:func:`attach_ops`), so this module imports nothing above the low layer.
 _ops: Any = None
 
 
 def attach_ops(ops: Any) -> None:
-    """Make ``ops`` (the :mod:`numerix.ops` namespace) the implementation of Tensor's
-    operators and methods; called once by :mod:`numerix.ops` as it loads."""
+    """Make ``ops`` (a namespace of :mod:`numerix.ops`'s names) the implementation of
+    Tensor's operators and methods; called once by :mod:`numerix.ops` as it loads."""
     global _ops
     _ops = ops
