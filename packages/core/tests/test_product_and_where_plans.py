@@ -184,3 +184,68 @@ def test_where_plan_keeps_no_moved_operand() -> None:
     assert nx.where(cond, np.array([1.0, 2.0], np.float32), 0.0).tolist() == [1.0, 0.0]
     assert nx.where(cond, 1, nx.tensor([5, 6])).tolist() == [1, 6]
     assert not elementwise_ops._WHERES
+
+
+# ---------------------------------------------------------------- where with a Python scalar
+
+SCALARS = [True, 0, -3, 2.5, -0.0, float("nan"), 1 + 2j]
+
+
+@pytest.mark.parametrize("dtype", [nx.bool_, *DTYPES], ids=str)
+@pytest.mark.parametrize("first", [False, True], ids=["scalar-second", "scalar-first"])
+def test_where_with_a_python_scalar_matches_numpy(dtype: nx.DType, first: bool) -> None:
+    for cshape, shape in (((2, 3), (2, 3)), ((2, 3), (3,)), ((3,), (2, 3)), ((), (1, 1)), ((), ())):
+        c = _sample(nx.bool_, cshape, 0)
+        cond = nx.from_numpy(c)
+        a = _sample(dtype, shape, 1)
+        x = nx.from_numpy(a)
+        for s in SCALARS:
+            if type(s) is int and dtype.kind == "u" and s < 0:
+                continue  # refused: test_where_with_a_python_scalar_refuses_by_name
+            d = nx.result_type(x, s)
+            args = (s, x) if first else (x, s)
+            want = np.where(c, *(np.asarray(v).astype(d.numpy_dtype) for v in args))
+            for _ in range(2):  # the 0-d operand made, then kept
+                got = nx.where(cond, *args)
+                if dtype is nx.bfloat16 and d.kind != "c":
+                    _check(got, want, d)
+                else:
+                    assert (got.shape, got.dtype) == (want.shape, d), (got.describe(), s)
+                    np.testing.assert_array_equal(got.to_numpy(), want)
+                    # -0.0 and 0.0 are kept apart
+                    assert (np.signbit(got.to_numpy().real) == np.signbit(want.real)).all()
+
+
+def test_where_with_a_python_scalar_refuses_by_name() -> None:
+    cond = nx.tensor([True, False])
+    nx.where(cond, nx.tensor([1, 2], dtype=nx.uint8), 3)  # served
+    with pytest.raises(nx.DTypeError, match=r"^where: Python int -1 does not fit uint8"):
+        nx.where(cond, nx.tensor([1, 2], dtype=nx.uint8), -1)
+    with pytest.raises(nx.DTypeError, match=r"^where: Python int 300 does not fit uint8"):
+        nx.where(cond, 300, nx.tensor([1, 2], dtype=nx.uint8))
+    with pytest.raises(
+        nx.ShapeError, match=r"^where: shapes \(2,\) and \(3,\) and \(\) cannot be broadcast"
+    ):
+        nx.where(cond, nx.ones((3,)), 0.0)
+    with pytest.raises(
+        nx.ShapeError, match=r"^where: shapes \(2,\) and \(\) and \(3,\) cannot be broadcast"
+    ):
+        nx.where(cond, 0.0, nx.ones((3,)))
+    with pytest.raises(nx.DTypeError, match=r"^where: condition must be bool, got s64\[2\]"):
+        nx.where(nx.tensor([1, 0]), nx.ones((2,)), 0.0)
+    dead = nx.ones((2,))
+    nx.backend_deallocate(dead)
+    with pytest.raises(
+        nx.DeallocatedError, match=r"^where: operand 1 \(f32\[2\]\) was deallocated"
+    ):
+        nx.where(cond, dead, 0.0)
+
+
+def test_where_with_a_python_scalar_in_a_trace() -> None:
+    a = _sample(nx.float32, (2, 3), 1)
+    c = _sample(nx.bool_, (2, 3), 0)
+    x, cond = nx.from_numpy(a), nx.from_numpy(c)
+    fn = nx.jit(lambda m, p: nx.where(m, p, 0.5) + nx.where(m, -1.0, p))
+    want = np.where(c, a, np.float32(0.5)) + np.where(c, np.float32(-1.0), a)
+    _check(fn(cond, x), want, nx.float32)
+    _check(fn(cond, x), want, nx.float32)

@@ -25,7 +25,7 @@ from numerix.ops._core import (
     elementwise_unary,
     keep_plan,
     new_out,
-    scalar,
+    scalar_operand,
     unify,
 )
 from numerix.ops.transfer import backend_copy
@@ -479,6 +479,39 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
                 if x2.dtype is not d:
                     x2 = cast(x2, d)
                 return cb.select(out, condition, x1, x2)
+    elif type(condition) is Tensor and condition.dtype is dtypes.bool_:
+        # a tensor and a Python scalar (nx.where(m, x, 0.0)) on the condition's backend: the
+        # scalar's 0-d operand is kept per (backend, dtype, value), as the element-wise ops
+        # keep theirs
+        w1 = type(x1) in _PY_SCALARS
+        t, s = (x2, x1) if w1 else (x1, x2)
+        cb = condition.backend
+        if (
+            type(t) is Tensor
+            and type(s) in _PY_SCALARS
+            and t.backend is cb
+            and cb is not DEALLOCATED
+        ):
+            d = dtypes.weak_promote(t.dtype, s)
+            check_scalar_fits("where", s, d)
+            st = scalar_operand(s, d, cb)
+            if t.dtype is not d:
+                t = cast(t, d)
+            cs = condition.shape
+            out = _new(Tensor)
+            if t.shape == cs:
+                out.shape = cs
+            else:  # the three shapes in the operands' order, as the general path names them
+                ss = t.shape
+                out.shape = (
+                    broadcast_shapes("where", cs, (), ss)
+                    if w1
+                    else broadcast_shapes("where", cs, ss, ())
+                )
+            out.dtype = d
+            out.backend = cb
+            out.data = None
+            return cb.select(out, condition, st, t) if w1 else cb.select(out, condition, t, st)
     op = "where"
     cond = _truth(condition, op) if type(condition) in _PY_SCALARS else as_tensor(condition, op)
     if cond.dtype is not dtypes.bool_:
@@ -491,14 +524,14 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
         check_scalar_fits(op, x1, d)
         check_scalar_fits(op, x2, d)
         backend, (cond,) = unify(op, cond)
-        a, b = scalar(x1, d, backend), scalar(x2, d, backend)
+        a, b = scalar_operand(x1, d, backend), scalar_operand(x2, d, backend)
     elif w1 or w2:
         t = as_tensor(x2 if w1 else x1, op)
         s = x1 if w1 else x2
         d = dtypes.weak_promote(t.dtype, s)
         check_scalar_fits(op, s, d)
         backend, (cond, t) = unify(op, cond, t)
-        st = scalar(s, d, backend)
+        st = scalar_operand(s, d, backend)
         t = cast(t, d)
         a, b = (st, t) if w1 else (t, st)
     else:
