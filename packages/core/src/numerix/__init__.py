@@ -84,6 +84,19 @@ from numerix.errors import (
 from numerix.ops.creation import *  # noqa: F403
 from numerix.ops.elementwise import *  # noqa: F403
 from numerix.ops.transfer import *  # noqa: F403
+
+if TYPE_CHECKING:  # the families that load on first use, for type checkers
+    from numerix.ops.composites import *  # noqa: F403
+    from numerix.ops.conv import *  # noqa: F403
+    from numerix.ops.einsum import *  # noqa: F403
+    from numerix.ops.fft import *  # noqa: F403
+    from numerix.ops.indexing import *  # noqa: F403
+    from numerix.ops.linalg import *  # noqa: F403
+    from numerix.ops.linalg_blocks import *  # noqa: F403
+    from numerix.ops.reduction import *  # noqa: F403
+    from numerix.ops.shape import *  # noqa: F403
+    from numerix.ops.sort import *  # noqa: F403
+    from numerix.ops.window import *  # noqa: F403
 from numerix.plugins import clear_caches, devices, get_backend, register_backend, unregister_backend
 
 bool = bool_

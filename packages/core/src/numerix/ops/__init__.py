@@ -15,7 +15,7 @@ import importlib as _importlib
 import sys
 import types as _types
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from numerix import _tensor
 from numerix.errors import ShapeError
@@ -26,6 +26,19 @@ from numerix.ops._core import check_concrete, is_concrete
 from numerix.ops.creation import *  # noqa: F403
 from numerix.ops.elementwise import *  # noqa: F403
 from numerix.ops.transfer import *  # noqa: F403
+
+if TYPE_CHECKING:  # the families that load on first use, for type checkers
+    from numerix.ops.composites import *  # noqa: F403
+    from numerix.ops.conv import *  # noqa: F403
+    from numerix.ops.einsum import *  # noqa: F403
+    from numerix.ops.fft import *  # noqa: F403
+    from numerix.ops.indexing import *  # noqa: F403
+    from numerix.ops.linalg import *  # noqa: F403
+    from numerix.ops.linalg_blocks import *  # noqa: F403
+    from numerix.ops.reduction import *  # noqa: F403
+    from numerix.ops.shape import *  # noqa: F403
+    from numerix.ops.sort import *  # noqa: F403
+    from numerix.ops.window import *  # noqa: F403
 
 #: The families that load on first use, each with its ``__all__`` (in its order; a core
 #: test holds the two equal).
