@@ -81,3 +81,44 @@ def test_shift_by_one_amount_matches_python_ints(dtype):
         assert left.dtype == dtype and right.dtype == dtype
         assert left.tolist() == want_l, (s, left, want_l)
         assert right.tolist() == want_r, (s, right, want_r)
+
+
+def test_kernels_in_several_threads_keep_numpy_quiet():
+    # one kernel context serves the process; a thread that finds it in use (here held
+    # by another thread) takes a context of its own, so its kernels still run with
+    # numpy's floating-point errors off, whatever the thread itself set
+    import threading
+
+    from numerix_binary import backend as binary
+
+    entered, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        binary._run_in_kernel_context(lambda: (entered.set(), release.wait(10)))
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert entered.wait(10)
+    x = nx.tensor(np.array([1.0, 0.0, -1.0], np.float32))
+    failures: list[BaseException] = []
+
+    def worker() -> None:
+        np.seterr(all="raise")  # numpy's error state is per thread
+        try:
+            for _ in range(3):
+                got = nx.divide(x, 0.0).to_numpy()
+                np.testing.assert_array_equal(got, np.array([np.inf, np.nan, -np.inf], np.float32))
+                assert nx.log(x).to_numpy()[1] == -np.inf
+        except BaseException as e:  # reported in the main thread
+            failures.append(e)
+
+    try:
+        threads = [threading.Thread(target=worker) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        release.set()
+        holder.join()
+    assert failures == []

@@ -8,11 +8,11 @@ bfloat16 is held through ``ml_dtypes``, imported when the first bfloat16 array i
 
 from __future__ import annotations
 
+import _thread
 import contextvars
 import functools
 import math
 import operator
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -106,7 +106,7 @@ def _kernel_context() -> Any:
 
 
 _run_in_kernel_context = _kernel_context()
-_per_thread = threading.local()
+_per_thread = _thread._local()  # threading.local, without importing threading
 
 
 def _entered(e: RuntimeError) -> bool:

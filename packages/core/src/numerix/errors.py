@@ -31,7 +31,8 @@ __all__ = [
 
 #: A run of non-space characters longer than this is cut in messages that echo values.
 LONG_WORD = 120
-_LONG = re.compile(rf"\S{{{LONG_WORD + 1},}}")
+#: compiled on the first message long enough to hold such a run (``re``'s own cache)
+_LONG = rf"\S{{{LONG_WORD + 1},}}"
 
 
 def clip_long_words(text: str) -> str:
@@ -43,7 +44,9 @@ def clip_long_words(text: str) -> str:
         w = m.group(0)
         return f"{w[:60]}…({len(w)} characters)"
 
-    return _LONG.sub(cut, text)
+    if len(text) <= LONG_WORD:
+        return text
+    return re.sub(_LONG, cut, text)
 
 
 class NumerixError(Exception):
