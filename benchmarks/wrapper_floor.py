@@ -3,15 +3,20 @@
     python benchmarks/wrapper_floor.py               # every installed backend, 9 rounds
     python benchmarks/wrapper_floor.py --backend binary --rounds 15 --json
 
-Three candidates per row, their rounds interleaved: the raw library (numpy, torch,
+Four candidates per row, their rounds interleaved: the raw library (numpy, torch,
 jax.numpy); **the thinnest wrapper Python allows**, a class of one slot whose operators
 and functions call the raw op and wrap its result, with no check, no dtype rule, no
-broadcasting rule and no dispatch; and numerix on the backend that wraps the library.
+broadcasting rule and no dispatch; **the least checked wrapper**, four slots like
+numerix's Tensor (data, shape, dtype, backend) and, per op, only the identity checks a
+same-dtype, same-shape, same-backend call needs before the raw op, all inline (no
+layer, no rule, no kernel context); and numerix on the backend that wraps the library.
 
 The rows are ``benchmarks/ops.py``'s small rows and its loop of small mixed ops (add,
 ``* 1.0001``, ``[1:3]``, sum, 2×2 ``@``, exp, maximum, reshape). The thin wrapper's
 ratio to the raw library is what a Python-level front end cannot go under, whatever it
-does: numerix's checks, rules and dispatch come on top of it. Each result is checked
+does; the checked wrapper's is what one that checks its operands at all cannot go
+under. numerix's layers (public op, plan, backend kernel, kernel context), rules and
+dispatch come on top of it. Each result is checked
 against the raw library before it is timed; nothing here is asserted anywhere.
 """
 
@@ -56,6 +61,76 @@ class Thin:
         return Thin(self.a.reshape(shape))
 
 
+_new = object.__new__
+
+
+class Checked:
+    """numerix's Tensor's four slots; each op checks its operands' identity inline."""
+
+    __slots__ = ("backend", "data", "dtype", "shape")
+
+    data: Any
+    shape: tuple[int, ...]
+    dtype: Any
+    backend: str
+
+    def _like(self, data: Any, shape: tuple[int, ...]) -> Checked:
+        r = _new(Checked)
+        r.data, r.shape, r.dtype, r.backend = data, shape, self.dtype, self.backend
+        return r
+
+    def _same(self, o: Any) -> bool:
+        return (type(o) is Checked and o.dtype is self.dtype and o.shape == self.shape
+                and o.backend is self.backend)  # fmt: skip
+
+    def __add__(self, o: Any) -> Checked:
+        if not self._same(o):
+            raise TypeError("add: operands differ")
+        return self._like(self.data + o.data, self.shape)
+
+    def __mul__(self, s: Any) -> Checked:
+        if type(s) is not float:
+            raise TypeError("multiply: not a Python float")
+        return self._like(self.data * s, self.shape)
+
+    def __matmul__(self, o: Any) -> Checked:
+        a, b = self.shape, o.shape
+        if not (type(o) is Checked and o.dtype is self.dtype and o.backend is self.backend
+                and len(a) == 2 and len(b) == 2 and a[1] == b[0]):  # fmt: skip
+            raise TypeError("matmul: operands differ")
+        return self._like(self.data @ o.data, (a[0], b[1]))
+
+    def __getitem__(self, k: Any) -> Checked:
+        d = self.data[k]
+        return self._like(d, tuple(d.shape))
+
+    def reshape(self, shape: tuple[int, ...]) -> Checked:
+        return self._like(self.data.reshape(shape), shape)
+
+
+def checked_side(raw: Side) -> Side:
+    m = raw.mod
+
+    def arr(a: np.ndarray) -> Checked:
+        d = raw.arr(a)
+        r = _new(Checked)
+        r.data, r.shape, r.dtype, r.backend = d, tuple(d.shape), d.dtype, raw.label
+        return r
+
+    def maximum(t: Checked, u: Checked) -> Checked:
+        if not t._same(u):
+            raise TypeError("maximum: operands differ")
+        return t._like(m.maximum(t.data, u.data), t.shape)
+
+    mod = SimpleNamespace(
+        sum=lambda t: t._like(m.sum(t.data), ()),
+        exp=lambda t: t._like(m.exp(t.data), t.shape),
+        maximum=maximum,
+    )
+    return Side(f"checked wrapper over {raw.label}", mod, arr, lambda r: raw.to_np(r.data),
+                lambda r: raw.sync(r.data), raw.concat, raw.softmax)  # fmt: skip
+
+
 def thin_side(raw: Side) -> Side:
     m = raw.mod
     mod = SimpleNamespace(
@@ -85,7 +160,7 @@ def cases(loop_ops: int) -> list[tuple[str, list[np.ndarray], Any]]:
 
 def bench(backend: str, rounds: int, min_time: float, loop_ops: int) -> list[dict[str, Any]]:
     raw = raw_side(backend)
-    sides = [raw, thin_side(raw), numerix_side(backend)]
+    sides = [raw, thin_side(raw), checked_side(raw), numerix_side(backend)]
     rows = []
     for name, inputs, body in cases(loop_ops):
         args = [[s.arr(i) for i in inputs] for s in sides]
@@ -98,10 +173,13 @@ def bench(backend: str, rounds: int, min_time: float, loop_ops: int) -> list[dic
             lambda f=body, s=s, a=a: s.sync(f(s, *a))  # type: ignore[misc]
             for s, a in zip(sides, args, strict=True)
         ]
-        raw_t, thin_t, nx_t = (summary(t) for t in interleave(calls, rounds, min_time=min_time))
+        raw_t, thin_t, checked_t, nx_t = (
+            summary(t) for t in interleave(calls, rounds, min_time=min_time)
+        )
         rows.append({"backend": backend, "name": name, "raw": raw.label,
-                     "raw_s": raw_t, "thin_s": thin_t, "numerix_s": nx_t,
+                     "raw_s": raw_t, "thin_s": thin_t, "checked_s": checked_t, "numerix_s": nx_t,
                      "thin_ratio": thin_t["median_s"] / raw_t["median_s"],
+                     "checked_ratio": checked_t["median_s"] / raw_t["median_s"],
                      "numerix_ratio": nx_t["median_s"] / raw_t["median_s"]})  # fmt: skip
     return rows
 
@@ -134,9 +212,10 @@ def main(argv: list[str] | None = None) -> int:
         f"µs per call, median (min–max) of {rounds} interleaved rounds; ratios to the raw library"
     )
     for r in rows:
-        print(f"{r['backend']:7s} {r['name']:32s} raw {_cell(r['raw_s']):>28s}  "
-              f"thin {_cell(r['thin_s']):>28s} ×{r['thin_ratio']:.2f}  "
-              f"numerix {_cell(r['numerix_s']):>28s} ×{r['numerix_ratio']:.2f}")  # fmt: skip
+        print(f"{r['backend']:7s} {r['name']:30s} raw {_cell(r['raw_s']):>26s} "
+              f"thin {_cell(r['thin_s']):>26s} ×{r['thin_ratio']:.2f} "
+              f"checked {_cell(r['checked_s']):>26s} ×{r['checked_ratio']:.2f} "
+              f"numerix {_cell(r['numerix_s']):>26s} ×{r['numerix_ratio']:.2f}")  # fmt: skip
     return 0
 
 
