@@ -32,8 +32,6 @@ from numerix.ops.transfer import backend_copy
 from numerix.primitives import creation as creation_primitives
 from numerix.primitives import elementwise as elementwise_primitives
 
-_new = Tensor.__new__
-
 __all__ = [
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
     "maximum", "minimum", "negative", "positive", "abs", "sign", "floor", "ceil", "round",
@@ -461,24 +459,18 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
         ):
             cs = condition.shape
             d = x1.dtype
-            out = _new(Tensor)
-            out.backend = cb
-            out.data = None
             if x2.dtype is d and x1.shape == cs and x2.shape == cs:
                 # three tensors of one shape, the branches of one dtype: no conversion,
                 # promotion or broadcast to do
-                out.shape = cs
-                out.dtype = d
-                return cb.select(out, condition, x1, x2)
+                return cb.select(new_out(cs, d, cb), condition, x1, x2)
             plan = _WHERES.get((cs, x1.shape, x2.shape, d, x2.dtype))
             if plan is not None:
-                d, out.shape = plan
-                out.dtype = d
+                d, shape = plan
                 if x1.dtype is not d:
                     x1 = cast(x1, d)
                 if x2.dtype is not d:
                     x2 = cast(x2, d)
-                return cb.select(out, condition, x1, x2)
+                return cb.select(new_out(shape, d, cb), condition, x1, x2)
     elif type(condition) is Tensor and condition.dtype is dtypes.bool_:
         # a tensor and a Python scalar (nx.where(m, x, 0.0)) on the condition's backend: the
         # scalar's 0-d operand is kept per (backend, dtype, value), as the element-wise ops
@@ -497,20 +489,16 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
             st = scalar_operand(s, d, cb)
             if t.dtype is not d:
                 t = cast(t, d)
+            shape = t.shape
             cs = condition.shape
-            out = _new(Tensor)
-            if t.shape == cs:
-                out.shape = cs
-            else:  # the three shapes in the operands' order, as the general path names them
-                ss = t.shape
-                out.shape = (
-                    broadcast_shapes("where", cs, (), ss)
+            if shape != cs:  # the three shapes in the operands' order, as the general path
+                # names them
+                shape = (
+                    broadcast_shapes("where", cs, (), shape)
                     if w1
-                    else broadcast_shapes("where", cs, ss, ())
+                    else broadcast_shapes("where", cs, shape, ())
                 )
-            out.dtype = d
-            out.backend = cb
-            out.data = None
+            out = new_out(shape, d, cb)
             return cb.select(out, condition, st, t) if w1 else cb.select(out, condition, t, st)
     op = "where"
     cond = _truth(condition, op) if type(condition) in _PY_SCALARS else as_tensor(condition, op)

@@ -28,8 +28,6 @@ from numerix.primitives import linalg as linalg_primitives
 __all__ = ["dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"]
 
 
-_new = Tensor.__new__
-
 # contract_x of the product of a 1-d or 2-d x: its last axis
 _LAST_AXIS = (None, (0,), (1,))
 
@@ -58,13 +56,8 @@ def _plain_product(op: str, x1: Any, x2: Any) -> Tensor | None:
             # an outer product can outgrow both operands (a (n, 0) operand has no elements)
             if (s1[0] if n1 == 2 else 1) * (s2[1] if n2 == 2 else 1) > _CHECK_MEMORY_FROM:
                 check_size(op, shape)
-            out = _new(Tensor)
-            out.shape = shape
-            out.dtype = d
-            out.backend = b
-            out.data = None
-            return b.dot(out, x1, x2, contract_x=_LAST_AXIS[n1], batch_x=(), contract_y=(0,),
-                         batch_y=())  # fmt: skip
+            return b.dot(new_out(shape, d, b), x1, x2, contract_x=_LAST_AXIS[n1], batch_x=(),
+                         contract_y=(0,), batch_y=())  # fmt: skip
     return None
 
 
@@ -186,12 +179,8 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
             m, n = s1[0], s2[1]
             if m * n > _CHECK_MEMORY_FROM:
                 check_size("matmul", (m, n))
-            out = _new(Tensor)
-            out.shape = (m, n)
-            out.dtype = d
-            out.backend = b
-            out.data = None
-            return b.dot(out, x1, x2, contract_x=(1,), batch_x=(), contract_y=(0,), batch_y=())
+            return b.dot(new_out((m, n), d, b), x1, x2, contract_x=(1,), batch_x=(),
+                         contract_y=(0,), batch_y=())  # fmt: skip
         plan = _MATMULS.get((s1, s2, d)) if len(s1) > 2 or len(s2) > 2 else None
         if plan is not None and x2.backend is b and x2.dtype is d and b is not DEALLOCATED:
             return _batched_matmul(plan, x1, x2)
