@@ -263,6 +263,12 @@ def _promote(a: DType, b: DType) -> DType | None:
 
 _REAL_OF = {complex64: float32, complex128: float64}
 
+
+def real_dtype(d: DType) -> DType:
+    """The real dtype of a complex one (``complex64 -> float32``); any other dtype as it is."""
+    return _REAL_OF.get(d, d)
+
+
 PROMOTION_TABLE: dict[tuple[DType, DType], DType | None] = {
     (a, b): _promote(a, b) for a in ALL_DTYPES for b in ALL_DTYPES
 }
@@ -361,7 +367,7 @@ class finfo:
         d = as_dtype(dtype, "finfo")
         if d.kind not in "fc":
             raise DTypeError(f"finfo: {d} is not a floating dtype; use iinfo for integer dtypes")
-        real = d if d.kind == "f" else _REAL_OF[d]
+        real = real_dtype(d)
         if real is bfloat16:
             import ml_dtypes
 

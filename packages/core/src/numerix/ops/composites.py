@@ -333,7 +333,7 @@ def _norm_operand(x: Any, op: str) -> tuple[Tensor, DType]:
     """``|x|`` in the dtype the norm computes in, and the (real) dtype of its result."""
     t = as_tensor(x, op)
     out = dtypes.default_float() if t.dtype.kind in "biu" else t.dtype
-    out = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(out, out)
+    out = dtypes.real_dtype(out)
     if t.dtype.kind in "biu" or t.dtype in _HALF:
         t = cast(t, dtypes.float32)
     return abs(t), out
@@ -428,7 +428,7 @@ def _spectral_norm(x: Any, row: int, col: int, keepdims: bool, ord: Any, op: str
     # ord 2 / -2 / 'nuc': the largest / smallest / sum of the singular values
     t = as_tensor(x, op)
     out = dtypes.default_float() if t.dtype.kind in "biu" else t.dtype
-    out = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(out, out)
+    out = dtypes.real_dtype(out)
     if t.dtype.kind in "biu" or t.dtype in _HALF:
         t = cast(t, dtypes.float32)
     s = svd(moveaxis(t, (row, col), (-2, -1)), full_matrices=False)[1]

@@ -27,7 +27,7 @@ from numerix import dtypes
 from numerix._dispatch import block_out
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
-from numerix.dtypes import DType
+from numerix.dtypes import DType, real_dtype
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops import creation as creation_ops
 from numerix.ops import elementwise as elementwise_ops
@@ -43,7 +43,6 @@ from numerix.primitives.linalg_blocks import (
     inv_block,
     lu_block,
     qr_block,
-    real_dtype,
     solve_block,
     svd_block,
     triangular_solve_block,

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from numerix import dtypes
-from numerix.dtypes import DType
+from numerix.dtypes import DType, real_dtype
 from numerix.errors import ArgumentError
 from numerix.primitives._registry import declare_block, vjp_rule
 
@@ -122,10 +121,6 @@ svd_block = declare_block(
     doc="(u, s, vh) with x = u diag(s) vh, s real and descending; u (..., m, m) and vh "
         "(..., n, n) when full_matrices, else (..., m, k) and (..., k, n), k = min(m, n)",
 )  # fmt: skip
-
-
-def real_dtype(d: DType) -> DType:
-    return {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(d, d)
 
 
 # ---------------------------------------------------------------- derivative rules
