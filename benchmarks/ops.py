@@ -236,15 +236,20 @@ def render(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     ])  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def run_parser(description: str) -> argparse.ArgumentParser:
+    """The options this script shares with ``wrapper_floor.py``: rounds, their length,
+    ``--quick``, ``--json`` and the backends."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--rounds", type=int, default=9, help="rounds per side (default 9)")
     p.add_argument("--min-time", type=float, default=0.02, help="seconds per round (0.02)")
     p.add_argument("--quick", action="store_true", help="3 short rounds, a 1,000-op loop")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--backend", action="append", help="only this backend (repeatable)")
-    p.add_argument("-k", dest="pattern", help="only rows whose name contains this")
-    args = p.parse_args(argv)
+    return p
+
+
+def run_settings(args: argparse.Namespace) -> tuple[int, float, int, list[str]]:
+    """(rounds, seconds per round, ops in the loop, the installed backends asked for)."""
     n, min_time, loop_ops = args.rounds, args.min_time, LOOP_OPS
     if args.quick:
         n, min_time, loop_ops = 3, 0.005, 1_000
@@ -252,6 +257,14 @@ def main(argv: list[str] | None = None) -> int:
     backends = [b for b in ("binary", "torch", "xla") if b in installed]
     if args.backend:
         backends = [b for b in backends if b in args.backend]
+    return n, min_time, loop_ops, backends
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = run_parser(__doc__.split("\n\n")[0])
+    p.add_argument("-k", dest="pattern", help="only rows whose name contains this")
+    args = p.parse_args(argv)
+    n, min_time, loop_ops, backends = run_settings(args)
     load_before = os.getloadavg()
     rows: list[dict[str, Any]] = []
     for b in backends:

@@ -22,7 +22,6 @@ against the raw library before it is timed; nothing here is asserted anywhere.
 
 from __future__ import annotations
 
-import argparse
 import json
 from types import SimpleNamespace
 from typing import Any
@@ -30,11 +29,10 @@ from typing import Any
 import numpy as np
 
 import numerix as nx
-from numerix import plugins
 from numerix.benchmarking import interleave, summary
 
 # ops.py lies beside this script (the script's folder is first on sys.path)
-from ops import LOOP_OPS, Side, _loop, numerix_side, raw_side
+from ops import Side, _loop, numerix_side, raw_side, run_parser, run_settings
 
 
 class Thin:
@@ -190,20 +188,8 @@ def _cell(t: dict[str, float]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rounds", type=int, default=9)
-    p.add_argument("--min-time", type=float, default=0.02, help="seconds per round (0.02)")
-    p.add_argument("--quick", action="store_true", help="3 short rounds, a 1,000-op loop")
-    p.add_argument("--backend", action="append", help="only this backend (repeatable)")
-    p.add_argument("--json", action="store_true")
-    args = p.parse_args(argv)
-    rounds, min_time, loop_ops = args.rounds, args.min_time, LOOP_OPS
-    if args.quick:
-        rounds, min_time, loop_ops = 3, 0.005, 1_000
-    installed = plugins.backend_entries()
-    backends = [b for b in ("binary", "torch", "xla") if b in installed]
-    if args.backend:
-        backends = [b for b in backends if b in args.backend]
+    args = run_parser(__doc__.split("\n\n")[0]).parse_args(argv)
+    rounds, min_time, loop_ops, backends = run_settings(args)
     rows = [r for b in backends for r in bench(b, rounds, min_time, loop_ops)]
     if args.json:
         print(json.dumps({"numerix": nx.__version__, "rounds": rounds, "rows": rows}, indent=1))
