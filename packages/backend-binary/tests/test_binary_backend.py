@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 import numerix as nx
+from numerix_binary import backend as binary
 from numerix_binary.backend import BinaryBackend
 
 
@@ -87,10 +90,6 @@ def test_kernels_in_several_threads_keep_numpy_quiet():
     # one kernel context serves the process; a thread that finds it in use (here held
     # by another thread) takes a context of its own, so its kernels still run with
     # numpy's floating-point errors off, whatever the thread itself set
-    import threading
-
-    from numerix_binary import backend as binary
-
     entered, release = threading.Event(), threading.Event()
 
     def hold() -> None:
