@@ -160,6 +160,7 @@ def _unary(fn: Any) -> Any:
             return _fill(out, _again(e, fn, x.data))
 
     kernel.quiet = True
+    kernel.ufunc = fn  # the fast path's shortcut (fast_kernel)
     return kernel
 
 
@@ -174,6 +175,7 @@ def _binary(fn: Any) -> Any:
             return _fill(out, _again(e, fn, x1.data, x2.data))
 
     plain.quiet = True
+    plain.ufunc = fn
     return plain
 
 
@@ -199,6 +201,8 @@ def _math(fn: Any) -> Any:
         return _fill(out, r.astype(numpy_bfloat16()) if x.data.dtype.kind == BF16_KIND else r)
 
     kernel.quiet = True
+    kernel.ufunc = fn
+    kernel.upcasts_bfloat16 = True  # no shortcut for bfloat16: the kernel computes in f32
     return kernel
 
 
@@ -302,6 +306,28 @@ class BinaryBackend(
 
     def program_context(self) -> Any:
         return np.errstate(all="ignore")
+
+    # ------------------------------------------------------------ the compiled fast path
+    def fast_kernel(self, op: str, form: str, dtype: Any) -> tuple[Callable[..., Any], type] | None:
+        # the kernel's own ufunc in the kernel context: what the kernel runs, less its two
+        # Python frames; a 0-d result (a numpy scalar) is not an ndarray, so the kernel
+        # fills it. Only kernels of this module's factories (a subclass's own has no ufunc).
+        kernel = getattr(type(self), op, None)
+        bf16 = dtype.name == "bfloat16"
+        if form in ("u", "tt", "ts", "st"):
+            fn = getattr(kernel, "ufunc", None)
+            if fn is None or (bf16 and getattr(kernel, "upcasts_bfloat16", False)):
+                return None
+            return functools.partial(_run_in_kernel_context, fn), _nd
+        if kernel is not getattr(BinaryBackend, op, None):
+            return None
+        if form == "mm" and not bf16:  # dot's plain matrix product
+            return functools.partial(_run_in_kernel_context, _matmul), _nd
+        if form == "rs":
+            return _nd.reshape, _nd
+        if form == "sl":
+            return operator.getitem, _nd
+        return None
 
     # ------------------------------------------------------------ creation
     def full(self, out: Tensor, *, value: Any) -> Tensor:

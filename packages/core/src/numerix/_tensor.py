@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,7 +20,33 @@ __all__ = ["Tensor"]
 _REPR_LIMIT = 100  # elements shown before abbreviating
 
 
-class Tensor:
+class _Fields:
+    """Tensor's four fields, where the compiled base (:mod:`numerix._speedups`) is not
+    built or is turned off (``NUMERIX_SPEEDUPS=0``)."""
+
+    __slots__ = ("__weakref__", "backend", "data", "dtype", "shape")
+
+
+# The compiled fast path (docs/decisions.md 38): TensorBase holds the same four fields in
+# C and gives Tensor + - * / @, x[a:b:c] and reshape without a Python frame. Without it
+# Tensor's own Python operators below serve, with the same results and errors.
+# NUMERIX_SPEEDUPS is numerix.configuration's SPEEDUPS_ENV, which the settings let by.
+_speedups: Any = None
+if os.environ.get("NUMERIX_SPEEDUPS", "1").strip().lower() not in ("0", "false", "no", "off"):
+    try:
+        import numerix._speedups as _compiled
+    except ImportError:  # built without a C compiler: the Python operators serve
+        pass
+    else:
+        _speedups = _compiled
+
+if TYPE_CHECKING:
+    _Base = _Fields
+else:
+    _Base = _Fields if _speedups is None else _speedups.TensorBase
+
+
+class Tensor(_Base):
     """An n-dimensional tensor held by a backend.
 
     Create tensors with :func:`numerix.tensor` and the creation functions rather than
@@ -27,7 +54,7 @@ class Tensor:
     ``binary``); ``shape``, ``dtype`` and ``backend`` are always set.
     """
 
-    __slots__ = ("__weakref__", "backend", "data", "dtype", "shape")
+    __slots__ = ()  # the fields are the base's, either way
     __array_priority__ = 1000  # numpy defers its operators to ours
 
     data: Any
@@ -436,8 +463,27 @@ class Tensor:
 _ops: Any = None
 
 
+#: The operators and methods the compiled base serves in place of Tensor's own: taken off
+#: the class when it is in use (the slot of the base then serves), kept here as the
+#: Python path the base falls back to.
+COMPILED_METHODS = (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__matmul__", "__rmatmul__", "__getitem__", "reshape",
+)  # fmt: skip
+_python_methods = {name: Tensor.__dict__[name] for name in COMPILED_METHODS}
+if _speedups is not None:
+    for _name in COMPILED_METHODS:
+        delattr(Tensor, _name)
+
+
 def attach_ops(ops: Any) -> None:
     """Make ``ops`` (a namespace of :mod:`numerix.ops`'s names) the implementation of
     Tensor's operators and methods; called once by :mod:`numerix.ops` as it loads."""
     global _ops
     _ops = ops
+
+
+def python_method(name: str) -> Any:
+    """Tensor's own Python method ``name`` (one of :data:`COMPILED_METHODS`), which the
+    compiled base falls back to."""
+    return _python_methods[name]

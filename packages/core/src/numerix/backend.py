@@ -346,6 +346,36 @@ class Backend:
         build = getattr(getattr(type(self), op, None), "lowering", None)
         return None if build is None else build(params, inputs, out)
 
+    def fast_kernel(
+        self, op: str, form: str, dtype: DType
+    ) -> tuple[Callable[..., Any], type] | None:
+        """Optional: a shortcut past the kernel ``op`` for the compiled fast path
+        (:mod:`numerix._speedups`, docs/decisions.md 38), or None (the default: the fast
+        path calls the kernel, which is fast already).
+
+        Return ``(f, T)``: ``f`` takes payloads (``data``) and returns the payload the
+        kernel would have put in ``out.data``, with the same values bit for bit, running
+        whatever the kernel runs around its library call itself (``binary``: numpy's
+        warnings off); ``T`` is the type that payload has (``numpy.ndarray``). A result
+        of another type is dropped and the kernel called instead (a numpy ufunc's scalar
+        for 0-d operands); an error is dropped and the Python op runs instead, to raise
+        its own. ``form`` says what ``f`` receives, always operands of ``dtype`` on this
+        backend, with no cast:
+
+        - ``"u"``: one payload (an element-wise unary kernel);
+        - ``"tt"``: two payloads of one shape (an element-wise binary kernel);
+        - ``"ts"`` / ``"st"``: a payload and a 0-d payload (a Python float's operand), in
+          the kernel's order;
+        - ``"mm"``: two matrices (``dot`` contracting x's axis 1 with y's axis 0);
+        - ``"rs"``: a payload and the output shape, a tuple of ints (``reshape``);
+        - ``"sl"``: a payload and a Python ``slice`` of ints with a positive step over
+          axis 0 (``slice``).
+
+        Asked once per (op, form, dtype, backend) and kept; not asked while the rule check
+        (``[debug] check_rules``) is on. ``tests/test_speedups.py`` in each backend's
+        package compares the two ways."""
+        return None
+
     @classmethod
     def clear_caches(cls) -> None:
         """Optional: drop the compiled kernels this backend keeps (the next call of a

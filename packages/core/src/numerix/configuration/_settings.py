@@ -335,7 +335,7 @@ def _env_var_for(path: tuple[str, ...]) -> str:
 def _check_env_names(cls: type[BaseSettings]) -> None:
     fields = set(cls.model_fields)
     for upper, name in _env_names().items():
-        if not upper.startswith(_state.ENV_PREFIX) or upper == _state.CONFIG_ENV:
+        if not upper.startswith(_state.ENV_PREFIX) or upper in _state.PROCESS_ENV:
             continue
         first = upper[len(_state.ENV_PREFIX) :].split("__")[0].lower()
         if first in _BARE:
@@ -355,7 +355,8 @@ def _check_env_names(cls: type[BaseSettings]) -> None:
                     + {"backends": "__<NAME>__<KEY>", "defn": "__<KEY>"}.get(f, "")
                     for f in valid
                 )
-                + f", {_state.CONFIG_ENV}, XLA_TARGET, LIBTORCH_TARGET"
+                + "".join(f", {v}" for v in _state.PROCESS_ENV)
+                + ", XLA_TARGET, LIBTORCH_TARGET"
             )
 
 

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ENV_PREFIX",
     "CONFIG_ENV",
+    "SPEEDUPS_ENV",
+    "PROCESS_ENV",
     "BARE_ENV",
     "ConfigFile",
     "user_config_path",
@@ -43,6 +45,11 @@ __all__ = [
 ENV_PREFIX = "NUMERIX_"
 #: The variable naming a configuration file explicitly.
 CONFIG_ENV = "NUMERIX_CONFIG"
+#: The variable turning the compiled fast path off (``0``), read once as numerix is
+#: imported (numerix._tensor), not a setting: no file or context can change it later.
+SPEEDUPS_ENV = "NUMERIX_SPEEDUPS"
+#: The variables read outside the settings.
+PROCESS_ENV = (CONFIG_ENV, SPEEDUPS_ENV)
 #: The ecosystem's own variables, read bare (as EXLA and Torchx read them).
 BARE_ENV = ("XLA_TARGET", "LIBTORCH_TARGET")
 
@@ -274,7 +281,7 @@ def env_is_set() -> bool:
     """Whether any ``NUMERIX_…`` variable or ``XLA_TARGET``/``LIBTORCH_TARGET`` is set."""
     for k in os.environ:
         u = k.upper()
-        if u.startswith(ENV_PREFIX) or u in BARE_ENV:
+        if (u.startswith(ENV_PREFIX) and u != SPEEDUPS_ENV) or u in BARE_ENV:
             return True
     return False
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from numerix import _tensor
 from numerix.errors import ShapeError
+from numerix.ops import _fast
 from numerix.ops import creation as _creation
 from numerix.ops import elementwise as _elementwise
 from numerix.ops import transfer as _transfer
@@ -139,5 +140,6 @@ def _loads_on_first_call(name: str) -> Callable[..., Any]:
 _tensor_ops.__dict__.update((n, _loads_on_first_call(n)) for n in _FAMILY_OF)
 _tensor_ops.__dict__.update((n, v) for n, v in globals().items() if not n.startswith("__"))
 
-# Tensor's operators and methods are these ops
+# Tensor's operators and methods are these ops, in Python and in the compiled base
 _tensor.attach_ops(_tensor_ops)
+_fast.attach(_tensor_ops)

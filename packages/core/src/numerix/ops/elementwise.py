@@ -28,6 +28,7 @@ from numerix.ops._core import (
     scalar_operand,
     unify,
 )
+from numerix.ops._fast import BINARY, UNARY, fast_op
 from numerix.ops.transfer import backend_copy
 from numerix.primitives import creation as creation_primitives
 from numerix.primitives import elementwise as elementwise_primitives
@@ -51,21 +52,25 @@ __all__ = [
 # ---------------------------------------------------------------- arithmetic
 
 
+@fast_op(elementwise_primitives.add, BINARY)
 def add(x1: Any, x2: Any, /) -> Tensor:
     """``x1 + x2`` element-wise, broadcasting (array API ``add``; integers wrap around)."""
     return elementwise_binary(elementwise_primitives.add, x1, x2)
 
 
+@fast_op(elementwise_primitives.subtract, BINARY)
 def subtract(x1: Any, x2: Any, /) -> Tensor:
     """``x1 - x2`` element-wise, broadcasting (array API ``subtract``)."""
     return elementwise_binary(elementwise_primitives.subtract, x1, x2)
 
 
+@fast_op(elementwise_primitives.multiply, BINARY)
 def multiply(x1: Any, x2: Any, /) -> Tensor:
     """``x1 * x2`` element-wise, broadcasting (array API ``multiply``)."""
     return elementwise_binary(elementwise_primitives.multiply, x1, x2)
 
 
+@fast_op(elementwise_primitives.divide, BINARY)
 def divide(x1: Any, x2: Any, /) -> Tensor:
     """True division; integer inputs compute in float32 (as ``Nx.divide`` and JAX).
 
@@ -76,31 +81,37 @@ def divide(x1: Any, x2: Any, /) -> Tensor:
     return elementwise_binary(elementwise_primitives.divide, x1, x2)
 
 
+@fast_op(elementwise_primitives.floor_divide, BINARY)
 def floor_divide(x1: Any, x2: Any, /) -> Tensor:
     """``floor(x1 / x2)`` (numpy ``floor_divide``; integer division by zero gives 0)."""
     return elementwise_binary(elementwise_primitives.floor_divide, x1, x2)
 
 
+@fast_op(elementwise_primitives.remainder, BINARY)
 def remainder(x1: Any, x2: Any, /) -> Tensor:
     """``x1 - floor(x1 / x2) * x2``: the result has the sign of ``x2`` (numpy ``remainder``)."""
     return elementwise_binary(elementwise_primitives.remainder, x1, x2)
 
 
+@fast_op(elementwise_primitives.pow, BINARY)
 def pow(x1: Any, x2: Any, /) -> Tensor:
     """``x1 ** x2`` (array API ``pow``)."""
     return elementwise_binary(elementwise_primitives.pow, x1, x2)
 
 
+@fast_op(elementwise_primitives.maximum, BINARY)
 def maximum(x1: Any, x2: Any, /) -> Tensor:
     """Element-wise maximum; NaN propagates (numpy ``maximum``)."""
     return elementwise_binary(elementwise_primitives.maximum, x1, x2)
 
 
+@fast_op(elementwise_primitives.minimum, BINARY)
 def minimum(x1: Any, x2: Any, /) -> Tensor:
     """Element-wise minimum; NaN propagates (numpy ``minimum``)."""
     return elementwise_binary(elementwise_primitives.minimum, x1, x2)
 
 
+@fast_op(elementwise_primitives.negative, UNARY)
 def negative(x: Any, /) -> Tensor:
     """``-x`` (unsigned integers wrap around, as numpy)."""
     return elementwise_unary(elementwise_primitives.negative, x)
@@ -114,11 +125,13 @@ def positive(x: Any, /) -> Tensor:
     return t
 
 
+@fast_op(elementwise_primitives.abs, UNARY)
 def abs(x: Any, /) -> Tensor:
     """Absolute value; complex input gives its real magnitude."""
     return elementwise_unary(elementwise_primitives.abs, x)
 
 
+@fast_op(elementwise_primitives.sign, UNARY)
 def sign(x: Any, /) -> Tensor:
     """-1, 0 or 1 by the sign of ``x`` (NaN stays NaN)."""
     return elementwise_unary(elementwise_primitives.sign, x)
@@ -155,16 +168,19 @@ def trunc(x: Any, /) -> Tensor:
     return where(less(t, 0), ceil(t), floor(t))
 
 
+@fast_op(elementwise_primitives.exp, UNARY)
 def exp(x: Any, /) -> Tensor:
     """``e ** x``; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.exp, x)
 
 
+@fast_op(elementwise_primitives.log, UNARY)
 def log(x: Any, /) -> Tensor:
     """Natural logarithm; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.log, x)
 
 
+@fast_op(elementwise_primitives.sqrt, UNARY)
 def sqrt(x: Any, /) -> Tensor:
     """Square root; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.sqrt, x)
@@ -185,128 +201,153 @@ def reciprocal(x: Any, /) -> Tensor:
     return divide(1, as_tensor(x, "reciprocal"))
 
 
+@fast_op(elementwise_primitives.tanh, UNARY)
 def tanh(x: Any, /) -> Tensor:
     """Hyperbolic tangent; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.tanh, x)
 
 
+@fast_op(elementwise_primitives.sigmoid, UNARY)
 def sigmoid(x: Any, /) -> Tensor:
     """The logistic function ``1 / (1 + exp(-x))``, without overflow for large ``|x|``."""
     return elementwise_unary(elementwise_primitives.sigmoid, x)
 
 
+@fast_op(elementwise_primitives.exp2, UNARY)
 def exp2(x: Any, /) -> Tensor:
     """``2 ** x`` (numpy ``exp2``, ``jax.numpy.exp2``); integers compute in float32."""
     return elementwise_unary(elementwise_primitives.exp2, x)
 
 
+@fast_op(elementwise_primitives.expm1, UNARY)
 def expm1(x: Any, /) -> Tensor:
     """``exp(x) - 1``, accurate for small ``x``; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.expm1, x)
 
 
+@fast_op(elementwise_primitives.log1p, UNARY)
 def log1p(x: Any, /) -> Tensor:
     """``log(1 + x)``, accurate for small ``x``; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.log1p, x)
 
 
+@fast_op(elementwise_primitives.rsqrt, UNARY)
 def rsqrt(x: Any, /) -> Tensor:
     """``1 / sqrt(x)``; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.rsqrt, x)
 
 
+@fast_op(elementwise_primitives.cbrt, UNARY)
 def cbrt(x: Any, /) -> Tensor:
     """Real cube root; integers compute in float32; complex is refused."""
     return elementwise_unary(elementwise_primitives.cbrt, x)
 
 
+@fast_op(elementwise_primitives.sin, UNARY)
 def sin(x: Any, /) -> Tensor:
     """Sine; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.sin, x)
 
 
+@fast_op(elementwise_primitives.cos, UNARY)
 def cos(x: Any, /) -> Tensor:
     """Cosine; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.cos, x)
 
 
+@fast_op(elementwise_primitives.tan, UNARY)
 def tan(x: Any, /) -> Tensor:
     """Tangent; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.tan, x)
 
 
+@fast_op(elementwise_primitives.asin, UNARY)
 def asin(x: Any, /) -> Tensor:
     """Inverse sine (NaN outside [-1, 1] for real input); integers compute in float32."""
     return elementwise_unary(elementwise_primitives.asin, x)
 
 
+@fast_op(elementwise_primitives.acos, UNARY)
 def acos(x: Any, /) -> Tensor:
     """Inverse cosine (NaN outside [-1, 1] for real input); integers compute in float32."""
     return elementwise_unary(elementwise_primitives.acos, x)
 
 
+@fast_op(elementwise_primitives.atan, UNARY)
 def atan(x: Any, /) -> Tensor:
     """Inverse tangent; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.atan, x)
 
 
+@fast_op(elementwise_primitives.sinh, UNARY)
 def sinh(x: Any, /) -> Tensor:
     """Hyperbolic sine; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.sinh, x)
 
 
+@fast_op(elementwise_primitives.cosh, UNARY)
 def cosh(x: Any, /) -> Tensor:
     """Hyperbolic cosine; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.cosh, x)
 
 
+@fast_op(elementwise_primitives.asinh, UNARY)
 def asinh(x: Any, /) -> Tensor:
     """Inverse hyperbolic sine; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.asinh, x)
 
 
+@fast_op(elementwise_primitives.acosh, UNARY)
 def acosh(x: Any, /) -> Tensor:
     """Inverse hyperbolic cosine (NaN below 1 for real input); integers compute in float32."""
     return elementwise_unary(elementwise_primitives.acosh, x)
 
 
+@fast_op(elementwise_primitives.atanh, UNARY)
 def atanh(x: Any, /) -> Tensor:
     """Inverse hyperbolic tangent (+-inf at +-1, NaN beyond); integers compute in float32."""
     return elementwise_unary(elementwise_primitives.atanh, x)
 
 
+@fast_op(elementwise_primitives.atan2, BINARY)
 def atan2(x1: Any, x2: Any, /) -> Tensor:
     """The angle of the point ``(x2, x1)`` in ``[-pi, pi]`` (numpy ``arctan2``); integers
     compute in float32; complex is refused."""
     return elementwise_binary(elementwise_primitives.atan2, x1, x2)
 
 
+@fast_op(elementwise_primitives.erf, UNARY)
 def erf(x: Any, /) -> Tensor:
     """The error function; integers compute in float32; complex is refused."""
     return elementwise_unary(elementwise_primitives.erf, x)
 
 
+@fast_op(elementwise_primitives.erfc, UNARY)
 def erfc(x: Any, /) -> Tensor:
     """The complementary error function ``1 - erf(x)``; integers compute in float32."""
     return elementwise_unary(elementwise_primitives.erfc, x)
 
 
+@fast_op(elementwise_primitives.erf_inv, UNARY)
 def erf_inv(x: Any, /) -> Tensor:
     """The inverse error function: ``erf(erf_inv(y)) == y`` on ``[-1, 1]``, +-inf at +-1,
     NaN beyond; integers compute in float32; complex is refused."""
     return elementwise_unary(elementwise_primitives.erf_inv, x)
 
 
+@fast_op(elementwise_primitives.isnan, UNARY)
 def isnan(x: Any, /) -> Tensor:
     """``x`` is NaN (either part, for complex) -> bool; false for bool and integers."""
     return elementwise_unary(elementwise_primitives.isnan, x)
 
 
+@fast_op(elementwise_primitives.isinf, UNARY)
 def isinf(x: Any, /) -> Tensor:
     """``x`` is +-inf (either part, for complex) -> bool; false for bool and integers."""
     return elementwise_unary(elementwise_primitives.isinf, x)
 
 
+@fast_op(elementwise_primitives.isfinite, UNARY)
 def isfinite(x: Any, /) -> Tensor:
     """``x`` is neither NaN nor infinite -> bool; true for bool and integers."""
     return elementwise_unary(elementwise_primitives.isfinite, x)
@@ -339,31 +380,37 @@ def conj(x: Any, /) -> Tensor:
 # ---------------------------------------------------------------- comparison
 
 
+@fast_op(elementwise_primitives.equal, BINARY)
 def equal(x1: Any, x2: Any, /) -> Tensor:
     """``x1 == x2`` element-wise -> bool."""
     return elementwise_binary(elementwise_primitives.equal, x1, x2)
 
 
+@fast_op(elementwise_primitives.not_equal, BINARY)
 def not_equal(x1: Any, x2: Any, /) -> Tensor:
     """``x1 != x2`` element-wise -> bool."""
     return elementwise_binary(elementwise_primitives.not_equal, x1, x2)
 
 
+@fast_op(elementwise_primitives.less, BINARY)
 def less(x1: Any, x2: Any, /) -> Tensor:
     """``x1 < x2`` element-wise -> bool."""
     return elementwise_binary(elementwise_primitives.less, x1, x2)
 
 
+@fast_op(elementwise_primitives.less_equal, BINARY)
 def less_equal(x1: Any, x2: Any, /) -> Tensor:
     """``x1 <= x2`` element-wise -> bool."""
     return elementwise_binary(elementwise_primitives.less_equal, x1, x2)
 
 
+@fast_op(elementwise_primitives.greater, BINARY)
 def greater(x1: Any, x2: Any, /) -> Tensor:
     """``x1 > x2`` element-wise -> bool."""
     return elementwise_binary(elementwise_primitives.greater, x1, x2)
 
 
+@fast_op(elementwise_primitives.greater_equal, BINARY)
 def greater_equal(x1: Any, x2: Any, /) -> Tensor:
     """``x1 >= x2`` element-wise -> bool."""
     return elementwise_binary(elementwise_primitives.greater_equal, x1, x2)
@@ -403,21 +450,25 @@ def logical_not(x: Any, /) -> Tensor:
     return elementwise_unary(elementwise_primitives.bitwise_invert, _truth(x, "logical_not"))
 
 
+@fast_op(elementwise_primitives.bitwise_and, BINARY)
 def bitwise_and(x1: Any, x2: Any, /) -> Tensor:
     """``x1 & x2`` on integer or bool tensors."""
     return elementwise_binary(elementwise_primitives.bitwise_and, x1, x2)
 
 
+@fast_op(elementwise_primitives.bitwise_or, BINARY)
 def bitwise_or(x1: Any, x2: Any, /) -> Tensor:
     """``x1 | x2`` on integer or bool tensors."""
     return elementwise_binary(elementwise_primitives.bitwise_or, x1, x2)
 
 
+@fast_op(elementwise_primitives.bitwise_xor, BINARY)
 def bitwise_xor(x1: Any, x2: Any, /) -> Tensor:
     """``x1 ^ x2`` on integer or bool tensors."""
     return elementwise_binary(elementwise_primitives.bitwise_xor, x1, x2)
 
 
+@fast_op(elementwise_primitives.bitwise_invert, UNARY)
 def bitwise_invert(x: Any, /) -> Tensor:
     """``~x`` on integer or bool tensors (array API ``bitwise_invert``)."""
     return elementwise_unary(elementwise_primitives.bitwise_invert, x)
@@ -426,12 +477,14 @@ def bitwise_invert(x: Any, /) -> Tensor:
 bitwise_not = bitwise_invert
 
 
+@fast_op(elementwise_primitives.bitwise_left_shift, BINARY)
 def bitwise_left_shift(x1: Any, x2: Any, /) -> Tensor:
     """``x1 << x2`` on integer tensors; shift amounts that are negative or at least the
     bit width give 0 (as XLA)."""
     return elementwise_binary(elementwise_primitives.bitwise_left_shift, x1, x2)
 
 
+@fast_op(elementwise_primitives.bitwise_right_shift, BINARY)
 def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor:
     """``x1 >> x2`` on integer tensors, arithmetic for signed ones; shift amounts that are
     negative or at least the bit width give -1 for negative ``x1``, else 0 (as XLA)."""
@@ -612,6 +665,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Tensor:
 # ---------------------------------------------------------------- bits
 
 
+@fast_op(elementwise_primitives.population_count, UNARY)
 def population_count(x: Any, /) -> Tensor:
     """The number of bits set in each element, in ``x``'s dtype (``Nx.population_count``,
     ``jax.lax.population_count``; numpy's ``bitwise_count``, which counts ``|x|``).
@@ -632,6 +686,7 @@ def population_count(x: Any, /) -> Tensor:
     return elementwise_unary(elementwise_primitives.population_count, x)
 
 
+@fast_op(elementwise_primitives.count_leading_zeros, UNARY)
 def count_leading_zeros(x: Any, /) -> Tensor:
     """The number of 0 bits above the highest set bit, in ``x``'s dtype
     (``Nx.count_leading_zeros``, ``jax.lax.clz``); 0 gives the bit width.

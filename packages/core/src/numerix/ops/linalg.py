@@ -21,6 +21,7 @@ from numerix.ops._core import (
     scalar,
     unify,
 )
+from numerix.ops._fast import MATRIX, fast_op
 from numerix.ops.reduction import sum as _sum
 from numerix.ops.shape import broadcast_arrays, broadcast_to, reshape
 from numerix.primitives import linalg as linalg_primitives
@@ -159,6 +160,7 @@ def _check_contract(op: str, x: Tensor, ax: int, y: Tensor, ay: int) -> None:
         )
 
 
+@fast_op(linalg_primitives.dot, MATRIX)
 def matmul(x1: Any, x2: Any, /) -> Tensor:
     """Matrix product with broadcast batch axes (array API ``matmul``, the ``@`` operator).
     1-d operands are treated as a row / column vector and the added axis removed."""

@@ -1,0 +1,1100 @@
+/* numerix._speedups: the compiled fast path of Tensor's operators and of the hot ops.
+ *
+ * What this module holds is a memo, not a second set of rules (docs/decisions.md 38).
+ * An Op wraps one public op (its Python function, the fallback) and the primitive it
+ * binds. Called with operands of a form it knows (two tensors of one backend, dtype
+ * and shape; a tensor and a Python float; one tensor; two matrices; a tensor and a
+ * shape), it looks up what the Python rules decided for that (backend, dtype, form)
+ * the first time they were asked (numerix.ops._fast.resolve): the backend's kernel and
+ * the output's dtype, or "not this way". It then does what the Python op does after its
+ * rules: builds the output tensor and calls the kernel. Anything else, and any error,
+ * goes to the Python function, which is the reference: it raises the named errors.
+ *
+ * TensorBase holds Tensor's four fields in C and gives Tensor the operators + - * / @
+ * and x[key] and reshape without a Python frame; numerix._tensor.Tensor subclasses it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ module state */
+/* One interpreter, one numerix: the state is set once by configure(). */
+
+static PyTypeObject *TensorType = NULL; /* numerix._tensor.Tensor, the exact type served */
+static PyObject *Resolver = NULL;       /* resolve(primitive, form, backend, dtype) */
+static PyObject *ScalarOperand = NULL;  /* scalar_operand(value, dtype, backend) */
+static PyObject *Ops = NULL;            /* the namespace Tensor's operators call */
+static PyObject *ReshapeFallback = NULL;
+static PyObject *GetitemFallback = NULL;
+static Py_ssize_t MatmulCheckFrom = 0;  /* m * n past which matmul checks memory */
+static PyObject *DotKwnames = NULL;     /* ("contract_x", "batch_x", "contract_y", "batch_y") */
+static PyObject *DotKwvalues[4];
+static PyObject *SliceKwnames = NULL;   /* ("start", "stop", "strides") */
+static unsigned long Generation = 1;    /* bumped by clear(): every Op's memo is dropped */
+
+static PyObject *str_add, *str_subtract, *str_multiply, *str_divide, *str_matmul;
+
+/* ------------------------------------------------------------------ TensorBase */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *data;
+    PyObject *shape;
+    PyObject *dtype;
+    PyObject *backend;
+    PyObject *weakreflist;
+} TensorObject;
+
+static PyTypeObject TensorBaseType;
+
+static int
+tensor_traverse(TensorObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->data);
+    Py_VISIT(self->shape);
+    Py_VISIT(self->dtype);
+    Py_VISIT(self->backend);
+    if (Py_TYPE(self)->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+        Py_VISIT(Py_TYPE(self));
+    }
+    return 0;
+}
+
+static int
+tensor_clear(TensorObject *self)
+{
+    Py_CLEAR(self->data);
+    Py_CLEAR(self->shape);
+    Py_CLEAR(self->dtype);
+    Py_CLEAR(self->backend);
+    return 0;
+}
+
+static void
+tensor_dealloc(TensorObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakreflist != NULL) {
+        PyObject_ClearWeakRefs((PyObject *)self);
+    }
+    tensor_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef tensor_members[] = {
+    {"data", T_OBJECT_EX, offsetof(TensorObject, data), 0, "the backend's native array"},
+    {"shape", T_OBJECT_EX, offsetof(TensorObject, shape), 0, "the shape, a tuple of ints"},
+    {"dtype", T_OBJECT_EX, offsetof(TensorObject, dtype), 0, "the numerix dtype"},
+    {"backend", T_OBJECT_EX, offsetof(TensorObject, backend), 0, "the backend holding data"},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(TensorObject, weakreflist), READONLY, NULL},
+    {NULL}
+};
+
+/* A new Tensor with data None, as the Python ops build their output. */
+static PyObject *
+new_out(PyObject *shape, PyObject *dtype, PyObject *backend)
+{
+    TensorObject *t = (TensorObject *)TensorType->tp_alloc(TensorType, 0);
+    if (t == NULL) {
+        return NULL;
+    }
+    Py_INCREF(Py_None);
+    t->data = Py_None;
+    Py_INCREF(shape);
+    t->shape = shape;
+    Py_INCREF(dtype);
+    t->dtype = dtype;
+    Py_INCREF(backend);
+    t->backend = backend;
+    return (PyObject *)t;
+}
+
+static inline int
+is_tensor(PyObject *o)
+{
+    if (Py_TYPE(o) != TensorType) {
+        return 0;
+    }
+    TensorObject *t = (TensorObject *)o;
+    return t->data != NULL && t->shape != NULL && t->dtype != NULL && t->backend != NULL
+           && PyTuple_CheckExact(t->shape);
+}
+
+/* ------------------------------------------------------------------ Op */
+
+enum { FORM_TT, FORM_TS, FORM_ST, FORM_U, FORM_MM, FORM_RS, FORM_SL, N_FORMS };
+static const char *FORM_NAMES[N_FORMS] = {"tt", "ts", "st", "u", "mm", "rs", "sl"};
+
+#define MEMO 16
+
+typedef struct {
+    PyObject *backend;  /* strong: an entry keeps its backend alive, as a plan does */
+    PyObject *dtype;
+    int form;
+    PyObject *kernel;   /* the backend's kernel function (unbound), or NULL: not this way */
+    PyObject *name;     /* its name on the backend's class, checked on every use */
+    PyObject *odt;      /* the output's dtype */
+    PyObject *payload;  /* the backend's shortcut (Backend.fast_kernel), or NULL */
+    PyTypeObject *payload_type; /* what a payload it returns is: anything else, the kernel */
+    int payload_0d;     /* cleared when a 0-d call gave something else: 0-d skips it */
+    double scalar;      /* the last Python float of a ts / st form ... */
+    PyObject *operand;  /* ... and the 0-d operand the rules made of it */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *primitive;
+    PyObject *fallback;
+    PyObject *dict;
+    PyObject *weakreflist;
+    int arity;
+    int n;
+    unsigned long generation;
+    Entry memo[MEMO];
+} OpObject;
+
+static PyTypeObject OpType;
+
+static void
+entry_clear(Entry *e)
+{
+    Py_CLEAR(e->backend);
+    Py_CLEAR(e->dtype);
+    Py_CLEAR(e->kernel);
+    Py_CLEAR(e->name);
+    Py_CLEAR(e->odt);
+    Py_CLEAR(e->payload);
+    Py_CLEAR(e->payload_type);
+    Py_CLEAR(e->operand);
+}
+
+static void
+memo_clear(OpObject *op)
+{
+    for (int i = 0; i < op->n; i++) {
+        entry_clear(&op->memo[i]);
+    }
+    op->n = 0;
+}
+
+/* The entry for (backend, dtype, form), asking the resolver on a miss. NULL with no
+ * error set: not this way (or the resolver failed, which the Python path will say). */
+static Entry *
+lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form)
+{
+    if (op->generation != Generation) {
+        memo_clear(op);
+        op->generation = Generation;
+    }
+    Entry *e = NULL;
+    for (int i = 0; i < op->n; i++) {
+        Entry *m = &op->memo[i];
+        if (m->backend == backend && m->dtype == dtype && m->form == form) {
+            if (m->kernel == NULL) {
+                return NULL;
+            }
+            /* the kernel is still the class's: one replaced since (the rule check wraps
+               them all, a test patches one) is resolved again */
+            if (_PyType_Lookup(Py_TYPE(backend), m->name) == m->kernel) {
+                return m;
+            }
+            entry_clear(m);
+            e = m;
+            break;
+        }
+    }
+    if (Resolver == NULL) {
+        return NULL;
+    }
+    PyObject *args[4] = {op->primitive, NULL, backend, dtype};
+    args[1] = PyUnicode_InternFromString(FORM_NAMES[form]);
+    if (args[1] == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *r = PyObject_Vectorcall(Resolver, args, 4, NULL);
+    Py_DECREF(args[1]);
+    if (r == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *kernel = NULL, *name = NULL, *odt = NULL, *payload = NULL, *ptype = NULL;
+    if (r != Py_None) {
+        if (!PyTuple_CheckExact(r) || PyTuple_GET_SIZE(r) != 5
+            || !PyUnicode_CheckExact(PyTuple_GET_ITEM(r, 1))) {
+            Py_DECREF(r);
+            return NULL;
+        }
+        kernel = PyTuple_GET_ITEM(r, 0);
+        name = PyTuple_GET_ITEM(r, 1);
+        odt = PyTuple_GET_ITEM(r, 2);
+        payload = PyTuple_GET_ITEM(r, 3);
+        ptype = PyTuple_GET_ITEM(r, 4);
+        if (payload == Py_None || !PyType_Check(ptype)) {
+            payload = ptype = NULL;
+        }
+    }
+    if (e == NULL) {
+        if (op->n == MEMO) {
+            memo_clear(op);
+        }
+        e = &op->memo[op->n++];
+    }
+    Py_INCREF(backend);
+    e->backend = backend;
+    Py_INCREF(dtype);
+    e->dtype = dtype;
+    e->form = form;
+    Py_XINCREF(kernel);
+    e->kernel = kernel;
+    Py_XINCREF(name);
+    e->name = name;
+    Py_XINCREF(odt);
+    e->odt = odt;
+    Py_XINCREF(payload);
+    e->payload = payload;
+    Py_XINCREF(ptype);
+    e->payload_type = (PyTypeObject *)ptype;
+    e->payload_0d = 1;
+    e->operand = NULL;
+    e->scalar = 0.0;
+    Py_DECREF(r);
+    return e->kernel != NULL ? e : NULL;
+}
+
+/* The 0-d operand of the Python float v, as the rules make it (scalar_operand),
+ * kept for the last value: a loop multiplies by the same constant. */
+static PyObject *
+scalar_for(Entry *e, PyObject *v)
+{
+    double d = PyFloat_AS_DOUBLE(v);
+    if (e->operand != NULL && memcmp(&d, &e->scalar, sizeof d) == 0) {
+        return e->operand;
+    }
+    PyObject *args[3] = {v, e->dtype, e->backend};
+    PyObject *t = PyObject_Vectorcall(ScalarOperand, args, 3, NULL);
+    if (t == NULL) {
+        return NULL;
+    }
+    if (!is_tensor(t)) {
+        Py_DECREF(t);
+        PyErr_SetString(PyExc_TypeError, "scalar_operand did not return a Tensor");
+        return NULL;
+    }
+    Py_XSETREF(e->operand, t);
+    e->scalar = d;
+    return t;
+}
+
+/* A kernel failed: anything but an Exception (KeyboardInterrupt ...) goes up; an
+ * Exception is dropped and the Python op runs, to raise its named error. Returns 1
+ * to fall back, 0 to propagate. */
+static int
+fall_back_after_error(void)
+{
+    if (PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
+
+/* The backend's shortcut on the payloads `args` (Backend.fast_kernel): 1 with *result
+ * the output (or NULL and an error), 0 to call the kernel instead, -1 for the Python op
+ * (the shortcut raised: the op runs again, and says what went wrong). */
+static int
+try_payload(Entry *e, PyObject *shape, PyObject *const *args, Py_ssize_t n, PyObject **result)
+{
+    int zero_d = PyTuple_GET_SIZE(shape) == 0;
+    if (e->payload == NULL || (zero_d && !e->payload_0d)) {
+        return 0;
+    }
+    PyObject *r = PyObject_Vectorcall(e->payload, args, n, NULL);
+    if (r == NULL) {
+        if (fall_back_after_error()) {
+            return -1;
+        }
+        *result = NULL;
+        return 1;
+    }
+    if (Py_TYPE(r) != e->payload_type) {
+        Py_DECREF(r);
+        if (zero_d) {
+            e->payload_0d = 0; /* numpy's ufuncs give scalars for 0-d: the kernel fills */
+        }
+        return 0;
+    }
+    TensorObject *t = (TensorObject *)new_out(shape, e->odt, e->backend);
+    if (t == NULL) {
+        Py_DECREF(r);
+        *result = NULL;
+        return 1;
+    }
+    Py_SETREF(t->data, r);
+    *result = (PyObject *)t;
+    return 1;
+}
+
+/* The output of the tensors a (and b) through the entry: its shortcut, else its kernel.
+ * `extra`, if not NULL, is the shortcut's last argument (reshape's shape). NULL with an
+ * error, or `taken = 0` for the Python op. */
+static PyObject *
+call_kernel(Entry *e, PyObject *shape, PyObject *a, PyObject *b, PyObject *extra, int *taken)
+{
+    PyObject *pargs[3] = {((TensorObject *)a)->data, NULL, NULL};
+    Py_ssize_t np = 1;
+    if (b != NULL) {
+        pargs[np++] = ((TensorObject *)b)->data;
+    }
+    if (extra != NULL) {
+        pargs[np++] = extra;
+    }
+    PyObject *result;
+    int done = try_payload(e, shape, pargs, np, &result);
+    if (done == 1) {
+        return result;
+    }
+    if (done < 0) {
+        *taken = 0;
+        return NULL;
+    }
+    PyObject *out = new_out(shape, e->odt, e->backend);
+    if (out == NULL) {
+        return NULL;
+    }
+    PyObject *args[4] = {e->backend, out, a, b};
+    PyObject *r = PyObject_Vectorcall(e->kernel, args, b == NULL ? 3 : 4, NULL);
+    Py_DECREF(out);
+    if (r == NULL && fall_back_after_error()) {
+        *taken = 0;
+    }
+    return r;
+}
+
+static PyObject *
+fast_binary(OpObject *op, PyObject *a, PyObject *b, int *taken)
+{
+    Entry *e;
+    if (is_tensor(a)) {
+        TensorObject *x = (TensorObject *)a;
+        if (is_tensor(b)) {
+            TensorObject *y = (TensorObject *)b;
+            if (x->backend != y->backend || x->dtype != y->dtype) {
+                goto no;
+            }
+            if (x->shape != y->shape) {
+                int eq = PyObject_RichCompareBool(x->shape, y->shape, Py_EQ);
+                if (eq <= 0) {
+                    PyErr_Clear();
+                    goto no;
+                }
+            }
+            e = lookup(op, x->backend, x->dtype, FORM_TT);
+            if (e == NULL) {
+                goto no;
+            }
+            *taken = 1;
+            return call_kernel(e, x->shape, a, b, NULL, taken);
+        }
+        if (PyFloat_CheckExact(b)) {
+            e = lookup(op, x->backend, x->dtype, FORM_TS);
+            if (e == NULL) {
+                goto no;
+            }
+            PyObject *s = scalar_for(e, b);
+            if (s == NULL) {
+                PyErr_Clear();
+                goto no;
+            }
+            *taken = 1;
+            return call_kernel(e, x->shape, a, s, NULL, taken);
+        }
+        goto no;
+    }
+    if (PyFloat_CheckExact(a) && is_tensor(b)) {
+        TensorObject *y = (TensorObject *)b;
+        e = lookup(op, y->backend, y->dtype, FORM_ST);
+        if (e == NULL) {
+            goto no;
+        }
+        PyObject *s = scalar_for(e, a);
+        if (s == NULL) {
+            PyErr_Clear();
+            goto no;
+        }
+        *taken = 1;
+        return call_kernel(e, y->shape, s, b, NULL, taken);
+    }
+no:
+    *taken = 0;
+    return NULL;
+}
+
+static PyObject *
+fast_unary(OpObject *op, PyObject *a, int *taken)
+{
+    if (is_tensor(a)) {
+        TensorObject *x = (TensorObject *)a;
+        Entry *e = lookup(op, x->backend, x->dtype, FORM_U);
+        if (e != NULL) {
+            *taken = 1;
+            return call_kernel(e, x->shape, a, NULL, NULL, taken);
+        }
+    }
+    *taken = 0;
+    return NULL;
+}
+
+/* Two matrices, as matmul's own first case: the backend's dot with matmul's axes. */
+static PyObject *
+fast_matmul(OpObject *op, PyObject *a, PyObject *b, int *taken)
+{
+    *taken = 0;
+    if (!is_tensor(a) || !is_tensor(b)) {
+        return NULL;
+    }
+    TensorObject *x = (TensorObject *)a, *y = (TensorObject *)b;
+    if (x->backend != y->backend || x->dtype != y->dtype || PyTuple_GET_SIZE(x->shape) != 2
+        || PyTuple_GET_SIZE(y->shape) != 2) {
+        return NULL;
+    }
+    PyObject *m = PyTuple_GET_ITEM(x->shape, 0), *k1 = PyTuple_GET_ITEM(x->shape, 1);
+    PyObject *k2 = PyTuple_GET_ITEM(y->shape, 0), *n = PyTuple_GET_ITEM(y->shape, 1);
+    if (!PyLong_CheckExact(m) || !PyLong_CheckExact(k1) || !PyLong_CheckExact(k2)
+        || !PyLong_CheckExact(n)) {
+        return NULL;
+    }
+    Py_ssize_t mv = PyLong_AsSsize_t(m), k1v = PyLong_AsSsize_t(k1);
+    Py_ssize_t k2v = PyLong_AsSsize_t(k2), nv = PyLong_AsSsize_t(n);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (k1v != k2v || mv < 0 || nv < 0 || (nv > 0 && mv > MatmulCheckFrom / nv)) {
+        return NULL;
+    }
+    if (mv * nv > MatmulCheckFrom) {
+        return NULL;
+    }
+    Entry *e = lookup(op, x->backend, x->dtype, FORM_MM);
+    if (e == NULL) {
+        return NULL;
+    }
+    PyObject *shape = PyTuple_Pack(2, m, n);
+    if (shape == NULL) {
+        return NULL;
+    }
+    *taken = 1;
+    PyObject *pargs[2] = {x->data, y->data}, *result;
+    int done = try_payload(e, shape, pargs, 2, &result);
+    if (done != 0) {
+        Py_DECREF(shape);
+        if (done < 0) {
+            *taken = 0;
+            return NULL;
+        }
+        return result;
+    }
+    PyObject *out = new_out(shape, e->odt, e->backend);
+    Py_DECREF(shape);
+    if (out == NULL) {
+        return NULL;
+    }
+    PyObject *args[8] = {e->backend, out, a, b, DotKwvalues[0], DotKwvalues[1],
+                         DotKwvalues[2], DotKwvalues[3]};
+    PyObject *r = PyObject_Vectorcall(e->kernel, args, 4, DotKwnames);
+    Py_DECREF(out);
+    if (r == NULL && fall_back_after_error()) {
+        *taken = 0;
+    }
+    return r;
+}
+
+static PyObject *
+op_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    OpObject *op = (OpObject *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) {
+        int taken = 0;
+        PyObject *r = NULL;
+        if (op->arity == 2 && n == 2) {
+            r = fast_binary(op, args[0], args[1], &taken);
+        }
+        else if (op->arity == 1 && n == 1) {
+            r = fast_unary(op, args[0], &taken);
+        }
+        else if (op->arity == 3 && n == 2) {
+            r = fast_matmul(op, args[0], args[1], &taken);
+        }
+        if (taken) {
+            return r;
+        }
+    }
+    return PyObject_Vectorcall(op->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *
+op_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *primitive, *fallback;
+    int arity;
+    static char *kwlist[] = {"primitive", "fallback", "arity", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOi:Op", kwlist, &primitive, &fallback,
+                                     &arity)) {
+        return NULL;
+    }
+    if (arity < 1 || arity > 3) {
+        PyErr_Format(PyExc_ValueError,
+                     "Op: arity is 1 (unary), 2 (binary) or 3 (matrix product), got %d", arity);
+        return NULL;
+    }
+    if (!PyCallable_Check(fallback)) {
+        PyErr_SetString(PyExc_TypeError, "Op: fallback must be callable");
+        return NULL;
+    }
+    OpObject *op = (OpObject *)type->tp_alloc(type, 0);
+    if (op == NULL) {
+        return NULL;
+    }
+    op->vectorcall = op_vectorcall;
+    Py_INCREF(primitive);
+    op->primitive = primitive;
+    Py_INCREF(fallback);
+    op->fallback = fallback;
+    op->arity = arity;
+    op->n = 0;
+    op->generation = Generation;
+    return (PyObject *)op;
+}
+
+static int
+op_traverse(OpObject *op, visitproc visit, void *arg)
+{
+    Py_VISIT(op->primitive);
+    Py_VISIT(op->fallback);
+    Py_VISIT(op->dict);
+    for (int i = 0; i < op->n; i++) {
+        Entry *e = &op->memo[i];
+        Py_VISIT(e->backend);
+        Py_VISIT(e->dtype);
+        Py_VISIT(e->kernel);
+        Py_VISIT(e->name);
+        Py_VISIT(e->odt);
+        Py_VISIT(e->payload);
+        Py_VISIT(e->payload_type);
+        Py_VISIT(e->operand);
+    }
+    return 0;
+}
+
+static int
+op_clear(OpObject *op)
+{
+    Py_CLEAR(op->primitive);
+    Py_CLEAR(op->fallback);
+    Py_CLEAR(op->dict);
+    memo_clear(op);
+    return 0;
+}
+
+static void
+op_dealloc(OpObject *op)
+{
+    PyObject_GC_UnTrack(op);
+    if (op->weakreflist != NULL) {
+        PyObject_ClearWeakRefs((PyObject *)op);
+    }
+    op_clear(op);
+    Py_TYPE(op)->tp_free((PyObject *)op);
+}
+
+static PyObject *
+op_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    /* a function stored on a class binds as a method; so does an Op */
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *
+op_repr(OpObject *op)
+{
+    PyObject *name = PyObject_GetAttrString((PyObject *)op, "__qualname__");
+    if (name == NULL) {
+        PyErr_Clear();
+        return PyUnicode_FromFormat("<op %R (compiled fast path)>", op->fallback);
+    }
+    PyObject *r = PyUnicode_FromFormat("<op %S (compiled fast path)>", name);
+    Py_DECREF(name);
+    return r;
+}
+
+static PyObject *
+op_reduce(OpObject *op, PyObject *Py_UNUSED(ignored))
+{
+    /* pickled by reference, as a function is: its qualified name in its module */
+    return PyObject_GetAttrString((PyObject *)op, "__qualname__");
+}
+
+static PyObject *
+op_memo(OpObject *op, PyObject *Py_UNUSED(ignored))
+{
+    /* [(backend, dtype, form, taken, shortcut)]: what this op has memoised, for tests */
+    if (op->generation != Generation) {
+        memo_clear(op);
+        op->generation = Generation;
+    }
+    PyObject *list = PyList_New(op->n);
+    if (list == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < op->n; i++) {
+        Entry *e = &op->memo[i];
+        PyObject *t = Py_BuildValue("(OOsOO)", e->backend, e->dtype, FORM_NAMES[e->form],
+                                    e->kernel != NULL ? Py_True : Py_False,
+                                    e->payload != NULL ? Py_True : Py_False);
+        if (t == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, t);
+    }
+    return list;
+}
+
+static PyMethodDef op_methods[] = {
+    {"__reduce__", (PyCFunction)op_reduce, METH_NOARGS, NULL},
+    {"memo", (PyCFunction)op_memo, METH_NOARGS,
+     "What this op keeps: (backend, dtype, form, taken, shortcut) per entry."},
+    {NULL}
+};
+
+static PyMemberDef op_members[] = {
+    {"primitive", T_OBJECT, offsetof(OpObject, primitive), READONLY, "the primitive bound"},
+    {"fallback", T_OBJECT, offsetof(OpObject, fallback), READONLY,
+     "the Python op: every call the fast path does not take"},
+    {"__dictoffset__", T_PYSSIZET, offsetof(OpObject, dict), READONLY, NULL},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(OpObject, weakreflist), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(OpObject, vectorcall), READONLY, NULL},
+    {NULL}
+};
+
+static PyGetSetDef op_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL}
+};
+
+static PyTypeObject OpType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numerix._speedups.Op",
+    .tp_basicsize = sizeof(OpObject),
+    .tp_dealloc = (destructor)op_dealloc,
+    .tp_repr = (reprfunc)op_repr,
+    .tp_vectorcall_offset = offsetof(OpObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL
+                | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "A public op with its compiled fast path (numerix._speedups).",
+    .tp_traverse = (traverseproc)op_traverse,
+    .tp_clear = (inquiry)op_clear,
+    .tp_weaklistoffset = offsetof(OpObject, weakreflist),
+    .tp_methods = op_methods,
+    .tp_members = op_members,
+    .tp_getset = op_getset,
+    .tp_descr_get = op_descr_get,
+    .tp_dictoffset = offsetof(OpObject, dict),
+    .tp_new = op_new,
+};
+
+/* ------------------------------------------------------------------ Tensor's operators */
+
+static PyObject *
+call_ops(PyObject *name, PyObject *a, PyObject *b)
+{
+    if (Ops == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "numerix: Tensor's operators are not attached yet");
+        return NULL;
+    }
+    PyObject *f = PyObject_GetAttr(Ops, name);
+    if (f == NULL) {
+        return NULL;
+    }
+    PyObject *args[2] = {a, b};
+    PyObject *r = PyObject_Vectorcall(f, args, 2, NULL);
+    Py_DECREF(f);
+    return r;
+}
+
+/* a + b and b + a both come here: add(a, b) is the reflected op's call too */
+static PyObject *t_add(PyObject *a, PyObject *b) { return call_ops(str_add, a, b); }
+static PyObject *t_sub(PyObject *a, PyObject *b) { return call_ops(str_subtract, a, b); }
+static PyObject *t_mul(PyObject *a, PyObject *b) { return call_ops(str_multiply, a, b); }
+static PyObject *t_div(PyObject *a, PyObject *b) { return call_ops(str_divide, a, b); }
+static PyObject *t_matmul(PyObject *a, PyObject *b) { return call_ops(str_matmul, a, b); }
+
+static PyNumberMethods tensor_as_number = {
+    .nb_add = t_add,
+    .nb_subtract = t_sub,
+    .nb_multiply = t_mul,
+    .nb_true_divide = t_div,
+    .nb_matrix_multiply = t_matmul,
+};
+
+/* ------------------------------------------------------------------ x[a:b:c] */
+
+static OpObject *SliceOp = NULL;   /* getitem's Op: its memo keeps the slice kernel */
+static OpObject *ReshapeOp = NULL; /* reshape's Op: its memo keeps the reshape kernel */
+
+/* x[start:stop:step] on axis 0 with a positive step and int (or None) bounds: the
+ * slice kernel with the plan the Python path would make (start, stop clamped as
+ * numpy does; the other axes whole). */
+static PyObject *
+fast_slice(TensorObject *x, PyObject *key, int *taken)
+{
+    *taken = 0;
+    PySliceObject *s = (PySliceObject *)key;
+    if ((s->start != Py_None && !PyLong_CheckExact(s->start))
+        || (s->stop != Py_None && !PyLong_CheckExact(s->stop))
+        || (s->step != Py_None && !PyLong_CheckExact(s->step))) {
+        return NULL;
+    }
+    Py_ssize_t nd = PyTuple_GET_SIZE(x->shape);
+    if (nd == 0 || SliceOp == NULL || SliceKwnames == NULL) {
+        return NULL;
+    }
+    PyObject *d0 = PyTuple_GET_ITEM(x->shape, 0);
+    if (!PyLong_CheckExact(d0)) {
+        return NULL;
+    }
+    Py_ssize_t dim = PyLong_AsSsize_t(d0), start, stop, step;
+    if (dim < 0 || PySlice_Unpack(key, &start, &stop, &step) < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (step <= 0) {
+        return NULL; /* reversed: the Python path's plan */
+    }
+    Py_ssize_t len = PySlice_AdjustIndices(dim, &start, &stop, step);
+    /* the plan numerix.ops.indexing makes: (0, 0, 1) for an empty slice, else the
+       first index, one past the last, and the step */
+    if (len == 0) {
+        start = 0;
+        stop = 0;
+        step = 1;
+    }
+    else {
+        stop = start + (len - 1) * step + 1;
+    }
+    if (len == dim && step == 1) {
+        return NULL; /* the whole axis: the Python path returns x itself */
+    }
+    Entry *e = lookup(SliceOp, x->backend, x->dtype, FORM_SL);
+    if (e == NULL) {
+        return NULL;
+    }
+    PyObject *starts = PyTuple_New(nd), *stops = PyTuple_New(nd), *strides = PyTuple_New(nd);
+    PyObject *sliced = PyTuple_New(nd);
+    PyObject *zero = PyLong_FromLong(0), *one = PyLong_FromLong(1);
+    PyObject *r = NULL;
+    if (starts == NULL || stops == NULL || strides == NULL || sliced == NULL || zero == NULL
+        || one == NULL) {
+        goto done;
+    }
+    PyObject *v;
+    if ((v = PyLong_FromSsize_t(start)) == NULL) goto done;
+    PyTuple_SET_ITEM(starts, 0, v);
+    if ((v = PyLong_FromSsize_t(stop)) == NULL) goto done;
+    PyTuple_SET_ITEM(stops, 0, v);
+    if ((v = PyLong_FromSsize_t(step)) == NULL) goto done;
+    PyTuple_SET_ITEM(strides, 0, v);
+    if ((v = PyLong_FromSsize_t(len)) == NULL) goto done;
+    PyTuple_SET_ITEM(sliced, 0, v);
+    for (Py_ssize_t i = 1; i < nd; i++) {
+        PyObject *d = PyTuple_GET_ITEM(x->shape, i);
+        Py_INCREF(zero);
+        PyTuple_SET_ITEM(starts, i, zero);
+        Py_INCREF(d);
+        PyTuple_SET_ITEM(stops, i, d);
+        Py_INCREF(one);
+        PyTuple_SET_ITEM(strides, i, one);
+        Py_INCREF(d);
+        PyTuple_SET_ITEM(sliced, i, d);
+    }
+    *taken = 1;
+    PyObject *pargs[2] = {x->data, key};
+    int tried = try_payload(e, sliced, pargs, 2, &r);
+    if (tried != 0) {
+        if (tried < 0) {
+            *taken = 0;
+        }
+        goto done;
+    }
+    PyObject *out = new_out(sliced, e->odt, e->backend);
+    if (out == NULL) {
+        goto done;
+    }
+    PyObject *args[6] = {e->backend, out, (PyObject *)x, starts, stops, strides};
+    r = PyObject_Vectorcall(e->kernel, args, 3, SliceKwnames);
+    Py_DECREF(out);
+    if (r == NULL && fall_back_after_error()) {
+        *taken = 0;
+    }
+done:
+    Py_XDECREF(starts);
+    Py_XDECREF(stops);
+    Py_XDECREF(strides);
+    Py_XDECREF(sliced);
+    Py_XDECREF(zero);
+    Py_XDECREF(one);
+    return r;
+}
+
+static PyObject *
+tensor_getitem(PyObject *self, PyObject *key)
+{
+    if (PySlice_Check(key) && is_tensor(self)) {
+        int taken = 0;
+        PyObject *r = fast_slice((TensorObject *)self, key, &taken);
+        if (taken) {
+            return r;
+        }
+    }
+    if (GetitemFallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "numerix: Tensor's indexing is not attached yet");
+        return NULL;
+    }
+    PyObject *args[2] = {self, key};
+    return PyObject_Vectorcall(GetitemFallback, args, 2, NULL);
+}
+
+static PyMappingMethods tensor_as_mapping = {
+    .mp_subscript = tensor_getitem,
+};
+
+/* ------------------------------------------------------------------ reshape */
+
+/* x.reshape((a, b, ...)) with a tuple of non-negative ints of x's size and another
+ * shape: the reshape kernel, the tuple as the output's shape. */
+static PyObject *
+tensor_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (nargs == 1 && kwnames == NULL && PyTuple_CheckExact(args[0]) && is_tensor(self)
+        && ReshapeOp != NULL) {
+        TensorObject *x = (TensorObject *)self;
+        PyObject *shape = args[0];
+        Py_ssize_t n = PyTuple_GET_SIZE(shape), size = 1, want = 1;
+        int ok = 1;
+        for (Py_ssize_t i = 0; i < n && ok; i++) {
+            PyObject *d = PyTuple_GET_ITEM(shape, i);
+            if (!PyLong_CheckExact(d)) {
+                ok = 0;
+                break;
+            }
+            Py_ssize_t v = PyLong_AsSsize_t(d);
+            if (v < 0 || (v > 0 && want > PY_SSIZE_T_MAX / v)) {
+                PyErr_Clear();
+                ok = 0;
+                break;
+            }
+            want *= v;
+        }
+        Py_ssize_t nd = PyTuple_GET_SIZE(x->shape);
+        for (Py_ssize_t i = 0; i < nd && ok; i++) {
+            PyObject *d = PyTuple_GET_ITEM(x->shape, i);
+            Py_ssize_t v = PyLong_Check(d) ? PyLong_AsSsize_t(d) : -1;
+            if (v < 0 || (v > 0 && size > PY_SSIZE_T_MAX / v)) {
+                PyErr_Clear();
+                ok = 0;
+                break;
+            }
+            size *= v;
+        }
+        if (ok && want == size) {
+            int eq = PyObject_RichCompareBool(shape, x->shape, Py_EQ);
+            if (eq == 0) {
+                Entry *e = lookup(ReshapeOp, x->backend, x->dtype, FORM_RS);
+                if (e != NULL) {
+                    int taken = 1;
+                    PyObject *r = call_kernel(e, shape, self, NULL, shape, &taken);
+                    if (taken) {
+                        return r;
+                    }
+                }
+            }
+            else if (eq < 0) {
+                PyErr_Clear();
+            }
+        }
+    }
+    if (ReshapeFallback == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "numerix: Tensor.reshape is not attached yet");
+        return NULL;
+    }
+    /* the Python method, self first */
+    PyObject *small[8];
+    PyObject **all = small;
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    Py_ssize_t total = 1 + nargs + nkw;
+    if (total > 8) {
+        all = PyMem_Malloc(total * sizeof(PyObject *));
+        if (all == NULL) {
+            return PyErr_NoMemory();
+        }
+    }
+    all[0] = self;
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++) {
+        all[i + 1] = args[i];
+    }
+    PyObject *r = PyObject_Vectorcall(ReshapeFallback, all, 1 + nargs, kwnames);
+    if (all != small) {
+        PyMem_Free(all);
+    }
+    return r;
+}
+
+static PyMethodDef tensor_methods[] = {
+    {"reshape", (PyCFunction)(void (*)(void))tensor_reshape, METH_FASTCALL | METH_KEYWORDS,
+     "The same elements in C order with a new shape (numerix.reshape)."},
+    {NULL}
+};
+
+static PyTypeObject TensorBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numerix._speedups.TensorBase",
+    .tp_basicsize = sizeof(TensorObject),
+    .tp_dealloc = (destructor)tensor_dealloc,
+    .tp_as_number = &tensor_as_number,
+    .tp_as_mapping = &tensor_as_mapping,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Tensor's fields and its compiled operators (numerix._speedups).",
+    .tp_traverse = (traverseproc)tensor_traverse,
+    .tp_clear = (inquiry)tensor_clear,
+    .tp_weaklistoffset = offsetof(TensorObject, weakreflist),
+    .tp_methods = tensor_methods,
+    .tp_members = tensor_members,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ------------------------------------------------------------------ module functions */
+
+static PyObject *
+configure(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"tensor_type", "resolver", "scalar_operand", "matmul_check_from",
+                             NULL};
+    PyObject *tt, *resolver, *scalar;
+    Py_ssize_t check_from;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!OOn:configure", kwlist, &PyType_Type, &tt,
+                                     &resolver, &scalar, &check_from)) {
+        return NULL;
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)tt, &TensorBaseType)) {
+        PyErr_SetString(PyExc_TypeError, "configure: tensor_type must subclass TensorBase");
+        return NULL;
+    }
+    Py_INCREF(tt);
+    Py_XSETREF(TensorType, (PyTypeObject *)tt);
+    Py_INCREF(resolver);
+    Py_XSETREF(Resolver, resolver);
+    Py_INCREF(scalar);
+    Py_XSETREF(ScalarOperand, scalar);
+    MatmulCheckFrom = check_from;
+    Generation++;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+attach(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"ops", "getitem", "reshape", "getitem_op", "reshape_op", NULL};
+    PyObject *ops, *getitem, *reshape, *gop, *rop;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO!O!:attach", kwlist, &ops, &getitem,
+                                     &reshape, &OpType, &gop, &OpType, &rop)) {
+        return NULL;
+    }
+    Py_INCREF(ops);
+    Py_XSETREF(Ops, ops);
+    Py_INCREF(getitem);
+    Py_XSETREF(GetitemFallback, getitem);
+    Py_INCREF(reshape);
+    Py_XSETREF(ReshapeFallback, reshape);
+    Py_INCREF(gop);
+    Py_XSETREF(SliceOp, (OpObject *)gop);
+    Py_INCREF(rop);
+    Py_XSETREF(ReshapeOp, (OpObject *)rop);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+clear(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    Generation++;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
+     "configure(tensor_type, resolver, scalar_operand, matmul_check_from): the Tensor type "
+     "served, the rules' resolver, the scalar operands' maker, matmul's memory-check size."},
+    {"attach", (PyCFunction)(void (*)(void))attach, METH_VARARGS | METH_KEYWORDS,
+     "attach(ops, getitem, reshape, getitem_op, reshape_op): what Tensor's operators, "
+     "x[key] and reshape call."},
+    {"clear", clear, METH_NOARGS, "Drop what every Op has memoised (a backend changed)."},
+    {NULL}
+};
+
+static struct PyModuleDef speedups_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "numerix._speedups",
+    .m_doc = "The compiled fast path of numerix's hot ops (docs/decisions.md 38).",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    if (PyType_Ready(&TensorBaseType) < 0 || PyType_Ready(&OpType) < 0) {
+        return NULL;
+    }
+    str_add = PyUnicode_InternFromString("add");
+    str_subtract = PyUnicode_InternFromString("subtract");
+    str_multiply = PyUnicode_InternFromString("multiply");
+    str_divide = PyUnicode_InternFromString("divide");
+    str_matmul = PyUnicode_InternFromString("matmul");
+    DotKwnames = Py_BuildValue("(ssss)", "contract_x", "batch_x", "contract_y", "batch_y");
+    DotKwvalues[0] = Py_BuildValue("(i)", 1);
+    DotKwvalues[1] = PyTuple_New(0);
+    DotKwvalues[2] = Py_BuildValue("(i)", 0);
+    DotKwvalues[3] = PyTuple_New(0);
+    SliceKwnames = Py_BuildValue("(sss)", "start", "stop", "strides");
+    if (str_add == NULL || str_subtract == NULL || str_multiply == NULL || str_divide == NULL
+        || str_matmul == NULL || DotKwnames == NULL || DotKwvalues[0] == NULL
+        || DotKwvalues[1] == NULL || DotKwvalues[2] == NULL || DotKwvalues[3] == NULL
+        || SliceKwnames == NULL) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&speedups_module);
+    if (m == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&TensorBaseType);
+    if (PyModule_AddObject(m, "TensorBase", (PyObject *)&TensorBaseType) < 0) {
+        Py_DECREF(&TensorBaseType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&OpType);
+    if (PyModule_AddObject(m, "Op", (PyObject *)&OpType) < 0) {
+        Py_DECREF(&OpType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,25 @@
+# Types of the compiled module numerix._speedups (_speedups.c; docs/decisions.md 38).
+from collections.abc import Callable
+from typing import Any
+
+class TensorBase:
+    data: Any
+    shape: tuple[int, ...]
+    dtype: Any
+    backend: Any
+
+class Op:
+    primitive: Any
+    fallback: Callable[..., Any]
+    def __init__(self, primitive: Any, fallback: Callable[..., Any], arity: int) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def memo(self) -> list[tuple[Any, Any, str, bool, bool]]: ...
+
+def configure(
+    tensor_type: type,
+    resolver: Callable[..., Any],
+    scalar_operand: Callable[..., Any],
+    matmul_check_from: int,
+) -> None: ...
+def attach(ops: Any, getitem: Any, reshape: Any, getitem_op: Op, reshape_op: Op) -> None: ...
+def clear() -> None: ...

@@ -1,0 +1,122 @@
+"""The compiled fast path's Python side: what the rules decide, asked once per key.
+
+:mod:`numerix._speedups` (docs/decisions.md 38) keeps, per op and per (backend, dtype,
+form), the answer of :func:`resolve`: the backend's kernel and the output's dtype, or
+``None`` for "the Python op takes it". It holds no rule of its own. Where it is not built,
+or is turned off with ``NUMERIX_SPEEDUPS=0``, :func:`fast_op` returns the Python op
+unchanged and Tensor keeps its Python operators: the same results and the same errors.
+
+An op is wrapped only where its Python body is exactly what the fast path does after
+the lookup: build the output (the input's shape, the dtype the table gives) and call the
+kernel (``elementwise_unary`` / ``elementwise_binary`` of one primitive, ``matmul``'s
+two-matrix case). ``tests/test_speedups.py`` runs every wrapped op both ways and compares.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from numerix import _tensor
+from numerix._dispatch import rule_checks_enabled
+from numerix._meeting import DEALLOCATED
+from numerix._shapes import _CHECK_MEMORY_FROM
+from numerix.dtypes import DType
+from numerix.ops._core import scalar_operand
+from numerix.plugins import clears_with_caches
+from numerix.primitives import shape as shape_primitives
+from numerix.primitives._registry import Primitive
+
+__all__ = ["SPEEDUPS", "fast_op", "resolve", "UNARY", "BINARY", "MATRIX"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: The compiled module, or None where the Python operators serve.
+SPEEDUPS: Any = _tensor._speedups
+
+#: The forms an op takes: one tensor; two tensors of one shape, or a tensor and a
+#: Python float; two matrices.
+UNARY, BINARY, MATRIX = 1, 2, 3
+
+# the kernel a form calls, where it is not the primitive's own
+_KERNEL_OF_FORM = {"mm": "dot", "rs": "reshape", "sl": "slice"}
+
+
+def _kernel(backend: Any, name: str) -> Any:
+    """The function behind ``backend.<name>`` when that is a plain method of its class
+    (what the Python op calls), else None: a kernel set on the instance, or served by
+    ``__getattr__``, is left to the Python op."""
+    bound = getattr(backend, name, None)
+    if type(bound) is not types.MethodType or bound.__self__ is not backend:
+        return None
+    func = bound.__func__
+    return func if getattr(type(backend), name, None) is func else None
+
+
+def resolve(
+    prim: Primitive, form: str, backend: Any, dtype: DType
+) -> tuple[Any, str, DType, Any, type | None] | None:
+    """(kernel, its name, output dtype, the backend's shortcut and the type of what it
+    returns, or None twice) for ``prim`` on operands of ``dtype`` on ``backend`` in
+    ``form``, when the Python op would call that kernel with no cast and an output of the
+    input's shape; None when the Python op must take the call."""
+    if backend is DEALLOCATED or backend.is_tracing:
+        return None
+    if form == "tt":
+        r = prim.extra["table"].get((dtype, dtype))
+    elif form in ("ts", "st"):
+        # a Python float keeps a float or complex tensor's dtype (weak); it becomes the
+        # 0-d operand scalar_operand makes
+        r = prim.extra["unary_table"].get(dtype) if dtype.kind in "fc" else None
+    elif form == "u":
+        r = prim.extra["table"].get(dtype)
+    elif form == "mm":
+        r = None if dtype.kind == "b" else (dtype, dtype)
+    elif form in ("rs", "sl"):
+        r = (dtype, dtype)
+    else:
+        return None
+    if r is None or r[0] is not dtype:
+        return None
+    name = _KERNEL_OF_FORM.get(form, prim.name)
+    kernel = _kernel(backend, name)
+    if kernel is None:
+        return None
+    # the backend's shortcut past the kernel, unless every kernel's result is checked
+    short = None if rule_checks_enabled() else backend.fast_kernel(name, form, dtype)
+    payload, payload_type = (None, None) if short is None else short
+    return kernel, sys.intern(name), r[1], payload, payload_type
+
+
+def fast_op(prim: Primitive, form: int) -> Callable[[F], F]:
+    """The op with the compiled fast path of ``form`` (:data:`UNARY`, :data:`BINARY`,
+    :data:`MATRIX`) for ``prim`` in front of it; the op itself where that is not built."""
+
+    def wrap(fn: F) -> F:
+        if SPEEDUPS is None:
+            return fn
+        op = SPEEDUPS.Op(prim, fn, form)
+        for a in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(op, a, getattr(fn, a))
+        op.__wrapped__ = fn
+        return op
+
+    return wrap
+
+
+if SPEEDUPS is not None:
+    SPEEDUPS.configure(_tensor.Tensor, resolve, scalar_operand, _CHECK_MEMORY_FROM)
+    clears_with_caches(SPEEDUPS.clear)
+    #: the memos of x[a:b:c] and x.reshape(shape), which the compiled base serves
+    SLICE_OP = SPEEDUPS.Op(shape_primitives.slice, _tensor.python_method("__getitem__"), UNARY)
+    RESHAPE_OP = SPEEDUPS.Op(shape_primitives.reshape, _tensor.python_method("reshape"), UNARY)
+
+
+def attach(ops: Any) -> None:
+    """Give the compiled base what Tensor's operators call (``ops``, the namespace the
+    Python operators call too) and its Python x[key] and reshape to fall back to."""
+    if SPEEDUPS is not None:
+        SPEEDUPS.attach(ops, _tensor.python_method("__getitem__"),
+                        _tensor.python_method("reshape"), SLICE_OP, RESHAPE_OP)  # fmt: skip

@@ -1,0 +1,194 @@
+"""The compiled fast path against the Python path, on one backend.
+
+:mod:`numerix._speedups` serves the hot ops from a memo of what the Python rules
+decided (docs/decisions.md 38), calling the backend's kernel or its
+:meth:`~numerix.backend.Backend.fast_kernel` shortcut. This module runs every op that
+has the fast path both ways on the same operands (every dtype the backend holds; 0-d,
+empty, one and two dimensions; Python floats on either side, with their edge values)
+and requires the same outcome: the same error (type and message), or tensors of the same
+type, shape, dtype and backend whose payloads have the same type and the same bits.
+
+A backend's tests call :func:`check_backend` (``packages/*/tests/test_speedups.py``);
+it fails when the fast path is never taken, so a fast path switched off by mistake is
+seen too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+import numerix as nx
+from numerix import _tensor, dtypes
+from numerix.errors import NumerixError
+from numerix.ops import _fast
+from numerix.testing.oracle import sample
+
+__all__ = [
+    "fast_ops", "same_outcome", "check_backend", "shortcuts", "SCALARS", "SLICES", "RESHAPES",
+    "SHAPES",
+]  # fmt: skip
+
+#: Python floats on the scalar side: their edge values (signed zero, NaN, infinities,
+#: overflow of every float dtype, a value no binary float holds).
+SCALARS = (1.0001, -0.0, 0.0, math.nan, math.inf, -math.inf, 1e300, -1e-300, 1 / 3, 65504.0)
+
+#: Keys of x[key]: the fast path's (one slice of ints, positive step) and its edges.
+SLICES = (
+    slice(1, 3), slice(None), slice(None, None, 2), slice(1, None, 3), slice(-2, None),
+    slice(None, -1), slice(5, 1), slice(-100, 100), slice(2, 2), slice(0, 1, 5),
+    slice(None, None, -1), slice(3, 0, -2), slice(0, 0, 0), slice(2 ** 70, None),
+    slice(True, None), slice(1.0, 2),
+)  # fmt: skip
+
+#: Shapes for x.reshape(shape), for an x of 6 elements (and the other sizes' errors).
+RESHAPES = ((6,), (2, 3), (3, 2), (1, 6, 1), (-1,), (2, -1), (4,), (2, 3.0), [2, 3], (0,))
+
+#: Operand shapes: 0-d, empty, one element, a vector, a matrix.
+SHAPES = ((), (0,), (1,), (3,), (2, 3))
+_MATMULS = (((2, 3), (3, 4)), ((0, 3), (3, 2)), ((2, 0), (0, 2)), ((1, 1), (1, 1)),
+            ((2, 3), (2, 3)), ((3,), (3, 2)), ((2, 3, 4), (4, 2)))  # fmt: skip
+
+
+def fast_ops() -> list[Any]:
+    """Every public op the compiled fast path wraps (none where it is not built)."""
+    if _fast.SPEEDUPS is None:
+        return []
+    from numerix.ops import elementwise, linalg
+
+    out = []
+    for mod in (elementwise, linalg):
+        for name in mod.__all__:
+            op = getattr(mod, name)
+            if type(op) is _fast.SPEEDUPS.Op:
+                out.append(op)
+    return out
+
+
+def _outcome(f: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return f(*args)
+    except Exception as e:  # compared with the other path's
+        return e
+
+
+def same_outcome(what: str, fast: Any, slow: Any) -> None:
+    """Raise AssertionError unless the two outcomes (a tensor or an exception) agree."""
+    if isinstance(slow, Exception) or isinstance(fast, Exception):
+        if type(fast) is not type(slow) or str(fast) != str(slow):
+            raise AssertionError(f"{what}: the fast path gave {fast!r}, the Python path {slow!r}")
+        return
+    if type(fast) is not type(slow):
+        raise AssertionError(f"{what}: {type(fast).__name__} against {type(slow).__name__}")
+    if not isinstance(slow, nx.Tensor):
+        if fast != slow:
+            raise AssertionError(f"{what}: {fast!r} against {slow!r}")
+        return
+    if (fast.shape, fast.dtype, fast.backend) != (slow.shape, slow.dtype, slow.backend):
+        raise AssertionError(f"{what}: {fast.describe()} against {slow.describe()}")
+    if type(fast.data) is not type(slow.data):
+        raise AssertionError(
+            f"{what}: payload {type(fast.data).__name__} against {type(slow.data).__name__}"
+        )
+    a, b = np.asarray(fast.backend.to_numpy(fast)), np.asarray(slow.backend.to_numpy(slow))
+    if a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != b.tobytes():
+        raise AssertionError(f"{what}: values differ:\n{a!r}\nagainst\n{b!r}")
+
+
+def _operands(
+    backend: Any, kinds: tuple[dtypes.DType, ...], shapes: tuple[tuple[int, ...], ...]
+) -> Iterator[tuple[tuple[int, ...], Any, Any]]:
+    for d in kinds:
+        for shape in shapes:
+            try:
+                x = nx.tensor(sample(d, shape, 1), dtype=d, backend=backend)
+                y = nx.tensor(sample(d, shape, 2), dtype=d, backend=backend)
+            except NumerixError:  # a dtype this backend does not hold
+                break
+            yield shape, x, y
+
+
+def _both(what: str, op: Any, *args: Any) -> None:
+    same_outcome(what, _outcome(op, *args), _outcome(op.__wrapped__, *args))
+
+
+def _check_ops(backend: Any, kinds: tuple[dtypes.DType, ...],
+               shapes: tuple[tuple[int, ...], ...]) -> None:  # fmt: skip
+    operands = list(_operands(backend, kinds, shapes))
+    for op in fast_ops():
+        name = op.__name__
+        if name == "matmul":
+            for d in kinds:
+                for s1, s2 in _MATMULS:
+                    try:
+                        a = nx.tensor(sample(d, s1, 1), dtype=d, backend=backend)
+                        b = nx.tensor(sample(d, s2, 2), dtype=d, backend=backend)
+                    except NumerixError:
+                        break
+                    _both(f"matmul of {a.describe()} and {b.describe()}", op, a, b)
+            continue
+        unary = op.__wrapped__.__code__.co_argcount == 1
+        for shape, x, y in operands:
+            what = f"{name} on {x.describe()}"
+            if unary:
+                _both(what, op, x)
+                continue
+            _both(what, op, x, y)
+            if len(shape) == 1 and shape[0] > 1:
+                for s in SCALARS:
+                    _both(f"{what} and {s!r}", op, x, s)
+                    _both(f"{s!r} and {what}", op, s, x)
+
+
+def _check_methods(backend: Any, kinds: tuple[dtypes.DType, ...],
+                   shapes: tuple[tuple[int, ...], ...]) -> None:  # fmt: skip
+    getitem = _tensor.python_method("__getitem__")
+    reshape = _tensor.python_method("reshape")
+    for shape, x, _ in _operands(backend, kinds, shapes):
+        if shape:
+            for key in SLICES:
+                same_outcome(f"{x.describe()}[{key}]", _outcome(x.__getitem__, key),
+                             _outcome(getitem, x, key))  # fmt: skip
+    for _, x, _ in _operands(backend, kinds, ((2, 3),)):
+        for s in RESHAPES:
+            fast, slow = _outcome(x.reshape, s), _outcome(reshape, x, s)
+            same_outcome(f"{x.describe()}.reshape({s})", fast, slow)
+            if (slow is x) != (fast is x):
+                raise AssertionError(f"{x.describe()}.reshape({s}): x itself on one path only")
+
+
+def check_backend(
+    backend: Any,
+    *,
+    kinds: tuple[dtypes.DType, ...] = dtypes.ALL_DTYPES,
+    shapes: tuple[tuple[int, ...], ...] = SHAPES,
+) -> None:
+    """Every fast op, ``x[a:b:c]`` and ``x.reshape`` both ways on ``backend`` (a backend
+    object), over the dtypes ``kinds`` (those the backend holds) and operands of
+    ``shapes``; AssertionError at the first difference, or when the compiled module is
+    built but took no call on this backend."""
+    if _fast.SPEEDUPS is None:
+        raise AssertionError("numerix._speedups is not built or is turned off")
+    _fast.SPEEDUPS.clear()
+    _check_ops(backend, kinds, shapes)
+    _check_methods(backend, kinds, shapes)
+    hot: tuple[Any, ...] = (nx.add, nx.exp, nx.matmul)
+    for op in hot:
+        if not [m for m in op.memo() if m[0] is backend and m[3]]:
+            raise AssertionError(f"{op.__name__}: the fast path took no call on {backend!r}")
+
+
+def shortcuts(backend: Any) -> set[tuple[str, str, str]]:
+    """(op, dtype, form) of every memo entry on ``backend`` that uses the backend's own
+    shortcut (:meth:`~numerix.backend.Backend.fast_kernel`)."""
+    out: set[tuple[str, str, str]] = set()
+    if _fast.SPEEDUPS is None:
+        return out
+    for op in [*fast_ops(), _fast.SLICE_OP, _fast.RESHAPE_OP]:
+        for b, d, form, taken, short in op.memo():
+            if b is backend and taken and short:
+                out.add((getattr(op, "__name__", op.primitive.name), d.name, form))
+    return out

@@ -1,0 +1,238 @@
+"""The compiled fast path (numerix._speedups, docs/decisions.md 38): built, the same as
+the Python path, and dropped where it would be stale.
+
+CI runs this suite twice: with the compiled module (Python 3.11, 3.12, 3.13) and with
+``NUMERIX_SPEEDUPS=0`` (Python 3.10), where Tensor's Python operators serve; the tests
+that need the compiled module say so in their names and check which mode they are in.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import numerix as nx
+from numerix import _tensor
+from numerix.configuration import get_default_backend
+from numerix.errors import DeallocatedError, ShapeError
+from numerix.ops import _fast
+from numerix.testing import speedups
+from numerix.testing.oracle import check
+
+PURE = os.environ.get("NUMERIX_SPEEDUPS", "1").strip().lower() in ("0", "false", "no", "off")
+compiled = pytest.mark.skipif(PURE, reason="runs where the compiled module serves")
+
+
+def test_the_compiled_module_serves_unless_turned_off() -> None:
+    # a checkout builds numerix._speedups (setup.py); NUMERIX_SPEEDUPS=0 turns it off
+    if PURE:
+        assert _tensor._speedups is None
+        assert type(nx.add).__name__ == "function"
+        assert "__add__" in nx.Tensor.__dict__ and "reshape" in nx.Tensor.__dict__
+    else:
+        assert _tensor._speedups is not None, "numerix._speedups was not built: reinstall"
+        assert type(nx.add) is _tensor._speedups.Op
+        for name in _tensor.COMPILED_METHODS:
+            assert name not in nx.Tensor.__dict__, name
+        assert isinstance(nx.tensor([1.0]), _tensor._speedups.TensorBase)
+
+
+def test_the_python_path_serves_when_turned_off_in_a_fresh_process() -> None:
+    code = (
+        "import numerix as nx, numpy as np\n"
+        "from numerix import _tensor\n"
+        "x = nx.tensor(np.arange(6, dtype=np.float32))\n"
+        "assert _tensor._speedups is None\n"
+        "y = (x + x * 2.0)[1:5].reshape((2, 2)) @ nx.ones((2, 2))\n"
+        "print(y.tolist(), type(nx.add).__name__)\n"
+    )
+    env = {**os.environ, "NUMERIX_SPEEDUPS": "0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[[9.0,", "9.0],", "[21.0,", "21.0]]", "function"]
+
+
+def test_numerix_speedups_is_not_refused_as_an_unknown_setting(monkeypatch) -> None:
+    monkeypatch.setenv("NUMERIX_SPEEDUPS", "1")
+    try:
+        settings = nx.reload_config()  # an unknown NUMERIX_ variable raises ConfigError
+        assert settings.default_backend == "binary"
+    finally:
+        monkeypatch.delenv("NUMERIX_SPEEDUPS")
+        nx.reload_config()
+
+
+@compiled
+def test_every_fast_op_and_method_agrees_with_the_python_path_on_binary() -> None:
+    speedups.check_backend(get_default_backend())
+
+
+@compiled
+def test_binary_takes_its_shortcut_for_the_hot_forms() -> None:
+    b = get_default_backend()
+    speedups.check_backend(b)
+    got = speedups.shortcuts(b)
+    for want in [("add", "float32", "tt"), ("multiply", "float32", "ts"),
+                 ("subtract", "float64", "st"), ("exp", "float32", "u"),
+                 ("matmul", "float32", "mm"), ("slice", "int32", "sl"),
+                 ("reshape", "float32", "rs")]:  # fmt: skip
+        assert want in got, want
+    # bfloat16 math computes in float32 inside the kernel: no shortcut past it
+    assert ("exp", "bfloat16", "u") not in got
+
+
+@compiled
+def test_the_checker_sees_a_wrong_shortcut(monkeypatch) -> None:
+    b = get_default_backend()
+    own = type(b).fast_kernel
+
+    def swapped(self, op, form, dtype):  # subtract's operands the wrong way round
+        if op == "subtract" and form == "tt":
+            return (lambda p, q: np.subtract(q, p)), np.ndarray
+        return own(self, op, form, dtype)
+
+    monkeypatch.setattr(type(b), "fast_kernel", swapped)
+    with pytest.raises(AssertionError, match="subtract"):
+        speedups.check_backend(b)
+    _fast.SPEEDUPS.clear()
+
+
+@compiled
+def test_a_shortcut_of_another_type_or_raising_leaves_it_to_the_kernel(monkeypatch) -> None:
+    b = get_default_backend()
+    own = type(b).fast_kernel
+
+    def odd(self, op, form, dtype):
+        if op == "add":
+            return (lambda p, q: [0]), np.ndarray  # not an ndarray: the kernel's result
+        if op == "multiply":
+            return (lambda p, q: 1 / 0), np.ndarray  # raises: the Python op's result
+        return own(self, op, form, dtype)
+
+    monkeypatch.setattr(type(b), "fast_kernel", odd)
+    _fast.SPEEDUPS.clear()
+    x = nx.tensor(np.array([1.5, 2.0], np.float32))
+    check(x + x, np.array([3.0, 4.0]), nx.float32)
+    check(x * x, np.array([2.25, 4.0]), nx.float32)
+    _fast.SPEEDUPS.clear()
+
+
+@compiled
+def test_a_kernel_replaced_on_the_class_is_called_from_then_on(monkeypatch) -> None:
+    b = get_default_backend()
+    x = nx.tensor(np.array([1.0, 2.0], np.float32))
+    check(x + x, np.array([2.0, 4.0]), nx.float32)  # memoised, with its shortcut
+    calls = []
+    own = type(b).add
+
+    def spy(self, out, x1, x2):
+        calls.append(out.shape)
+        return own(self, out, x1, x2)
+
+    monkeypatch.setattr(type(b), "add", spy)
+    check(x + x, np.array([2.0, 4.0]), nx.float32)
+    assert calls == [(2,)]
+    monkeypatch.undo()
+    x + x
+    assert calls == [(2,)]
+
+
+@compiled
+def test_the_rule_check_sees_every_fast_call() -> None:
+    from numerix import _dispatch
+
+    b = get_default_backend()
+    x = nx.tensor(np.array([1.0, 2.0], np.float32))
+    x + x
+    _dispatch.check_rules(True)
+    try:
+        x + x
+        entry = [m for m in nx.add.memo() if m[0] is b and m[2] == "tt" and m[1] is x.dtype]
+        assert entry and entry[0][3] and not entry[0][4]  # the wrapped kernel, no shortcut
+    finally:
+        _dispatch.check_rules(False)
+    x + x
+    entry = [m for m in nx.add.memo() if m[0] is b and m[2] == "tt" and m[1] is x.dtype]
+    assert entry[0][4]
+
+
+def test_a_deallocated_tensor_gives_the_named_error() -> None:
+    x = nx.tensor(np.array([1.0, 2.0], np.float32))
+    y = nx.tensor(np.array([1.0, 2.0], np.float32))
+    x + y, nx.exp(x), x[1:], x.reshape((2, 1))
+    nx.backend_deallocate(x)
+    for f in (lambda: x + y, lambda: y * x, lambda: nx.exp(x), lambda: x[1:],
+              lambda: x.reshape((2, 1)), lambda: x * 2.0):  # fmt: skip
+        with pytest.raises(DeallocatedError):
+            f()
+
+
+def test_errors_name_the_op_and_the_operands() -> None:
+    x = nx.tensor(np.zeros(3, np.float32))
+    y = nx.tensor(np.zeros(4, np.float32))
+    with pytest.raises(ShapeError, match="add"):
+        x + y
+    with pytest.raises(ShapeError, match="matmul"):
+        nx.reshape(x, (3, 1)) @ nx.reshape(y, (4, 1))
+    with pytest.raises(ShapeError, match="reshape"):
+        x.reshape((2, 2))
+    with pytest.raises(TypeError):
+        nx.add(x)
+    with pytest.raises(TypeError):
+        nx.add(x, y, x)
+
+
+@compiled
+def test_an_op_reads_as_its_function() -> None:
+    import inspect
+
+    assert nx.add.__name__ == "add" and nx.add.__module__ == "numerix.ops.elementwise"
+    assert nx.add.__doc__ == nx.add.__wrapped__.__doc__
+    assert str(inspect.signature(nx.add)) == "(x1: 'Any', x2: 'Any', /) -> 'Tensor'"
+    assert pickle.loads(pickle.dumps(nx.add)) is nx.add
+    assert repr(nx.exp) == "<op exp (compiled fast path)>"
+
+    # stored on a class it binds as a function does
+    class Holder:
+        f = nx.negative
+
+    h = Holder()
+    check(Holder.f(nx.tensor(np.float32(1.0))), np.array(-1.0), nx.float32)
+    assert h.f.__self__ is h
+
+
+@compiled
+def test_an_op_keeps_a_bounded_memo() -> None:
+    b = get_default_backend()
+    for d in nx.dtypes.ALL_DTYPES:
+        x = nx.tensor(np.zeros((2,), d.numpy_dtype), dtype=d)
+        nx.negative(x) if d.kind != "b" else None
+        x + x if d.kind != "b" else None
+    assert 0 < len(nx.add.memo()) <= 16
+    assert all(m[0] is b for m in nx.add.memo())
+
+
+def test_threads_share_the_fast_path() -> None:
+    x = nx.tensor(np.full(64, 1e38, np.float32))
+    errors = []
+
+    def work() -> None:
+        try:
+            for _ in range(300):
+                check(x * 10.0, np.full(64, np.inf), nx.float32)  # overflow, no warning
+                check((x * 10.0 + x)[::2], np.full(32, np.inf), nx.float32)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
