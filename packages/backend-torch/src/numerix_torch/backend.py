@@ -7,6 +7,7 @@ unsigned dtypes torch stores but computes little with) on one torch device.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -77,7 +78,33 @@ _Kernel = Callable[..., Tensor]
 # on the payloads, for the evaluator's replayed programs.
 
 
+def _calls(fn: Callable[..., Any], when: Callable[[dtypes.DType], bool] | None = None) -> Any:
+    """Mark the element-wise kernel it decorates as storing exactly ``fn(*payloads)`` in
+    ``out.data`` for operands of a dtype ``d`` with ``when(d)`` (every dtype for None):
+    the compiled fast path's shortcut past the kernel (:meth:`TorchBackend.fast_kernel`).
+    ``fn`` must be the kernel's own call for those dtypes, returning a new tensor or a
+    view exactly as the kernel does (never the operand itself). The mark names its kernel:
+    a wrapper that copies the kernel's attributes (functools.wraps) is not taken for it."""
+
+    def mark(kernel: Any) -> Any:
+        kernel.torch_call = (kernel, fn, when)
+        return kernel
+
+    return mark
+
+
+def _unviewed(d: dtypes.DType) -> bool:
+    """Whether a kernel computes on ``d`` itself, not on the signed view of its bits."""
+    return d not in SIGNED_VIEW
+
+
+def _unemulated(d: dtypes.DType) -> bool:
+    """Whether torch computes with ``d`` (order, powers), not with an emulation of it."""
+    return d not in EMULATED
+
+
 def _math(fn: Callable[[torch.Tensor], torch.Tensor]) -> _Kernel:
+    @_calls(fn)
     @lowers(lambda params, ins, out: fn)
     def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
         out.data = fn(x.data)
@@ -95,6 +122,7 @@ def _wrapping(fn: Callable[..., torch.Tensor]) -> _Kernel:
         t = TORCH[d]
         return lambda a, b: fn(a.view(v), b.view(v)).view(t)
 
+    @_calls(fn, _unviewed)
     @lowers(lowering)
     def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         v = SIGNED_VIEW.get(x1.dtype)
@@ -112,6 +140,7 @@ def _on_bits(fn: Callable[..., torch.Tensor]) -> _Kernel:
         v = SIGNED_VIEW.get(ins[0][1])
         return fn if v is None else (lambda a, b: fn(a.view(v), b.view(v)))
 
+    @_calls(fn, _unviewed)
     @lowers(lowering)
     def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         v = SIGNED_VIEW.get(x1.dtype)
@@ -126,6 +155,7 @@ def _on_bits(fn: Callable[..., torch.Tensor]) -> _Kernel:
 
 def _ordered(fn: Callable[..., torch.Tensor], keyed: bool = False) -> _Kernel:
     # emulated unsigned dtypes compare through order keys: the method's own path
+    @_calls(fn, _unemulated)
     @lowers(lambda params, ins, out: None if ins[0][1] in EMULATED else fn)
     def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         d = x1.dtype
@@ -601,11 +631,13 @@ class TorchBackend(NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Back
         out.data = a.to(TORCH[dst])
         return out
 
+    @_calls(operator.neg, _unviewed)
     def negative(self, out: Tensor, x: Tensor) -> Tensor:
         d = x.dtype
         out.data = unbits(torch.neg(bits(x.data, d)), d) if d in SIGNED_VIEW else -x.data
         return out
 
+    @_calls(torch.abs, lambda d: d.kind != "u")  # unsigned: the operand itself
     def abs(self, out: Tensor, x: Tensor) -> Tensor:
         out.data = x.data if x.dtype.kind == "u" else torch.abs(x.data)
         return out
@@ -714,11 +746,13 @@ class TorchBackend(NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Back
     maximum = _ordered(torch.maximum, keyed=True)
     minimum = _ordered(torch.minimum, keyed=True)
 
+    @_calls(torch.true_divide)
     @lowers(lambda params, ins, out: torch.true_divide)
     def divide(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         out.data = torch.true_divide(x1.data, x2.data)
         return out
 
+    @_calls(torch.atan2)
     def atan2(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         out.data = torch.atan2(x1.data, x2.data)
         return out
@@ -754,6 +788,7 @@ class TorchBackend(NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Back
             out.data = restore(torch.remainder(a, torch.where(bad, 1, b)), d)
         return out
 
+    @_calls(torch.pow, lambda d: d.kind != "c" and d not in EMULATED)
     def pow(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
         d = x1.dtype
         a, b = x1.data, x2.data
@@ -963,6 +998,31 @@ class TorchBackend(NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Back
         # one index tensor indexes by itself: a tuple of one costs torch more
         out.data = a[i.squeeze(-1)] if k == 1 else a[i.unbind(-1)]
         return out
+
+    # ------------------------------------------------------------ the compiled fast path
+    def fast_kernel(
+        self, op: str, form: str, dtype: dtypes.DType
+    ) -> tuple[Callable[..., Any], type] | None:
+        # the torch call a kernel makes, where it is all the kernel does for this dtype
+        # (marked by _calls): the kernel's Python frame and out.data less. Only this
+        # class's own kernels (a subclass's kernel of its own has no mark).
+        kernel = getattr(type(self), op, None)
+        if form in ("u", "tt", "ts", "st"):
+            marked, fn, when = getattr(kernel, "torch_call", (None, None, None))
+            if fn is None or marked is not kernel or (when is not None and not when(dtype)):
+                return None
+            return fn, torch.Tensor
+        if kernel is not getattr(TorchBackend, op, None):
+            return None
+        if form == "mm" and dtype not in SIGNED_VIEW:  # dot's first branch: torch.matmul
+            return torch.matmul, torch.Tensor
+        if form == "sl":  # x.data[key]: the same basic slice of axis 0, a view
+            return operator.getitem, torch.Tensor
+        # "rs": no shortcut. The kernel flattens with ravel, which copies a non-contiguous
+        # operand to a contiguous result where a.reshape(shape) returns a strided view
+        # (f32[4][1] sliced from f32[4][2]); torch's reshape also parses its shape for
+        # half a microsecond more than the ravel/squeeze/unsqueeze the kernel calls.
+        return None
 
     # ------------------------------------------------------------ benchmarks
     bench_raw_name = "torch"

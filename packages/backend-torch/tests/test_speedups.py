@@ -1,0 +1,84 @@
+"""The compiled fast path (numerix._speedups, docs/decisions.md 38) on the torch backend:
+the same outcome as the Python path for every fast op, x[a:b:c] and x.reshape over every
+dtype torch holds, and the shortcuts past the kernels (TorchBackend.fast_kernel) taken
+where a kernel is one torch call and left where it is not."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+import numerix as nx
+from numerix import _dispatch
+from numerix.dtypes import as_dtype
+from numerix.ops import _fast
+from numerix.testing import speedups
+from numerix.testing.oracle import sample
+
+PURE = os.environ.get("NUMERIX_SPEEDUPS", "1").strip().lower() in ("0", "false", "no", "off")
+pytestmark = pytest.mark.skipif(PURE, reason="runs where the compiled module serves")
+
+
+@pytest.fixture
+def backend() -> Iterator[nx.Backend]:
+    # the kit's plugin turns the rule check on, and no shortcut is asked while it is on:
+    # off around the test, then back as it was, with no memo of the shortcuts left behind
+    was = _dispatch.rule_checks_enabled()
+    _dispatch.check_rules(False)
+    try:
+        yield nx.tensor([0.0], backend="torch:cpu").backend
+    finally:
+        _dispatch.check_rules(was)
+        _fast.SPEEDUPS.clear()
+
+
+def _takes(backend: nx.Backend, op: str, dtype: str, form: str) -> bool:
+    """Whether op on dtype in form, alone in a fresh memo, goes through the shortcut."""
+    _fast.SPEEDUPS.clear()
+    d = as_dtype(dtype)
+    x = nx.tensor(sample(d, (2, 3), 1), dtype=d, backend=backend)
+    if form == "sl":
+        x[1:2]
+    elif form == "rs":
+        x.reshape((3, 2))
+    elif form == "mm":
+        x @ x.reshape((3, 2))
+    elif form == "u":
+        getattr(nx, op)(x)
+    else:
+        getattr(nx, op)(*{"tt": (x, x), "ts": (x, 1.5), "st": (1.5, x)}[form])
+    return (op, dtype, form) in speedups.shortcuts(backend)
+
+
+def test_every_fast_op_and_method_agrees_with_the_python_path_on_torch(backend) -> None:
+    speedups.check_backend(backend)
+
+
+@pytest.mark.parametrize(
+    "op, dtype, form",
+    [("add", "float32", "tt"), ("multiply", "float32", "ts"), ("subtract", "float64", "st"),
+     ("divide", "float32", "tt"), ("exp", "float32", "u"), ("exp", "bfloat16", "u"),
+     ("add", "int32", "tt"), ("maximum", "int8", "tt"), ("less", "uint8", "tt"),
+     ("negative", "int64", "u"), ("matmul", "float32", "mm"), ("matmul", "int64", "mm"),
+     ("slice", "float32", "sl"), ("slice", "uint64", "sl")],
+)  # fmt: skip
+def test_a_kernel_that_is_one_torch_call_is_passed_by_its_shortcut(backend, op, dtype, form):
+    assert _takes(backend, op, dtype, form)
+
+
+@pytest.mark.parametrize(
+    "op, dtype, form",
+    [("add", "uint32", "tt"), ("maximum", "uint64", "tt"), ("less", "uint16", "tt"),
+     ("abs", "uint8", "u"), ("sign", "float32", "u"), ("matmul", "uint32", "mm"),
+     ("reshape", "float32", "rs")],
+)  # fmt: skip
+def test_a_kernel_that_is_more_keeps_its_kernel(backend, op, dtype, form):
+    # uint16/32/64 compute on their signed bits or an emulation, an unsigned abs is the
+    # operand itself, sign fixes torch's sign of NaN, and the reshape kernel flattens with
+    # ravel (a contiguous copy where a.reshape(shape) gives a strided view)
+    assert not _takes(backend, op, dtype, form)
+    entry = [m for m in (nx.matmul if op == "matmul" else _fast.RESHAPE_OP if op == "reshape"
+             else getattr(nx, op)).memo() if m[1] is as_dtype(dtype) and m[2] == form]  # fmt: skip
+    assert entry and entry[0][3], "the fast path calls the kernel"
