@@ -236,3 +236,22 @@ def test_threads_share_the_fast_path() -> None:
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+@compiled
+def test_jit_runs_a_cached_signature_from_c_and_counts_it() -> None:
+    def f(x, y):
+        return nx.exp(x) + y
+
+    g = nx.jit(f)
+    assert type(g) is _tensor._speedups.JitCall and g.__wrapped__ is f
+    x = nx.tensor(np.array([0.0, 1.0], np.float32))
+    want = np.exp(np.array([0.0, 1.0], np.float32)) + np.float32(1.0)
+    for _ in range(3):
+        check(g(x, nx.ones((2,))), want, nx.float32)
+    assert g.cache_info()[:2] == (2, 1)  # hits, misses
+    check(g(x, 1.0), want, nx.float32)  # a number: the general path, a new signature
+    check(g(x, y=nx.ones((2,))), want, nx.float32)  # keywords: the general path
+    # inside another trace g is inlined: no program of its own
+    check(nx.jit(lambda v: g(v, v))(x), np.exp([0.0, 1.0]) + [0.0, 1.0], nx.float32)
+    assert g.cache_info()[1] == 3

@@ -31,7 +31,8 @@ static Py_ssize_t MatmulCheckFrom = 0;  /* m * n past which matmul checks memory
 static PyObject *DotKwnames = NULL;     /* ("contract_x", "batch_x", "contract_y", "batch_y") */
 static PyObject *DotKwvalues[4];
 static PyObject *SliceKwnames = NULL;   /* ("start", "stop", "strides") */
-static unsigned long Generation = 1;    /* bumped by clear(): every Op's memo is dropped */
+static unsigned long Generation = 1;
+static PyObject *One = NULL;            /* 1, for jit's hit count */    /* bumped by clear(): every Op's memo is dropped */
 
 static PyObject *str_add, *str_subtract, *str_multiply, *str_divide, *str_matmul;
 
@@ -981,6 +982,265 @@ static PyTypeObject TensorBaseType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* ------------------------------------------------------------------ jit's cached call */
+
+/* The function numerix.jit returns (numerix.defn.jit._entry), in C: a call with
+ * positional arguments whose signature (type, shape, dtype, backend of each) has a
+ * program runs it; anything else goes to the Python call. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *slow;     /* Jitted.__call__ */
+    PyObject *fast;     /* dict: key -> (run, rebuild or None, token) */
+    PyObject *touch;    /* the LRU's move_to_end */
+    PyObject *stats;    /* list: [hits, misses, evictions] */
+    PyObject *active;   /* the ContextVar of the active trace */
+    PyObject *default_key; /* a function of no arguments, or None: the compiler is named */
+    PyObject *dict;
+    PyObject *weakreflist;
+} JitCallObject;
+
+static PyTypeObject JitCallType;
+
+/* (type, shape, dtype, backend) of a; NULL with no error set when a has no such field */
+static PyObject *
+signature_of(PyObject *a)
+{
+    if (is_tensor(a)) {
+        TensorObject *t = (TensorObject *)a;
+        return PyTuple_Pack(4, (PyObject *)Py_TYPE(a), t->shape, t->dtype, t->backend);
+    }
+    PyObject *shape = PyObject_GetAttrString(a, "shape");
+    PyObject *dtype = shape ? PyObject_GetAttrString(a, "dtype") : NULL;
+    PyObject *backend = dtype ? PyObject_GetAttrString(a, "backend") : NULL;
+    PyObject *r = NULL;
+    if (backend != NULL) {
+        r = PyTuple_Pack(4, (PyObject *)Py_TYPE(a), shape, dtype, backend);
+    }
+    else if (PyErr_ExceptionMatches(PyExc_AttributeError)
+             || PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear(); /* not tensor-like (a number): the general path */
+    }
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_XDECREF(backend);
+    return r;
+}
+
+static PyObject *
+jit_slow(JitCallObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    return PyObject_Vectorcall(self->slow, args, nargsf, kwnames);
+}
+
+static PyObject *
+jit_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    JitCallObject *self = (JitCallObject *)op;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        return jit_slow(self, args, nargsf, kwnames);
+    }
+    PyObject *active = NULL;
+    if (PyContextVar_Get(self->active, Py_None, &active) < 0) {
+        return NULL;
+    }
+    Py_DECREF(active);
+    if (active != Py_None) { /* inside a trace: Jitted.__call__ inlines */
+        return jit_slow(self, args, nargsf, kwnames);
+    }
+    PyObject *key = NULL;
+    if (n == 1) {
+        key = signature_of(args[0]);
+    }
+    else {
+        key = PyTuple_New(n);
+        for (Py_ssize_t i = 0; key != NULL && i < n; i++) {
+            PyObject *sig = signature_of(args[i]);
+            if (sig == NULL) {
+                Py_CLEAR(key);
+                break;
+            }
+            PyTuple_SET_ITEM(key, i, sig);
+        }
+    }
+    if (key == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        return jit_slow(self, args, nargsf, NULL); /* a number: the general path */
+    }
+    if (self->default_key != Py_None) {
+        PyObject *d = PyObject_CallNoArgs(self->default_key);
+        if (d == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        Py_SETREF(key, PyTuple_Pack(2, key, d));
+        Py_DECREF(d);
+        if (key == NULL) {
+            return NULL;
+        }
+    }
+    PyObject *hit = PyDict_GetItemWithError(self->fast, key); /* borrowed */
+    Py_DECREF(key);
+    if (hit == NULL) {
+        if (PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_TypeError)) { /* an unhashable leaf: slow */
+                return NULL;
+            }
+            PyErr_Clear();
+        }
+        return jit_slow(self, args, nargsf, NULL);
+    }
+    if (!PyTuple_CheckExact(hit) || PyTuple_GET_SIZE(hit) != 3) {
+        return jit_slow(self, args, nargsf, NULL);
+    }
+    Py_INCREF(hit); /* the dict may drop it while the program runs */
+    PyObject *run = PyTuple_GET_ITEM(hit, 0), *rebuild = PyTuple_GET_ITEM(hit, 1);
+    PyObject *token = PyTuple_GET_ITEM(hit, 2);
+    PyObject *hits = PyList_GET_ITEM(self->stats, 0);
+    PyObject *more = PyNumber_Add(hits, One);
+    if (more == NULL) {
+        Py_DECREF(hit);
+        return NULL;
+    }
+    PyList_SetItem(self->stats, 0, more); /* steals more */
+    PyObject *t = PyObject_CallOneArg(self->touch, token);
+    if (t == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyError)) { /* dropped by another thread */
+            Py_DECREF(hit);
+            return NULL;
+        }
+        PyErr_Clear();
+    }
+    Py_XDECREF(t);
+    PyObject *argt = PyTuple_New(n);
+    for (Py_ssize_t i = 0; argt != NULL && i < n; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(argt, i, args[i]);
+    }
+    PyObject *r = argt ? PyObject_CallOneArg(run, argt) : NULL;
+    Py_XDECREF(argt);
+    if (r != NULL && rebuild != Py_None) {
+        Py_SETREF(r, PyObject_CallOneArg(rebuild, r));
+    }
+    Py_DECREF(hit);
+    return r;
+}
+
+static PyObject *
+jit_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"slow", "fast", "touch", "stats", "active", "default_key", NULL};
+    PyObject *slow, *fast, *touch, *stats, *active, *default_key;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!OO!O!O:JitCall", kwlist, &slow,
+                                     &PyDict_Type, &fast, &touch, &PyList_Type, &stats,
+                                     &PyContextVar_Type, &active, &default_key)) {
+        return NULL;
+    }
+    if (PyList_GET_SIZE(stats) < 1) {
+        PyErr_SetString(PyExc_ValueError, "JitCall: stats must hold the hit count first");
+        return NULL;
+    }
+    JitCallObject *self = (JitCallObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->vectorcall = jit_vectorcall;
+    Py_INCREF(slow);
+    self->slow = slow;
+    Py_INCREF(fast);
+    self->fast = fast;
+    Py_INCREF(touch);
+    self->touch = touch;
+    Py_INCREF(stats);
+    self->stats = stats;
+    Py_INCREF(active);
+    self->active = active;
+    Py_INCREF(default_key);
+    self->default_key = default_key;
+    return (PyObject *)self;
+}
+
+static int
+jit_traverse(JitCallObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->slow);
+    Py_VISIT(self->fast);
+    Py_VISIT(self->touch);
+    Py_VISIT(self->stats);
+    Py_VISIT(self->active);
+    Py_VISIT(self->default_key);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int
+jit_clear(JitCallObject *self)
+{
+    Py_CLEAR(self->slow);
+    Py_CLEAR(self->fast);
+    Py_CLEAR(self->touch);
+    Py_CLEAR(self->stats);
+    Py_CLEAR(self->active);
+    Py_CLEAR(self->default_key);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+jit_dealloc(JitCallObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakreflist != NULL) {
+        PyObject_ClearWeakRefs((PyObject *)self);
+    }
+    jit_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+jit_repr(JitCallObject *self)
+{
+    PyObject *name = PyObject_GetAttrString((PyObject *)self, "__qualname__");
+    if (name == NULL) {
+        PyErr_Clear();
+        return PyUnicode_FromString("<jitted function>");
+    }
+    PyObject *r = PyUnicode_FromFormat("<function %S>", name);
+    Py_DECREF(name);
+    return r;
+}
+
+static PyMemberDef jit_members[] = {
+    {"__dictoffset__", T_PYSSIZET, offsetof(JitCallObject, dict), READONLY, NULL},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(JitCallObject, weakreflist), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(JitCallObject, vectorcall), READONLY, NULL},
+    {NULL}
+};
+
+static PyTypeObject JitCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numerix._speedups.JitCall",
+    .tp_basicsize = sizeof(JitCallObject),
+    .tp_dealloc = (destructor)jit_dealloc,
+    .tp_repr = (reprfunc)jit_repr,
+    .tp_vectorcall_offset = offsetof(JitCallObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL
+                | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "A jitted function's cached call (numerix._speedups).",
+    .tp_traverse = (traverseproc)jit_traverse,
+    .tp_clear = (inquiry)jit_clear,
+    .tp_weaklistoffset = offsetof(JitCallObject, weakreflist),
+    .tp_members = jit_members,
+    .tp_getset = op_getset,
+    .tp_descr_get = op_descr_get,
+    .tp_dictoffset = offsetof(JitCallObject, dict),
+    .tp_new = jit_new,
+};
+
 /* ------------------------------------------------------------------ module functions */
 
 static PyObject *
@@ -1060,7 +1320,8 @@ static struct PyModuleDef speedups_module = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    if (PyType_Ready(&TensorBaseType) < 0 || PyType_Ready(&OpType) < 0) {
+    if (PyType_Ready(&TensorBaseType) < 0 || PyType_Ready(&OpType) < 0
+        || PyType_Ready(&JitCallType) < 0) {
         return NULL;
     }
     str_add = PyUnicode_InternFromString("add");
@@ -1074,10 +1335,11 @@ PyInit__speedups(void)
     DotKwvalues[2] = Py_BuildValue("(i)", 0);
     DotKwvalues[3] = PyTuple_New(0);
     SliceKwnames = Py_BuildValue("(sss)", "start", "stop", "strides");
+    One = PyLong_FromLong(1);
     if (str_add == NULL || str_subtract == NULL || str_multiply == NULL || str_divide == NULL
         || str_matmul == NULL || DotKwnames == NULL || DotKwvalues[0] == NULL
         || DotKwvalues[1] == NULL || DotKwvalues[2] == NULL || DotKwvalues[3] == NULL
-        || SliceKwnames == NULL) {
+        || SliceKwnames == NULL || One == NULL) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&speedups_module);
@@ -1087,6 +1349,12 @@ PyInit__speedups(void)
     Py_INCREF(&TensorBaseType);
     if (PyModule_AddObject(m, "TensorBase", (PyObject *)&TensorBaseType) < 0) {
         Py_DECREF(&TensorBaseType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&JitCallType);
+    if (PyModule_AddObject(m, "JitCall", (PyObject *)&JitCallType) < 0) {
+        Py_DECREF(&JitCallType);
         Py_DECREF(m);
         return NULL;
     }

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from numerix._meeting import meeting_backend
 from numerix._tensor import Tensor
+from numerix._tensor import _speedups as SPEEDUPS
 from numerix.backend import Backend
 from numerix.configuration import effective_settings, get_default_backend
 from numerix.defn.compilers import (
@@ -504,11 +505,15 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
     default = jitted.compiler is None
     active = _active.get
 
+    call: Any
     if jitted._sig is not None:  # static arguments: always the general path
 
         def call(*args: Any, **kwargs: Any) -> Any:
             return slow(*args, **kwargs)
 
+    elif SPEEDUPS is not None:  # the same call, in C (numerix._speedups.JitCall)
+        call = SPEEDUPS.JitCall(slow, fast, touch, stats, _active,
+                                _default_key if default else None)  # fmt: skip
     else:
 
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -541,12 +546,12 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
     functools.update_wrapper(call, fn, updated=())
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
     call.__qualname__ = f"jit({name})"
-    call.fn = fn  # type: ignore[attr-defined]  # the Python function, undecorated
-    call.jitted = jitted  # type: ignore[attr-defined]
-    call.is_cached = jitted.is_cached  # type: ignore[attr-defined]
-    call.cache_info = jitted.cache_info  # type: ignore[attr-defined]
-    call.cache_clear = jitted.cache_clear  # type: ignore[attr-defined]
-    call.trace_count = jitted.trace_count  # type: ignore[attr-defined]
+    call.fn = fn  # the Python function, undecorated
+    call.jitted = jitted
+    call.is_cached = jitted.is_cached
+    call.cache_info = jitted.cache_info
+    call.cache_clear = jitted.cache_clear
+    call.trace_count = jitted.trace_count
     return call
 
 
