@@ -180,53 +180,132 @@ memo_clear(OpObject *op)
     op->n = 0;
 }
 
-/* The entry for (backend, dtype, form), asking the resolver on a miss. NULL with no
- * error set: not this way (or the resolver failed, which the Python path will say). */
+/* What a call uses of an entry, with strong references: the entry itself may be
+ * dropped while the kernel runs (Python code it runs may call the op again, or clear
+ * the memos), so no call holds a pointer into the memo across Python code. */
+typedef struct {
+    OpObject *op;
+    int form;
+    int payload_0d;
+    PyObject *backend;
+    PyObject *dtype;
+    PyObject *kernel;
+    PyObject *odt;
+    PyObject *payload;
+    PyTypeObject *payload_type;
+} Hit;
+
+static void
+hit_release(Hit *h)
+{
+    Py_CLEAR(h->backend);
+    Py_CLEAR(h->dtype);
+    Py_CLEAR(h->kernel);
+    Py_CLEAR(h->odt);
+    Py_CLEAR(h->payload);
+    Py_CLEAR(h->payload_type);
+}
+
+/* The entry for (backend, dtype, form) as the memo holds it now, or NULL. */
 static Entry *
-lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form)
+find_entry(OpObject *op, PyObject *backend, PyObject *dtype, int form)
 {
     if (op->generation != Generation) {
         memo_clear(op);
         op->generation = Generation;
+        return NULL;
     }
-    Entry *e = NULL;
+    for (int i = 0; i < op->n; i++) {
+        Entry *m = &op->memo[i];
+        if (m->backend == backend && m->dtype == dtype && m->form == form) {
+            return m;
+        }
+    }
+    return NULL;
+}
+
+/* Drop entry i, the last one taking its place. */
+static void
+memo_remove(OpObject *op, int i)
+{
+    entry_clear(&op->memo[i]);
+    op->n--;
+    if (i != op->n) {
+        op->memo[i] = op->memo[op->n];
+        memset(&op->memo[op->n], 0, sizeof(Entry));
+    }
+}
+
+static int
+hit_from(Hit *h, OpObject *op, Entry *e)
+{
+    if (e->kernel == NULL) {
+        return 0;
+    }
+    h->op = op;
+    h->form = e->form;
+    h->payload_0d = e->payload_0d;
+    Py_INCREF(e->backend);
+    h->backend = e->backend;
+    Py_INCREF(e->dtype);
+    h->dtype = e->dtype;
+    Py_INCREF(e->kernel);
+    h->kernel = e->kernel;
+    Py_INCREF(e->odt);
+    h->odt = e->odt;
+    Py_XINCREF(e->payload);
+    h->payload = e->payload;
+    Py_XINCREF(e->payload_type);
+    h->payload_type = e->payload_type;
+    return 1;
+}
+
+/* Fill *h for (backend, dtype, form), asking the resolver on a miss: 1, or 0 (no error
+ * set) for "not this way" (or the resolver failed, which the Python path will say). */
+static int
+lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
+{
+    memset(h, 0, sizeof(Hit));
+    if (op->generation != Generation) {
+        memo_clear(op);
+        op->generation = Generation;
+    }
     for (int i = 0; i < op->n; i++) {
         Entry *m = &op->memo[i];
         if (m->backend == backend && m->dtype == dtype && m->form == form) {
             if (m->kernel == NULL) {
-                return NULL;
+                return 0;
             }
             /* the kernel is still the class's: one replaced since (the rule check wraps
                them all, a test patches one) is resolved again */
             if (_PyType_Lookup(Py_TYPE(backend), m->name) == m->kernel) {
-                return m;
+                return hit_from(h, op, m);
             }
-            entry_clear(m);
-            e = m;
+            memo_remove(op, i);
             break;
         }
     }
     if (Resolver == NULL) {
-        return NULL;
+        return 0;
     }
     PyObject *args[4] = {op->primitive, NULL, backend, dtype};
     args[1] = PyUnicode_InternFromString(FORM_NAMES[form]);
     if (args[1] == NULL) {
         PyErr_Clear();
-        return NULL;
+        return 0;
     }
     PyObject *r = PyObject_Vectorcall(Resolver, args, 4, NULL);
     Py_DECREF(args[1]);
     if (r == NULL) {
         PyErr_Clear();
-        return NULL;
+        return 0;
     }
     PyObject *kernel = NULL, *name = NULL, *odt = NULL, *payload = NULL, *ptype = NULL;
     if (r != Py_None) {
         if (!PyTuple_CheckExact(r) || PyTuple_GET_SIZE(r) != 5
             || !PyUnicode_CheckExact(PyTuple_GET_ITEM(r, 1))) {
             Py_DECREF(r);
-            return NULL;
+            return 0;
         }
         kernel = PyTuple_GET_ITEM(r, 0);
         name = PyTuple_GET_ITEM(r, 1);
@@ -237,11 +316,16 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form)
             payload = ptype = NULL;
         }
     }
+    /* the resolver ran Python code: the memo may have changed meanwhile */
+    Entry *e = find_entry(op, backend, dtype, form);
     if (e == NULL) {
         if (op->n == MEMO) {
             memo_clear(op);
         }
         e = &op->memo[op->n++];
+    }
+    else {
+        entry_clear(e);
     }
     Py_INCREF(backend);
     e->backend = backend;
@@ -262,19 +346,22 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form)
     e->operand = NULL;
     e->scalar = 0.0;
     Py_DECREF(r);
-    return e->kernel != NULL ? e : NULL;
+    return hit_from(h, op, e);
 }
 
-/* The 0-d operand of the Python float v, as the rules make it (scalar_operand),
- * kept for the last value: a loop multiplies by the same constant. */
+/* The 0-d operand of the Python float v, as the rules make it (scalar_operand), kept
+ * in the entry for the last value: a loop multiplies by the same constant. A new
+ * reference. */
 static PyObject *
-scalar_for(Entry *e, PyObject *v)
+scalar_for(Hit *h, PyObject *v)
 {
     double d = PyFloat_AS_DOUBLE(v);
-    if (e->operand != NULL && memcmp(&d, &e->scalar, sizeof d) == 0) {
+    Entry *e = find_entry(h->op, h->backend, h->dtype, h->form);
+    if (e != NULL && e->operand != NULL && memcmp(&d, &e->scalar, sizeof d) == 0) {
+        Py_INCREF(e->operand);
         return e->operand;
     }
-    PyObject *args[3] = {v, e->dtype, e->backend};
+    PyObject *args[3] = {v, h->dtype, h->backend};
     PyObject *t = PyObject_Vectorcall(ScalarOperand, args, 3, NULL);
     if (t == NULL) {
         return NULL;
@@ -284,8 +371,12 @@ scalar_for(Entry *e, PyObject *v)
         PyErr_SetString(PyExc_TypeError, "scalar_operand did not return a Tensor");
         return NULL;
     }
-    Py_XSETREF(e->operand, t);
-    e->scalar = d;
+    e = find_entry(h->op, h->backend, h->dtype, h->form); /* after Python code: again */
+    if (e != NULL) {
+        Py_INCREF(t);
+        Py_XSETREF(e->operand, t);
+        e->scalar = d;
+    }
     return t;
 }
 
@@ -306,13 +397,13 @@ fall_back_after_error(void)
  * the output (or NULL and an error), 0 to call the kernel instead, -1 for the Python op
  * (the shortcut raised: the op runs again, and says what went wrong). */
 static int
-try_payload(Entry *e, PyObject *shape, PyObject *const *args, Py_ssize_t n, PyObject **result)
+try_payload(Hit *h, PyObject *shape, PyObject *const *args, Py_ssize_t n, PyObject **result)
 {
     int zero_d = PyTuple_GET_SIZE(shape) == 0;
-    if (e->payload == NULL || (zero_d && !e->payload_0d)) {
+    if (h->payload == NULL || (zero_d && !h->payload_0d)) {
         return 0;
     }
-    PyObject *r = PyObject_Vectorcall(e->payload, args, n, NULL);
+    PyObject *r = PyObject_Vectorcall(h->payload, args, n, NULL);
     if (r == NULL) {
         if (fall_back_after_error()) {
             return -1;
@@ -320,14 +411,17 @@ try_payload(Entry *e, PyObject *shape, PyObject *const *args, Py_ssize_t n, PyOb
         *result = NULL;
         return 1;
     }
-    if (Py_TYPE(r) != e->payload_type) {
+    if (Py_TYPE(r) != h->payload_type) {
         Py_DECREF(r);
-        if (zero_d) {
-            e->payload_0d = 0; /* numpy's ufuncs give scalars for 0-d: the kernel fills */
+        if (zero_d) { /* numpy's ufuncs give scalars for 0-d: the kernel fills, from now */
+            Entry *e = find_entry(h->op, h->backend, h->dtype, h->form);
+            if (e != NULL) {
+                e->payload_0d = 0;
+            }
         }
         return 0;
     }
-    TensorObject *t = (TensorObject *)new_out(shape, e->odt, e->backend);
+    TensorObject *t = (TensorObject *)new_out(shape, h->odt, h->backend);
     if (t == NULL) {
         Py_DECREF(r);
         *result = NULL;
@@ -338,11 +432,13 @@ try_payload(Entry *e, PyObject *shape, PyObject *const *args, Py_ssize_t n, PyOb
     return 1;
 }
 
-/* The output of the tensors a (and b) through the entry: its shortcut, else its kernel.
- * `extra`, if not NULL, is the shortcut's last argument (reshape's shape). NULL with an
- * error, or `taken = 0` for the Python op. */
+/* The output of the tensors a (and b) through the hit: its shortcut, else its kernel,
+ * with the keyword arguments `kwvalues` / `kwnames` (or none). `extra`, if not NULL, is
+ * the shortcut's last argument (reshape's shape, the slice). NULL with an error, or
+ * `taken = 0` for the Python op. The payloads are held for the call's length. */
 static PyObject *
-call_kernel(Entry *e, PyObject *shape, PyObject *a, PyObject *b, PyObject *extra, int *taken)
+call_kernel(Hit *h, PyObject *shape, PyObject *a, PyObject *b, PyObject *extra,
+            PyObject *const *kwvalues, PyObject *kwnames, int *taken)
 {
     PyObject *pargs[3] = {((TensorObject *)a)->data, NULL, NULL};
     Py_ssize_t np = 1;
@@ -352,21 +448,32 @@ call_kernel(Entry *e, PyObject *shape, PyObject *a, PyObject *b, PyObject *extra
     if (extra != NULL) {
         pargs[np++] = extra;
     }
-    PyObject *result;
-    int done = try_payload(e, shape, pargs, np, &result);
+    for (Py_ssize_t i = 0; i < np; i++) {
+        Py_INCREF(pargs[i]);
+    }
+    PyObject *r = NULL;
+    int done = try_payload(h, shape, pargs, np, &r);
+    for (Py_ssize_t i = 0; i < np; i++) {
+        Py_DECREF(pargs[i]);
+    }
     if (done == 1) {
-        return result;
+        return r;
     }
     if (done < 0) {
         *taken = 0;
         return NULL;
     }
-    PyObject *out = new_out(shape, e->odt, e->backend);
+    PyObject *out = new_out(shape, h->odt, h->backend);
     if (out == NULL) {
         return NULL;
     }
-    PyObject *args[4] = {e->backend, out, a, b};
-    PyObject *r = PyObject_Vectorcall(e->kernel, args, b == NULL ? 3 : 4, NULL);
+    Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    PyObject *args[8] = {h->backend, out, a, b};
+    Py_ssize_t na = b == NULL ? 3 : 4;
+    for (Py_ssize_t i = 0; i < nk && na + i < 8; i++) { /* the keywords' values follow */
+        args[na + i] = kwvalues[i];
+    }
+    r = PyObject_Vectorcall(h->kernel, args, na, nk ? kwnames : NULL);
     Py_DECREF(out);
     if (r == NULL && fall_back_after_error()) {
         *taken = 0;
@@ -377,75 +484,85 @@ call_kernel(Entry *e, PyObject *shape, PyObject *a, PyObject *b, PyObject *extra
 static PyObject *
 fast_binary(OpObject *op, PyObject *a, PyObject *b, int *taken)
 {
-    Entry *e;
+    Hit h;
+    PyObject *r = NULL;
+    *taken = 0;
     if (is_tensor(a)) {
         TensorObject *x = (TensorObject *)a;
         if (is_tensor(b)) {
             TensorObject *y = (TensorObject *)b;
             if (x->backend != y->backend || x->dtype != y->dtype) {
-                goto no;
+                return NULL;
             }
             if (x->shape != y->shape) {
                 int eq = PyObject_RichCompareBool(x->shape, y->shape, Py_EQ);
                 if (eq <= 0) {
                     PyErr_Clear();
-                    goto no;
+                    return NULL;
                 }
             }
-            e = lookup(op, x->backend, x->dtype, FORM_TT);
-            if (e == NULL) {
-                goto no;
+            if (!lookup(op, x->backend, x->dtype, FORM_TT, &h)) {
+                return NULL;
             }
             *taken = 1;
-            return call_kernel(e, x->shape, a, b, NULL, taken);
+            r = call_kernel(&h, x->shape, a, b, NULL, NULL, NULL, taken);
+            hit_release(&h);
+            return r;
         }
         if (PyFloat_CheckExact(b)) {
-            e = lookup(op, x->backend, x->dtype, FORM_TS);
-            if (e == NULL) {
-                goto no;
+            if (!lookup(op, x->backend, x->dtype, FORM_TS, &h)) {
+                return NULL;
             }
-            PyObject *s = scalar_for(e, b);
+            PyObject *s = scalar_for(&h, b);
             if (s == NULL) {
                 PyErr_Clear();
-                goto no;
             }
-            *taken = 1;
-            return call_kernel(e, x->shape, a, s, NULL, taken);
+            else {
+                *taken = 1;
+                r = call_kernel(&h, x->shape, a, s, NULL, NULL, NULL, taken);
+                Py_DECREF(s);
+            }
+            hit_release(&h);
+            return r;
         }
-        goto no;
+        return NULL;
     }
     if (PyFloat_CheckExact(a) && is_tensor(b)) {
         TensorObject *y = (TensorObject *)b;
-        e = lookup(op, y->backend, y->dtype, FORM_ST);
-        if (e == NULL) {
-            goto no;
+        if (!lookup(op, y->backend, y->dtype, FORM_ST, &h)) {
+            return NULL;
         }
-        PyObject *s = scalar_for(e, a);
+        PyObject *s = scalar_for(&h, a);
         if (s == NULL) {
             PyErr_Clear();
-            goto no;
         }
-        *taken = 1;
-        return call_kernel(e, y->shape, s, b, NULL, taken);
+        else {
+            *taken = 1;
+            r = call_kernel(&h, y->shape, s, b, NULL, NULL, NULL, taken);
+            Py_DECREF(s);
+        }
+        hit_release(&h);
+        return r;
     }
-no:
-    *taken = 0;
     return NULL;
 }
 
 static PyObject *
 fast_unary(OpObject *op, PyObject *a, int *taken)
 {
-    if (is_tensor(a)) {
-        TensorObject *x = (TensorObject *)a;
-        Entry *e = lookup(op, x->backend, x->dtype, FORM_U);
-        if (e != NULL) {
-            *taken = 1;
-            return call_kernel(e, x->shape, a, NULL, NULL, taken);
-        }
-    }
+    Hit h;
     *taken = 0;
-    return NULL;
+    if (!is_tensor(a)) {
+        return NULL;
+    }
+    TensorObject *x = (TensorObject *)a;
+    if (!lookup(op, x->backend, x->dtype, FORM_U, &h)) {
+        return NULL;
+    }
+    *taken = 1;
+    PyObject *r = call_kernel(&h, x->shape, a, NULL, NULL, NULL, NULL, taken);
+    hit_release(&h);
+    return r;
 }
 
 /* Two matrices, as matmul's own first case: the backend's dot with matmul's axes. */
@@ -473,43 +590,22 @@ fast_matmul(OpObject *op, PyObject *a, PyObject *b, int *taken)
         PyErr_Clear();
         return NULL;
     }
+    /* matmul checks memory past this size (check_size): the Python path does that */
     if (k1v != k2v || mv < 0 || nv < 0 || (nv > 0 && mv > MatmulCheckFrom / nv)) {
         return NULL;
     }
-    if (mv * nv > MatmulCheckFrom) {
-        return NULL;
-    }
-    Entry *e = lookup(op, x->backend, x->dtype, FORM_MM);
-    if (e == NULL) {
+    Hit h;
+    if (!lookup(op, x->backend, x->dtype, FORM_MM, &h)) {
         return NULL;
     }
     PyObject *shape = PyTuple_Pack(2, m, n);
-    if (shape == NULL) {
-        return NULL;
-    }
-    *taken = 1;
-    PyObject *pargs[2] = {x->data, y->data}, *result;
-    int done = try_payload(e, shape, pargs, 2, &result);
-    if (done != 0) {
+    PyObject *r = NULL;
+    if (shape != NULL) {
+        *taken = 1;
+        r = call_kernel(&h, shape, a, b, NULL, DotKwvalues, DotKwnames, taken);
         Py_DECREF(shape);
-        if (done < 0) {
-            *taken = 0;
-            return NULL;
-        }
-        return result;
     }
-    PyObject *out = new_out(shape, e->odt, e->backend);
-    Py_DECREF(shape);
-    if (out == NULL) {
-        return NULL;
-    }
-    PyObject *args[8] = {e->backend, out, a, b, DotKwvalues[0], DotKwvalues[1],
-                         DotKwvalues[2], DotKwvalues[3]};
-    PyObject *r = PyObject_Vectorcall(e->kernel, args, 4, DotKwnames);
-    Py_DECREF(out);
-    if (r == NULL && fall_back_after_error()) {
-        *taken = 0;
-    }
+    hit_release(&h);
     return r;
 }
 
@@ -795,26 +891,34 @@ fast_slice(TensorObject *x, PyObject *key, int *taken)
     if (len == dim && step == 1) {
         return NULL; /* the whole axis: the Python path returns x itself */
     }
-    Entry *e = lookup(SliceOp, x->backend, x->dtype, FORM_SL);
-    if (e == NULL) {
+    Hit h;
+    if (!lookup(SliceOp, x->backend, x->dtype, FORM_SL, &h)) {
         return NULL;
     }
+    *taken = 1; /* from here an error is the answer (out of memory) */
     PyObject *starts = PyTuple_New(nd), *stops = PyTuple_New(nd), *strides = PyTuple_New(nd);
     PyObject *sliced = PyTuple_New(nd);
     PyObject *zero = PyLong_FromLong(0), *one = PyLong_FromLong(1);
-    PyObject *r = NULL;
+    PyObject *r = NULL, *v;
     if (starts == NULL || stops == NULL || strides == NULL || sliced == NULL || zero == NULL
         || one == NULL) {
         goto done;
     }
-    PyObject *v;
-    if ((v = PyLong_FromSsize_t(start)) == NULL) goto done;
+    if ((v = PyLong_FromSsize_t(start)) == NULL) {
+        goto done;
+    }
     PyTuple_SET_ITEM(starts, 0, v);
-    if ((v = PyLong_FromSsize_t(stop)) == NULL) goto done;
+    if ((v = PyLong_FromSsize_t(stop)) == NULL) {
+        goto done;
+    }
     PyTuple_SET_ITEM(stops, 0, v);
-    if ((v = PyLong_FromSsize_t(step)) == NULL) goto done;
+    if ((v = PyLong_FromSsize_t(step)) == NULL) {
+        goto done;
+    }
     PyTuple_SET_ITEM(strides, 0, v);
-    if ((v = PyLong_FromSsize_t(len)) == NULL) goto done;
+    if ((v = PyLong_FromSsize_t(len)) == NULL) {
+        goto done;
+    }
     PyTuple_SET_ITEM(sliced, 0, v);
     for (Py_ssize_t i = 1; i < nd; i++) {
         PyObject *d = PyTuple_GET_ITEM(x->shape, i);
@@ -827,24 +931,9 @@ fast_slice(TensorObject *x, PyObject *key, int *taken)
         Py_INCREF(d);
         PyTuple_SET_ITEM(sliced, i, d);
     }
-    *taken = 1;
-    PyObject *pargs[2] = {x->data, key};
-    int tried = try_payload(e, sliced, pargs, 2, &r);
-    if (tried != 0) {
-        if (tried < 0) {
-            *taken = 0;
-        }
-        goto done;
-    }
-    PyObject *out = new_out(sliced, e->odt, e->backend);
-    if (out == NULL) {
-        goto done;
-    }
-    PyObject *args[6] = {e->backend, out, (PyObject *)x, starts, stops, strides};
-    r = PyObject_Vectorcall(e->kernel, args, 3, SliceKwnames);
-    Py_DECREF(out);
-    if (r == NULL && fall_back_after_error()) {
-        *taken = 0;
+    {
+        PyObject *kw[3] = {starts, stops, strides};
+        r = call_kernel(&h, sliced, (PyObject *)x, NULL, key, kw, SliceKwnames, taken);
     }
 done:
     Py_XDECREF(starts);
@@ -853,6 +942,7 @@ done:
     Py_XDECREF(sliced);
     Py_XDECREF(zero);
     Py_XDECREF(one);
+    hit_release(&h);
     return r;
 }
 
@@ -919,10 +1009,11 @@ tensor_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject
         if (ok && want == size) {
             int eq = PyObject_RichCompareBool(shape, x->shape, Py_EQ);
             if (eq == 0) {
-                Entry *e = lookup(ReshapeOp, x->backend, x->dtype, FORM_RS);
-                if (e != NULL) {
+                Hit h;
+                if (lookup(ReshapeOp, x->backend, x->dtype, FORM_RS, &h)) {
                     int taken = 1;
-                    PyObject *r = call_kernel(e, shape, self, NULL, shape, &taken);
+                    PyObject *r = call_kernel(&h, shape, self, NULL, shape, NULL, NULL, &taken);
+                    hit_release(&h);
                     if (taken) {
                         return r;
                     }
