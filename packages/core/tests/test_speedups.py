@@ -255,3 +255,33 @@ def test_jit_runs_a_cached_signature_from_c_and_counts_it() -> None:
     # inside another trace g is inlined: no program of its own
     check(nx.jit(lambda v: g(v, v))(x), np.exp([0.0, 1.0]) + [0.0, 1.0], nx.float32)
     assert g.cache_info()[1] == 3
+
+
+@compiled
+def test_python_code_run_by_a_shortcut_may_empty_the_memos(monkeypatch) -> None:
+    # the shortcut calls the op again on other dtypes and empties every memo: the call
+    # holds what it uses, so nothing it reads is freed under it
+    b = get_default_backend()
+    own = type(b).fast_kernel
+    others = [nx.tensor(np.ones(2, d.numpy_dtype), dtype=d)
+              for d in nx.dtypes.ALL_DTYPES if d.kind in "iuf"]  # fmt: skip
+
+    def busy(self, op, form, dtype):
+        if op == "add" and dtype is nx.float32:
+
+            def run(p, q):
+                for o in others:
+                    o + o
+                _fast.SPEEDUPS.clear()
+                return np.add(p, q)
+
+            return run, np.ndarray
+        return own(self, op, form, dtype)
+
+    monkeypatch.setattr(type(b), "fast_kernel", busy)
+    _fast.SPEEDUPS.clear()
+    x = nx.tensor(np.array([1.0, 2.0], np.float32))
+    for _ in range(40):
+        check(x + x, np.array([2.0, 4.0]), nx.float32)
+        check(x + 1.5, np.array([2.5, 3.5]), nx.float32)
+    _fast.SPEEDUPS.clear()
