@@ -25,6 +25,7 @@ import functools
 import importlib
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -35,7 +36,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import SingleDeviceSharding
 
-from numerix import dtypes
+from numerix import _tensor, dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend, Option, lowers
 from numerix.configuration import ConfigWarning
@@ -598,6 +599,8 @@ def _unary(fn: Callable[[Any], Any]) -> Callable[[Any, Tensor, Tensor], Tensor]:
         out.data = _kernels.kernel(build, x.shape, x.dtype)(x.data)
         return out
 
+    method.build = build  # the fast path's shortcut traces it (fast_kernel)
+    method.arity = 1
     return method
 
 
@@ -613,10 +616,111 @@ def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Tensor, Tensor, Ten
         out.data = k(x1.data, x2.data)
         return out
 
+    method.build = build  # the fast path's shortcut traces it (fast_kernel)
+    method.arity = 2
     return method
 
 
 _SELECT = _fresh(_select)
+
+
+# ====================================================================== the fast path's shortcuts
+# Backend.fast_kernel: for (op, form, dtype), one jitted function the compiled fast path
+# calls on the payloads, through JAX's C++ dispatch with no Python frame around it. Its
+# body runs only while JAX traces a new signature, and traces the very kernel the kernel
+# path keeps for those operand types (the same _kernels.kernel key, an inline jit): the
+# program and its result are the kernel's. One function serves every shape, so it keeps an
+# executable per shape it meets, where the kernel path keeps one kernel per shape in the
+# bounded LRU (decision 19): the signatures each shortcut traces are counted, and when
+# they pass the bound (_kernels.CACHE_SIZE) between them, the shortcuts that traced the
+# most are retired until half the bound is left: the fast path's memo is dropped (its next
+# call asks fast_kernel again, which makes a new function for a retired key and gives the
+# others back) and the retired functions' executables are released on that next ask,
+# outside any trace.
+
+_SHORTCUTS: dict[tuple[str, str, DType], Any] = {}
+_TRACED: dict[tuple[str, str, DType], int] = {}  # signatures each shortcut traced
+_RETIRED: list[Any] = []
+_array_type: type | None = None
+_shortcuts_lock = threading.Lock()  # threads may trace at once
+
+
+def _count_trace(key: tuple[str, str, DType]) -> None:
+    """The shortcut of ``key`` traces a new signature: refuse a 64-bit dtype while JAX's
+    64-bit mode is off (the error is dropped and the Python op runs: its outcome, as with
+    the mode off before the memo), count it, and past the bound retire the fullest
+    shortcuts."""
+    op, _, dtype = key
+    if dtype in WIDE and not x64_on():
+        raise x64_error(op, "xla", dtype)
+    with _shortcuts_lock:
+        _TRACED[key] = _TRACED.get(key, 0) + 1
+        if sum(_TRACED.values()) > _kernels.CACHE_SIZE:
+            _retire()
+
+
+def _retire() -> None:
+    # under _shortcuts_lock
+    while _TRACED and sum(_TRACED.values()) > _kernels.CACHE_SIZE // 2:
+        key = max(_TRACED, key=_TRACED.__getitem__)
+        del _TRACED[key]
+        f = _SHORTCUTS.pop(key, None)
+        if f is not None:
+            _RETIRED.append(f)
+    speedups = _tensor._speedups
+    if speedups is not None:
+        speedups.clear()  # only a generation bumped: each memo is dropped on its next lookup
+
+
+def _release_retired() -> None:
+    # no memo calls a retired function any more (each was dropped on its lookup)
+    while _RETIRED:
+        try:
+            f = _RETIRED.pop()
+        except IndexError:  # another thread took the last one
+            return
+        f.clear_cache()
+
+
+def _shortcut_body(kernel: Any, op: str, form: str, dtype: DType) -> Callable[..., Any] | None:
+    """What the shortcut of ``kernel`` traces in ``form``, or None for no shortcut."""
+    key = (op, form, dtype)
+    if form in ("u", "tt", "ts", "st"):
+        build = getattr(kernel, "build", None)
+        if build is None or getattr(kernel, "arity", 0) != (1 if form == "u" else 2):
+            return None
+        if form == "u":
+
+            def unary(a: Any) -> Any:
+                _count_trace(key)
+                return _kernels.kernel(build, a.shape, dtype)(a)
+
+            return unary
+
+        def binary(a: Any, b: Any) -> Any:
+            _count_trace(key)
+            return _kernels.kernel(build, a.shape, dtype, b.shape, dtype)(a, b)
+
+        return binary
+    if kernel is not getattr(XlaBackend, op, None):
+        return None  # a subclass's own dot or reshape
+    if form == "mm":  # dot's kernel with matmul's axes, as XlaBackend.dot keeps it
+
+        def matrix(a: Any, b: Any) -> Any:
+            _count_trace(key)
+            return _kernels.kernel(_dot, (1,), (), (0,), (), dtype)(a, b)
+
+        return matrix
+    if form == "rs":
+
+        def reshape(a: Any, shape: tuple[int, ...]) -> Any:
+            _count_trace(key)
+            return _kernels.kernel(_reshape, shape)(a)
+
+        return reshape
+    # "sl": the shortcut would receive a Python slice, which jit cannot take as a static
+    # argument before Python 3.12 (unhashable); the kernel path serves it
+    return None
 
 
 class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
@@ -657,7 +761,31 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
     @classmethod
     def clear_caches(cls) -> None:
         # also JAX's own caches, where the executables are: see numerix_xla._kernels.clear
+        with _shortcuts_lock:
+            _SHORTCUTS.clear()
+            _TRACED.clear()
+            _RETIRED.clear()
         clear()
+
+    # ------------------------------------------------------------ the compiled fast path
+    def fast_kernel(self, op: str, form: str, dtype: Any) -> tuple[Callable[..., Any], type] | None:
+        # the jitted function itself (a PjitFunction: C++ dispatch), one per (op, form,
+        # dtype) for every shape and device: see "the fast path's shortcuts" above
+        global _array_type
+        _release_retired()
+        if dtype in WIDE and not x64_on():
+            return None
+        key = (op, form, dtype)
+        f = _SHORTCUTS.get(key)
+        if f is None:
+            body = _shortcut_body(getattr(type(self), op, None), op, form, dtype)
+            if body is None:
+                return None
+            f = jax.jit(body, inline=True, static_argnums=(1,) if form == "rs" else ())
+            f = _SHORTCUTS.setdefault(key, f)  # another thread's, if it made one first
+        if _array_type is None:
+            _array_type = type(self.put(np.zeros((), np.float32)))
+        return f, _array_type
 
     def device_name(self) -> str:
         return f"{self.options['client']}:{self.options['device_id']}"
