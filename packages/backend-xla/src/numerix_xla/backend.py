@@ -36,9 +36,9 @@ import numpy as np
 from jax import lax
 from jax.sharding import SingleDeviceSharding
 
-from numerix import _tensor, dtypes
+from numerix import dtypes
 from numerix._tensor import Tensor
-from numerix.backend import Backend, Option, lowers
+from numerix.backend import Backend, Option, forget_fast_kernels, lowers
 from numerix.configuration import ConfigWarning
 from numerix.dtypes import DType
 from numerix_xla import _kernels
@@ -668,9 +668,7 @@ def _retire() -> None:
         f = _SHORTCUTS.pop(key, None)
         if f is not None:
             _RETIRED.append(f)
-    speedups = _tensor._speedups
-    if speedups is not None:
-        speedups.clear()  # only a generation bumped: each memo is dropped on its next lookup
+    forget_fast_kernels()  # each memo is dropped on its next lookup
 
 
 def _release_retired() -> None:

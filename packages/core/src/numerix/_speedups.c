@@ -24,6 +24,7 @@
 static PyTypeObject *TensorType = NULL; /* numerix._tensor.Tensor, the exact type served */
 static PyObject *Resolver = NULL;       /* resolve(primitive, form, backend, dtype) */
 static PyObject *ScalarOperand = NULL;  /* scalar_operand(value, dtype, backend) */
+static PyObject *IntOperand = NULL;     /* int_operand(primitive, value, dtype, backend) */
 static PyObject *Ops = NULL;            /* the namespace Tensor's operators call */
 static PyObject *ReshapeFallback = NULL;
 static PyObject *GetitemFallback = NULL;
@@ -124,10 +125,10 @@ is_tensor(PyObject *o)
 
 /* ------------------------------------------------------------------ Op */
 
-enum { FORM_TT, FORM_TS, FORM_ST, FORM_U, FORM_MM, FORM_RS, FORM_SL, N_FORMS };
-static const char *FORM_NAMES[N_FORMS] = {"tt", "ts", "st", "u", "mm", "rs", "sl"};
+enum { FORM_TT, FORM_TS, FORM_ST, FORM_TI, FORM_IT, FORM_U, FORM_MM, FORM_RS, FORM_SL, N_FORMS };
+static const char *FORM_NAMES[N_FORMS] = {"tt", "ts", "st", "ti", "it", "u", "mm", "rs", "sl"};
 
-#define MEMO 16
+#define MEMO 32 /* entries per op; past it the oldest one is replaced */
 
 typedef struct {
     PyObject *backend;  /* strong: an entry keeps its backend alive, as a plan does */
@@ -139,7 +140,7 @@ typedef struct {
     PyObject *payload;  /* the backend's shortcut (Backend.fast_kernel), or NULL */
     PyTypeObject *payload_type; /* what a payload it returns is: anything else, the kernel */
     int payload_0d;     /* cleared when a 0-d call gave something else: 0-d skips it */
-    double scalar;      /* the last Python float of a ts / st form ... */
+    PyObject *scalar;   /* the last Python float or int of a scalar form ... */
     PyObject *operand;  /* ... and the 0-d operand the rules made of it */
 } Entry;
 
@@ -152,6 +153,7 @@ typedef struct {
     PyObject *weakreflist;
     int arity;
     int n;
+    int victim; /* the entry a full memo replaces next */
     unsigned long generation;
     Entry memo[MEMO];
 } OpObject;
@@ -168,6 +170,7 @@ entry_clear(Entry *e)
     Py_CLEAR(e->odt);
     Py_CLEAR(e->payload);
     Py_CLEAR(e->payload_type);
+    Py_CLEAR(e->scalar);
     Py_CLEAR(e->operand);
 }
 
@@ -178,6 +181,7 @@ memo_clear(OpObject *op)
         entry_clear(&op->memo[i]);
     }
     op->n = 0;
+    op->victim = 0;
 }
 
 /* What a call uses of an entry, with strong references: the entry itself may be
@@ -318,10 +322,11 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
     }
     /* the resolver ran Python code: the memo may have changed meanwhile */
     Entry *e = find_entry(op, backend, dtype, form);
+    if (e == NULL && op->n == MEMO) { /* full: the entries are replaced in turn */
+        e = &op->memo[op->victim];
+        op->victim = (op->victim + 1) % MEMO;
+    }
     if (e == NULL) {
-        if (op->n == MEMO) {
-            memo_clear(op);
-        }
         e = &op->memo[op->n++];
     }
     else {
@@ -344,25 +349,57 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
     e->payload_type = (PyTypeObject *)ptype;
     e->payload_0d = 1;
     e->operand = NULL;
-    e->scalar = 0.0;
+    e->scalar = NULL;
     Py_DECREF(r);
     return hit_from(h, op, e);
 }
 
-/* The 0-d operand of the Python float v, as the rules make it (scalar_operand), kept
- * in the entry for the last value: a loop multiplies by the same constant. A new
- * reference. */
+/* Whether the Python scalars v and k are the same operand: floats bit for bit (0.0 and
+ * -0.0 differ, a NaN is itself), ints by value. */
+static int
+same_scalar(PyObject *v, PyObject *k)
+{
+    if (k == NULL || Py_TYPE(v) != Py_TYPE(k)) {
+        return 0;
+    }
+    if (v == k) {
+        return 1;
+    }
+    if (PyFloat_CheckExact(v)) {
+        double a = PyFloat_AS_DOUBLE(v), b = PyFloat_AS_DOUBLE(k);
+        return memcmp(&a, &b, sizeof a) == 0;
+    }
+    int eq = PyObject_RichCompareBool(v, k, Py_EQ);
+    if (eq < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return eq;
+}
+
+/* The 0-d operand of the Python float or int v, as the rules make it (scalar_operand;
+ * an int is checked to fit an integer dtype first, by int_operand), kept in the entry
+ * for the last value: a loop multiplies by the same constant. A new reference. */
 static PyObject *
 scalar_for(Hit *h, PyObject *v)
 {
-    double d = PyFloat_AS_DOUBLE(v);
     Entry *e = find_entry(h->op, h->backend, h->dtype, h->form);
-    if (e != NULL && e->operand != NULL && memcmp(&d, &e->scalar, sizeof d) == 0) {
+    if (e != NULL && e->operand != NULL && same_scalar(v, e->scalar)) {
         Py_INCREF(e->operand);
         return e->operand;
     }
-    PyObject *args[3] = {v, h->dtype, h->backend};
-    PyObject *t = PyObject_Vectorcall(ScalarOperand, args, 3, NULL);
+    PyObject *t;
+    if (PyFloat_CheckExact(v)) {
+        PyObject *args[3] = {v, h->dtype, h->backend};
+        t = PyObject_Vectorcall(ScalarOperand, args, 3, NULL);
+    }
+    else {
+        PyObject *args[4] = {h->op->primitive, v, h->dtype, h->backend};
+        t = IntOperand ? PyObject_Vectorcall(IntOperand, args, 4, NULL) : NULL;
+        if (IntOperand == NULL) {
+            PyErr_SetString(PyExc_RuntimeError, "int_operand is not configured");
+        }
+    }
     if (t == NULL) {
         return NULL;
     }
@@ -375,7 +412,8 @@ scalar_for(Hit *h, PyObject *v)
     if (e != NULL) {
         Py_INCREF(t);
         Py_XSETREF(e->operand, t);
-        e->scalar = d;
+        Py_INCREF(v);
+        Py_XSETREF(e->scalar, v);
     }
     return t;
 }
@@ -509,8 +547,9 @@ fast_binary(OpObject *op, PyObject *a, PyObject *b, int *taken)
             hit_release(&h);
             return r;
         }
-        if (PyFloat_CheckExact(b)) {
-            if (!lookup(op, x->backend, x->dtype, FORM_TS, &h)) {
+        if (PyFloat_CheckExact(b) || PyLong_CheckExact(b)) {
+            int form = PyFloat_CheckExact(b) ? FORM_TS : FORM_TI;
+            if (!lookup(op, x->backend, x->dtype, form, &h)) {
                 return NULL;
             }
             PyObject *s = scalar_for(&h, b);
@@ -527,9 +566,10 @@ fast_binary(OpObject *op, PyObject *a, PyObject *b, int *taken)
         }
         return NULL;
     }
-    if (PyFloat_CheckExact(a) && is_tensor(b)) {
+    if ((PyFloat_CheckExact(a) || PyLong_CheckExact(a)) && is_tensor(b)) {
         TensorObject *y = (TensorObject *)b;
-        if (!lookup(op, y->backend, y->dtype, FORM_ST, &h)) {
+        int form = PyFloat_CheckExact(a) ? FORM_ST : FORM_IT;
+        if (!lookup(op, y->backend, y->dtype, form, &h)) {
             return NULL;
         }
         PyObject *s = scalar_for(&h, a);
@@ -617,6 +657,10 @@ op_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
     if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) {
         int taken = 0;
         PyObject *r = NULL;
+        /* a kernel or shortcut may call the op again: deep enough, RecursionError */
+        if (Py_EnterRecursiveCall(" in a numerix op")) {
+            return NULL;
+        }
         if (op->arity == 2 && n == 2) {
             r = fast_binary(op, args[0], args[1], &taken);
         }
@@ -626,6 +670,7 @@ op_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
         else if (op->arity == 3 && n == 2) {
             r = fast_matmul(op, args[0], args[1], &taken);
         }
+        Py_LeaveRecursiveCall();
         if (taken) {
             return r;
         }
@@ -682,6 +727,7 @@ op_traverse(OpObject *op, visitproc visit, void *arg)
         Py_VISIT(e->odt);
         Py_VISIT(e->payload);
         Py_VISIT(e->payload_type);
+        Py_VISIT(e->scalar);
         Py_VISIT(e->operand);
     }
     return 0;
@@ -1337,12 +1383,12 @@ static PyTypeObject JitCallType = {
 static PyObject *
 configure(PyObject *module, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"tensor_type", "resolver", "scalar_operand", "matmul_check_from",
-                             NULL};
-    PyObject *tt, *resolver, *scalar;
+    static char *kwlist[] = {"tensor_type", "resolver", "scalar_operand", "int_operand",
+                             "matmul_check_from", NULL};
+    PyObject *tt, *resolver, *scalar, *intop;
     Py_ssize_t check_from;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!OOn:configure", kwlist, &PyType_Type, &tt,
-                                     &resolver, &scalar, &check_from)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!OOOn:configure", kwlist, &PyType_Type,
+                                     &tt, &resolver, &scalar, &intop, &check_from)) {
         return NULL;
     }
     if (!PyType_IsSubtype((PyTypeObject *)tt, &TensorBaseType)) {
@@ -1355,6 +1401,8 @@ configure(PyObject *module, PyObject *args, PyObject *kwds)
     Py_XSETREF(Resolver, resolver);
     Py_INCREF(scalar);
     Py_XSETREF(ScalarOperand, scalar);
+    Py_INCREF(intop);
+    Py_XSETREF(IntOperand, intop);
     MatmulCheckFrom = check_from;
     Generation++;
     Py_RETURN_NONE;
@@ -1391,8 +1439,9 @@ clear(PyObject *module, PyObject *Py_UNUSED(ignored))
 
 static PyMethodDef module_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
-     "configure(tensor_type, resolver, scalar_operand, matmul_check_from): the Tensor type "
-     "served, the rules' resolver, the scalar operands' maker, matmul's memory-check size."},
+     "configure(tensor_type, resolver, scalar_operand, int_operand, matmul_check_from): the "
+     "Tensor type served, the rules' resolver, the scalar operands' makers, matmul's "
+     "memory-check size."},
     {"attach", (PyCFunction)(void (*)(void))attach, METH_VARARGS | METH_KEYWORDS,
      "attach(ops, getitem, reshape, getitem_op, reshape_op): what Tensor's operators, "
      "x[key] and reshape call."},

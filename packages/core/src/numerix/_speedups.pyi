@@ -19,6 +19,7 @@ def configure(
     tensor_type: type,
     resolver: Callable[..., Any],
     scalar_operand: Callable[..., Any],
+    int_operand: Callable[..., Any],
     matmul_check_from: int,
 ) -> None: ...
 def attach(ops: Any, getitem: Any, reshape: Any, getitem_op: Op, reshape_op: Op) -> None: ...

@@ -21,6 +21,7 @@ device exactly when ``a.backend is b.backend``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -36,8 +37,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Backend", "Option", "SliceByIndexing", "check_options", "clamp_starts", "lowers",
-    "option_table", "pad_plan",
+    "option_table", "pad_plan", "forget_fast_kernels",
 ]  # fmt: skip
+
+
+def forget_fast_kernels() -> None:
+    """Make the compiled fast path ask every backend's :meth:`Backend.fast_kernel` again:
+    for a backend that stops honouring a shortcut it gave (xla retires its shortcuts past
+    its cache's bound). Each op's memo is dropped on its next call; nothing where the
+    compiled module is not loaded."""
+    compiled = sys.modules.get("numerix._speedups")  # loaded with numerix, or never
+    if compiled is not None:
+        compiled.clear()
+
 
 #: What :func:`lowers` takes: ``(params, inputs, out) -> a function of payloads or None``.
 Lowering = Callable[[Mapping[str, Any], tuple[Any, ...], tuple[Any, ...]], Any]
@@ -364,15 +376,16 @@ class Backend:
 
         - ``"u"``: one payload (an element-wise unary kernel);
         - ``"tt"``: two payloads of one shape (an element-wise binary kernel);
-        - ``"ts"`` / ``"st"``: a payload and a 0-d payload (a Python float's operand), in
-          the kernel's order;
+        - ``"ts"`` / ``"st"``: a payload and a 0-d payload (a Python float's or int's
+          operand), in the kernel's order;
         - ``"mm"``: two matrices (``dot`` contracting x's axis 1 with y's axis 0);
         - ``"rs"``: a payload and the output shape, a tuple of ints (``reshape``);
         - ``"sl"``: a payload and a Python ``slice`` of ints with a positive step over
           axis 0 (``slice``).
 
         Asked once per (op, form, dtype, backend) and kept; not asked while the rule check
-        (``[debug] check_rules``) is on. ``tests/test_speedups.py`` in each backend's
+        (``[debug] check_rules``) is on. A backend that stops honouring a shortcut it gave
+        calls :func:`forget_fast_kernels`. ``tests/test_speedups.py`` in each backend's
         package compares the two ways."""
         return None
 

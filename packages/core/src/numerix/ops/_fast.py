@@ -24,7 +24,7 @@ from numerix._dispatch import rule_checks_enabled
 from numerix._meeting import DEALLOCATED
 from numerix._shapes import _CHECK_MEMORY_FROM
 from numerix.dtypes import DType
-from numerix.ops._core import scalar_operand
+from numerix.ops._core import check_scalar_fits, scalar_operand
 from numerix.plugins import clears_with_caches
 from numerix.primitives import shape as shape_primitives
 from numerix.primitives._registry import Primitive
@@ -42,6 +42,8 @@ UNARY, BINARY, MATRIX = 1, 2, 3
 
 # the kernel a form calls, where it is not the primitive's own
 _KERNEL_OF_FORM = {"mm": "dot", "rs": "reshape", "sl": "slice"}
+# a Python int's operand is a 0-d payload as a float's is: the same shortcut
+_SHORTCUT_FORM = {"ti": "ts", "it": "st"}
 
 
 def _kernel(backend: Any, name: str) -> Any:
@@ -70,6 +72,10 @@ def resolve(
         # a Python float keeps a float or complex tensor's dtype (weak); it becomes the
         # 0-d operand scalar_operand makes
         r = prim.extra["unary_table"].get(dtype) if dtype.kind in "fc" else None
+    elif form in ("ti", "it"):
+        # a Python int keeps any dtype but bool's (weak_promote); int_operand checks that
+        # each value fits an integer dtype, per value, as the Python op does
+        r = prim.extra["unary_table"].get(dtype) if dtype.kind != "b" else None
     elif form == "u":
         r = prim.extra["table"].get(dtype)
     elif form == "mm":
@@ -85,9 +91,20 @@ def resolve(
     if kernel is None:
         return None
     # the backend's shortcut past the kernel, unless every kernel's result is checked
-    short = None if rule_checks_enabled() else backend.fast_kernel(name, form, dtype)
+    short = (
+        None
+        if rule_checks_enabled()
+        else backend.fast_kernel(name, _SHORTCUT_FORM.get(form, form), dtype)
+    )
     payload, payload_type = (None, None) if short is None else short
     return kernel, sys.intern(name), r[1], payload, payload_type
+
+
+def int_operand(prim: Primitive, value: int, dtype: DType, backend: Any) -> Any:
+    """The 0-d operand of the Python int ``value`` meeting a tensor of ``dtype``: checked
+    to fit an integer dtype (the error the Python op raises), then scalar_operand's."""
+    check_scalar_fits(prim.name, value, dtype)
+    return scalar_operand(value, dtype, backend)
 
 
 def fast_op(prim: Primitive, form: int) -> Callable[[F], F]:
@@ -107,7 +124,7 @@ def fast_op(prim: Primitive, form: int) -> Callable[[F], F]:
 
 
 if SPEEDUPS is not None:
-    SPEEDUPS.configure(_tensor.Tensor, resolve, scalar_operand, _CHECK_MEMORY_FROM)
+    SPEEDUPS.configure(_tensor.Tensor, resolve, scalar_operand, int_operand, _CHECK_MEMORY_FROM)
     clears_with_caches(SPEEDUPS.clear)
     #: the memos of x[a:b:c] and x.reshape(shape), which the compiled base serves
     SLICE_OP = SPEEDUPS.Op(shape_primitives.slice, _tensor.python_method("__getitem__"), UNARY)

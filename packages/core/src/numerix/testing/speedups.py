@@ -4,7 +4,7 @@
 decided (docs/decisions.md 38), calling the backend's kernel or its
 :meth:`~numerix.backend.Backend.fast_kernel` shortcut. This module runs every op that
 has the fast path both ways on the same operands (every dtype the backend holds; 0-d,
-empty, one and two dimensions; Python floats on either side, with their edge values)
+empty, one and two dimensions; Python floats and ints on either side, with their edge values)
 and requires the same outcome: the same error (type and message), or tensors of the same
 type, shape, dtype and backend whose payloads have the same type and the same bits.
 
@@ -28,13 +28,18 @@ from numerix.ops import _fast
 from numerix.testing.oracle import sample
 
 __all__ = [
-    "fast_ops", "same_outcome", "check_backend", "shortcuts", "SCALARS", "SLICES", "RESHAPES",
+    "fast_ops", "same_outcome", "check_backend", "shortcuts", "SCALARS", "INTS", "SLICES", "RESHAPES",
     "SHAPES",
 ]  # fmt: skip
 
 #: Python floats on the scalar side: their edge values (signed zero, NaN, infinities,
 #: overflow of every float dtype, a value no binary float holds).
 SCALARS = (1.0001, -0.0, 0.0, math.nan, math.inf, -math.inf, 1e300, -1e-300, 1 / 3, 65504.0)
+
+#: Python ints on the scalar side: every integer dtype's edges and past them (the
+#: Python op refuses an int that does not fit), and beyond float16's range.
+INTS = (0, 1, -1, 2, 127, 128, 255, 256, -129, 65504, 70000, 2**31, 2**63 - 1, 2**64, -(2**63) - 1,
+        10**40)  # fmt: skip
 
 #: Keys of x[key]: the fast path's (one slice of ints, positive step) and its edges.
 SLICES = (
@@ -138,7 +143,7 @@ def _check_ops(backend: Any, kinds: tuple[dtypes.DType, ...],
                 continue
             _both(what, op, x, y)
             if len(shape) == 1 and shape[0] > 1:
-                for s in SCALARS:
+                for s in (*SCALARS, *INTS):
                     _both(f"{what} and {s!r}", op, x, s)
                     _both(f"{s!r} and {what}", op, s, x)
 
