@@ -942,12 +942,36 @@ fast_slice(TensorObject *x, PyObject *key, int *taken)
         return NULL;
     }
     *taken = 1; /* from here an error is the answer (out of memory) */
-    PyObject *starts = PyTuple_New(nd), *stops = PyTuple_New(nd), *strides = PyTuple_New(nd);
-    PyObject *sliced = PyTuple_New(nd);
-    PyObject *zero = PyLong_FromLong(0), *one = PyLong_FromLong(1);
-    PyObject *r = NULL, *v;
-    if (starts == NULL || stops == NULL || strides == NULL || sliced == NULL || zero == NULL
-        || one == NULL) {
+    PyObject *sliced = PyTuple_New(nd), *r = NULL, *v;
+    PyObject *starts = NULL, *stops = NULL, *strides = NULL, *zero = NULL, *one = NULL;
+    if (sliced == NULL || (v = PyLong_FromSsize_t(len)) == NULL) {
+        goto done;
+    }
+    PyTuple_SET_ITEM(sliced, 0, v);
+    for (Py_ssize_t i = 1; i < nd; i++) {
+        PyObject *d = PyTuple_GET_ITEM(x->shape, i);
+        Py_INCREF(d);
+        PyTuple_SET_ITEM(sliced, i, d);
+    }
+    {
+        /* the backend's shortcut takes the key itself: no plan tuples to build */
+        PyObject *pargs[2] = {x->data, key};
+        Py_INCREF(x->data);
+        int done = try_payload(&h, sliced, pargs, 2, &r);
+        Py_DECREF(pargs[0]);
+        if (done != 0) {
+            if (done < 0) {
+                *taken = 0;
+            }
+            goto done;
+        }
+    }
+    starts = PyTuple_New(nd);
+    stops = PyTuple_New(nd);
+    strides = PyTuple_New(nd);
+    zero = PyLong_FromLong(0);
+    one = PyLong_FromLong(1);
+    if (starts == NULL || stops == NULL || strides == NULL || zero == NULL || one == NULL) {
         goto done;
     }
     if ((v = PyLong_FromSsize_t(start)) == NULL) {
@@ -962,10 +986,6 @@ fast_slice(TensorObject *x, PyObject *key, int *taken)
         goto done;
     }
     PyTuple_SET_ITEM(strides, 0, v);
-    if ((v = PyLong_FromSsize_t(len)) == NULL) {
-        goto done;
-    }
-    PyTuple_SET_ITEM(sliced, 0, v);
     for (Py_ssize_t i = 1; i < nd; i++) {
         PyObject *d = PyTuple_GET_ITEM(x->shape, i);
         Py_INCREF(zero);
@@ -974,12 +994,18 @@ fast_slice(TensorObject *x, PyObject *key, int *taken)
         PyTuple_SET_ITEM(stops, i, d);
         Py_INCREF(one);
         PyTuple_SET_ITEM(strides, i, one);
-        Py_INCREF(d);
-        PyTuple_SET_ITEM(sliced, i, d);
     }
     {
-        PyObject *kw[3] = {starts, stops, strides};
-        r = call_kernel(&h, sliced, (PyObject *)x, NULL, key, kw, SliceKwnames, taken);
+        PyObject *out = new_out(sliced, h.odt, h.backend);
+        if (out == NULL) {
+            goto done;
+        }
+        PyObject *args[6] = {h.backend, out, (PyObject *)x, starts, stops, strides};
+        r = PyObject_Vectorcall(h.kernel, args, 3, SliceKwnames);
+        Py_DECREF(out);
+        if (r == NULL && fall_back_after_error()) {
+            *taken = 0;
+        }
     }
 done:
     Py_XDECREF(starts);
