@@ -87,7 +87,9 @@ def xla_settings() -> type[Any]:
             default=512,
             ge=1,
             description="The most jitted kernels the xla backend keeps (an LRU; each holds "
-            "one compiled program, about 1.5 MB on CPU); read when the backend loads.",
+            "one compiled program, about 1.5 MB on CPU); read when the backend loads. The "
+            "compiled fast path's shortcuts count the programs they trace against the same "
+            "bound, apart (so at most twice it in all).",
         )
         x64: bool = Field(
             default=True,
