@@ -32,8 +32,8 @@ static Py_ssize_t MatmulCheckFrom = 0;  /* m * n past which matmul checks memory
 static PyObject *DotKwnames = NULL;     /* ("contract_x", "batch_x", "contract_y", "batch_y") */
 static PyObject *DotKwvalues[4];
 static PyObject *SliceKwnames = NULL;   /* ("start", "stop", "strides") */
-static unsigned long Generation = 1;
-static PyObject *One = NULL;            /* 1, for jit's hit count */    /* bumped by clear(): every Op's memo is dropped */
+static unsigned long Generation = 1;   /* bumped by clear(): every Op's memo is dropped */
+static PyObject *One = NULL;            /* 1, for jit's hit count */
 
 static PyObject *str_add, *str_subtract, *str_multiply, *str_divide, *str_matmul;
 
@@ -57,9 +57,7 @@ tensor_traverse(TensorObject *self, visitproc visit, void *arg)
     Py_VISIT(self->shape);
     Py_VISIT(self->dtype);
     Py_VISIT(self->backend);
-    if (Py_TYPE(self)->tp_flags & Py_TPFLAGS_HEAPTYPE) {
-        Py_VISIT(Py_TYPE(self));
-    }
+    /* not Py_TYPE(self): Tensor, a heap subclass, has it visited by subtype_traverse */
     return 0;
 }
 
@@ -470,9 +468,34 @@ try_payload(Hit *h, PyObject *shape, PyObject *const *args, Py_ssize_t n, PyObje
     return 1;
 }
 
+/* The kernel on the tensors a (and b, if not NULL) into a new out of `shape`, with the
+ * keyword arguments `kwvalues` / `kwnames` (or none, NULL). NULL with an error, or
+ * `taken = 0` for the Python op. */
+static PyObject *
+run_kernel(Hit *h, PyObject *shape, PyObject *a, PyObject *b, PyObject *const *kwvalues,
+           PyObject *kwnames, int *taken)
+{
+    PyObject *out = new_out(shape, h->odt, h->backend);
+    if (out == NULL) {
+        return NULL;
+    }
+    Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    PyObject *args[8] = {h->backend, out, a, b};
+    Py_ssize_t na = b == NULL ? 3 : 4;
+    for (Py_ssize_t i = 0; i < nk && na + i < 8; i++) { /* the keywords' values follow */
+        args[na + i] = kwvalues[i];
+    }
+    PyObject *r = PyObject_Vectorcall(h->kernel, args, na, nk ? kwnames : NULL);
+    Py_DECREF(out);
+    if (r == NULL && fall_back_after_error()) {
+        *taken = 0;
+    }
+    return r;
+}
+
 /* The output of the tensors a (and b) through the hit: its shortcut, else its kernel,
  * with the keyword arguments `kwvalues` / `kwnames` (or none). `extra`, if not NULL, is
- * the shortcut's last argument (reshape's shape, the slice). NULL with an error, or
+ * the shortcut's last argument (reshape's shape). NULL with an error, or
  * `taken = 0` for the Python op. The payloads are held for the call's length. */
 static PyObject *
 call_kernel(Hit *h, PyObject *shape, PyObject *a, PyObject *b, PyObject *extra,
@@ -501,21 +524,30 @@ call_kernel(Hit *h, PyObject *shape, PyObject *a, PyObject *b, PyObject *extra,
         *taken = 0;
         return NULL;
     }
-    PyObject *out = new_out(shape, h->odt, h->backend);
-    if (out == NULL) {
+    return run_kernel(h, shape, a, b, kwvalues, kwnames, taken);
+}
+
+/* The tensor x and the Python float or int v, v on the left when `left`: the kernel
+ * on x and the 0-d operand the rules make of v. */
+static PyObject *
+fast_scalar(OpObject *op, TensorObject *x, PyObject *v, int left, int *taken)
+{
+    int form = PyFloat_CheckExact(v) ? (left ? FORM_ST : FORM_TS) : (left ? FORM_IT : FORM_TI);
+    Hit h;
+    if (!lookup(op, x->backend, x->dtype, form, &h)) {
         return NULL;
     }
-    Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    PyObject *args[8] = {h->backend, out, a, b};
-    Py_ssize_t na = b == NULL ? 3 : 4;
-    for (Py_ssize_t i = 0; i < nk && na + i < 8; i++) { /* the keywords' values follow */
-        args[na + i] = kwvalues[i];
+    PyObject *r = NULL, *s = scalar_for(&h, v);
+    if (s == NULL) {
+        PyErr_Clear(); /* the Python op says what is wrong with v */
     }
-    r = PyObject_Vectorcall(h->kernel, args, na, nk ? kwnames : NULL);
-    Py_DECREF(out);
-    if (r == NULL && fall_back_after_error()) {
-        *taken = 0;
+    else {
+        *taken = 1;
+        PyObject *t = (PyObject *)x;
+        r = call_kernel(&h, x->shape, left ? s : t, left ? t : s, NULL, NULL, NULL, taken);
+        Py_DECREF(s);
     }
+    hit_release(&h);
     return r;
 }
 
@@ -548,41 +580,12 @@ fast_binary(OpObject *op, PyObject *a, PyObject *b, int *taken)
             return r;
         }
         if (PyFloat_CheckExact(b) || PyLong_CheckExact(b)) {
-            int form = PyFloat_CheckExact(b) ? FORM_TS : FORM_TI;
-            if (!lookup(op, x->backend, x->dtype, form, &h)) {
-                return NULL;
-            }
-            PyObject *s = scalar_for(&h, b);
-            if (s == NULL) {
-                PyErr_Clear();
-            }
-            else {
-                *taken = 1;
-                r = call_kernel(&h, x->shape, a, s, NULL, NULL, NULL, taken);
-                Py_DECREF(s);
-            }
-            hit_release(&h);
-            return r;
+            return fast_scalar(op, x, b, 0, taken);
         }
         return NULL;
     }
     if ((PyFloat_CheckExact(a) || PyLong_CheckExact(a)) && is_tensor(b)) {
-        TensorObject *y = (TensorObject *)b;
-        int form = PyFloat_CheckExact(a) ? FORM_ST : FORM_IT;
-        if (!lookup(op, y->backend, y->dtype, form, &h)) {
-            return NULL;
-        }
-        PyObject *s = scalar_for(&h, a);
-        if (s == NULL) {
-            PyErr_Clear();
-        }
-        else {
-            *taken = 1;
-            r = call_kernel(&h, y->shape, s, b, NULL, NULL, NULL, taken);
-            Py_DECREF(s);
-        }
-        hit_release(&h);
-        return r;
+        return fast_scalar(op, (TensorObject *)b, a, 1, taken);
     }
     return NULL;
 }
@@ -765,17 +768,24 @@ op_descr_get(PyObject *self, PyObject *obj, PyObject *type)
     return PyMethod_New(self, obj);
 }
 
+/* `format` with the __qualname__ functools.update_wrapper gave o, else `otherwise` */
+static PyObject *
+repr_by_qualname(PyObject *o, const char *format, const char *otherwise)
+{
+    PyObject *name = PyObject_GetAttrString(o, "__qualname__");
+    if (name == NULL) {
+        PyErr_Clear();
+        return PyUnicode_FromString(otherwise);
+    }
+    PyObject *r = PyUnicode_FromFormat(format, name);
+    Py_DECREF(name);
+    return r;
+}
+
 static PyObject *
 op_repr(OpObject *op)
 {
-    PyObject *name = PyObject_GetAttrString((PyObject *)op, "__qualname__");
-    if (name == NULL) {
-        PyErr_Clear();
-        return PyUnicode_FromFormat("<op %R (compiled fast path)>", op->fallback);
-    }
-    PyObject *r = PyUnicode_FromFormat("<op %S (compiled fast path)>", name);
-    Py_DECREF(name);
-    return r;
+    return repr_by_qualname((PyObject *)op, "<op %S (compiled fast path)>", "<op>");
 }
 
 static PyObject *
@@ -996,16 +1006,8 @@ fast_slice(TensorObject *x, PyObject *key, int *taken)
         PyTuple_SET_ITEM(strides, i, one);
     }
     {
-        PyObject *out = new_out(sliced, h.odt, h.backend);
-        if (out == NULL) {
-            goto done;
-        }
-        PyObject *args[6] = {h.backend, out, (PyObject *)x, starts, stops, strides};
-        r = PyObject_Vectorcall(h.kernel, args, 3, SliceKwnames);
-        Py_DECREF(out);
-        if (r == NULL && fall_back_after_error()) {
-            *taken = 0;
-        }
+        PyObject *kw[3] = {starts, stops, strides};
+        r = run_kernel(&h, sliced, (PyObject *)x, NULL, kw, SliceKwnames, taken);
     }
 done:
     Py_XDECREF(starts);
@@ -1366,14 +1368,7 @@ jit_dealloc(JitCallObject *self)
 static PyObject *
 jit_repr(JitCallObject *self)
 {
-    PyObject *name = PyObject_GetAttrString((PyObject *)self, "__qualname__");
-    if (name == NULL) {
-        PyErr_Clear();
-        return PyUnicode_FromString("<jitted function>");
-    }
-    PyObject *r = PyUnicode_FromFormat("<function %S>", name);
-    Py_DECREF(name);
-    return r;
+    return repr_by_qualname((PyObject *)self, "<function %S>", "<jitted function>");
 }
 
 static PyMemberDef jit_members[] = {
