@@ -311,16 +311,17 @@ class BinaryBackend(
     def fast_kernel(self, op: str, form: str, dtype: Any) -> tuple[Callable[..., Any], type] | None:
         # the kernel's own ufunc in the kernel context: what the kernel runs, less its two
         # Python frames; a 0-d result (a numpy scalar) is not an ndarray, so the kernel
-        # fills it. Only kernels of this module's factories (a subclass's own has no ufunc).
+        # fills it. Only this class's kernels: a subclass's own, even one that copied a
+        # kernel's attributes (functools.wraps), keeps its kernel.
         kernel = getattr(type(self), op, None)
+        if kernel is not getattr(BinaryBackend, op, None):
+            return None
         bf16 = dtype.name == "bfloat16"
         if form in ("u", "tt", "ts", "st"):
             fn = getattr(kernel, "ufunc", None)
             if fn is None or (bf16 and getattr(kernel, "upcasts_bfloat16", False)):
                 return None
             return functools.partial(_run_in_kernel_context, fn), _nd
-        if kernel is not getattr(BinaryBackend, op, None):
-            return None
         if form == "mm" and not bf16:  # dot's plain matrix product
             return functools.partial(_run_in_kernel_context, _matmul), _nd
         if form == "rs":

@@ -701,8 +701,6 @@ def _shortcut_body(kernel: Any, op: str, form: str, dtype: DType) -> Callable[..
             return _kernels.kernel(build, a.shape, dtype, b.shape, dtype)(a, b)
 
         return binary
-    if kernel is not getattr(XlaBackend, op, None):
-        return None  # a subclass's own dot or reshape
     if form == "mm":  # dot's kernel with matmul's axes, as XlaBackend.dot keeps it
 
         def matrix(a: Any, b: Any) -> Any:
@@ -774,10 +772,13 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
         _release_retired()
         if dtype in WIDE and not x64_on():
             return None
+        kernel = getattr(type(self), op, None)
+        if kernel is not getattr(XlaBackend, op, None):
+            return None  # a subclass's own kernel: the shortcuts, kept per key, are ours
         key = (op, form, dtype)
         f = _SHORTCUTS.get(key)
         if f is None:
-            body = _shortcut_body(getattr(type(self), op, None), op, form, dtype)
+            body = _shortcut_body(kernel, op, form, dtype)
             if body is None:
                 return None
             f = jax.jit(body, inline=True, static_argnums=(1,) if form == "rs" else ())
