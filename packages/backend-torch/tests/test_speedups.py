@@ -5,33 +5,26 @@ where a kernel is one torch call and left where it is not."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
 import numerix as nx
-from numerix import _dispatch
 from numerix.dtypes import as_dtype
 from numerix.ops import _fast
 from numerix.testing import speedups
 from numerix.testing.oracle import sample
 
-PURE = os.environ.get("NUMERIX_SPEEDUPS", "1").strip().lower() in ("0", "false", "no", "off")
-pytestmark = pytest.mark.skipif(PURE, reason="runs where the compiled module serves")
+pytestmark = pytest.mark.skipif(
+    _fast.SPEEDUPS is None, reason="runs where the compiled module serves (built, not turned off)"
+)
 
 
 @pytest.fixture
 def backend() -> Iterator[nx.Backend]:
-    # the kit's plugin turns the rule check on, and no shortcut is asked while it is on:
-    # off around the test, then back as it was, with no memo of the shortcuts left behind
-    was = _dispatch.rule_checks_enabled()
-    _dispatch.check_rules(False)
-    try:
+    # the kit's plugin turns the rule check on, under which no shortcut is asked
+    with speedups.shortcuts_asked():
         yield nx.tensor([0.0], backend="torch:cpu").backend
-    finally:
-        _dispatch.check_rules(was)
-        _fast.SPEEDUPS.clear()
 
 
 def _takes(backend: nx.Backend, op: str, dtype: str, form: str) -> bool:

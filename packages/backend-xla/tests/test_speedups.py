@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import _dispatch, dtypes
+from numerix import dtypes
 from numerix.ops import _fast
 from numerix.testing import speedups
 from numerix.testing.oracle import check
@@ -35,13 +35,10 @@ _PJIT = type(jax.jit(lambda a: a))
 
 @pytest.fixture(autouse=True)
 def _shortcuts_asked():
-    """The kit's plugin turns the rule check on, and no shortcut is asked while it is on:
-    off for each test here (the memo dropped on either side), on again after."""
-    _dispatch.check_rules(False)
-    _fast.SPEEDUPS.clear()
-    yield
-    _fast.SPEEDUPS.clear()
-    _dispatch.check_rules(True)
+    """The kit's plugin turns the rule check on, under which no shortcut is asked: off
+    for each test here, the memo dropped on either side."""
+    with speedups.shortcuts_asked():
+        yield
 
 
 def _backend():

@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 
 import numerix as nx
-from numerix import _tensor
+from numerix import _dispatch, _tensor
 from numerix.configuration import get_default_backend
 from numerix.errors import DeallocatedError, ShapeError
 from numerix.ops import _fast
 from numerix.testing import speedups
 from numerix.testing.oracle import check
 
-PURE = os.environ.get("NUMERIX_SPEEDUPS", "1").strip().lower() in ("0", "false", "no", "off")
+PURE = _tensor.SPEEDUPS_TURNED_OFF
 compiled = pytest.mark.skipif(PURE, reason="runs where the compiled module serves")
 
 
@@ -92,40 +92,53 @@ def test_binary_takes_its_shortcut_for_the_hot_forms() -> None:
     assert ("exp", "bfloat16", "u") not in got
 
 
-@compiled
-def test_the_checker_sees_a_wrong_shortcut(monkeypatch) -> None:
+@pytest.fixture
+def shortcut(monkeypatch):
+    """``shortcut(choose)``: binary's fast_kernel, but ``choose(op, form, dtype)``'s
+    shortcut where it gives one (not None); every memo dropped when it is set and when
+    the test ends, after binary's own is back, so no memo keeps a test's shortcut."""
     b = get_default_backend()
     own = type(b).fast_kernel
 
-    def swapped(self, op, form, dtype):  # subtract's operands the wrong way round
+    def replace(choose):
+        def fast_kernel(self, op, form, dtype):
+            got = choose(op, form, dtype)
+            return own(self, op, form, dtype) if got is None else got
+
+        monkeypatch.setattr(type(b), "fast_kernel", fast_kernel)
+        _fast.SPEEDUPS.clear()
+
+    yield replace
+    monkeypatch.undo()
+    if _fast.SPEEDUPS is not None:
+        _fast.SPEEDUPS.clear()
+
+
+@compiled
+def test_the_checker_sees_a_wrong_shortcut(shortcut) -> None:
+    def swapped(op, form, dtype):  # subtract's operands the wrong way round
         if op == "subtract" and form == "tt":
             return (lambda p, q: np.subtract(q, p)), np.ndarray
-        return own(self, op, form, dtype)
+        return None
 
-    monkeypatch.setattr(type(b), "fast_kernel", swapped)
+    shortcut(swapped)
     with pytest.raises(AssertionError, match="subtract"):
-        speedups.check_backend(b)
-    _fast.SPEEDUPS.clear()
+        speedups.check_backend(get_default_backend())
 
 
 @compiled
-def test_a_shortcut_of_another_type_or_raising_leaves_it_to_the_kernel(monkeypatch) -> None:
-    b = get_default_backend()
-    own = type(b).fast_kernel
-
-    def odd(self, op, form, dtype):
+def test_a_shortcut_of_another_type_or_raising_leaves_it_to_the_kernel(shortcut) -> None:
+    def odd(op, form, dtype):
         if op == "add":
             return (lambda p, q: [0]), np.ndarray  # not an ndarray: the kernel's result
         if op == "multiply":
             return (lambda p, q: 1 / 0), np.ndarray  # raises: the Python op's result
-        return own(self, op, form, dtype)
+        return None
 
-    monkeypatch.setattr(type(b), "fast_kernel", odd)
-    _fast.SPEEDUPS.clear()
+    shortcut(odd)
     x = nx.tensor(np.array([1.5, 2.0], np.float32))
     check(x + x, np.array([3.0, 4.0]), nx.float32)
     check(x * x, np.array([2.25, 4.0]), nx.float32)
-    _fast.SPEEDUPS.clear()
 
 
 @compiled
@@ -150,8 +163,6 @@ def test_a_kernel_replaced_on_the_class_is_called_from_then_on(monkeypatch) -> N
 
 @compiled
 def test_the_rule_check_sees_every_fast_call() -> None:
-    from numerix import _dispatch
-
     b = get_default_backend()
     x = nx.tensor(np.array([1.0, 2.0], np.float32))
     x + x
@@ -263,49 +274,38 @@ def test_jit_runs_a_cached_signature_from_c_and_counts_it() -> None:
 
 
 @compiled
-def test_python_code_run_by_a_shortcut_may_empty_the_memos(monkeypatch) -> None:
+def test_python_code_run_by_a_shortcut_may_empty_the_memos(shortcut) -> None:
     # the shortcut calls the op again on other dtypes and empties every memo: the call
     # holds what it uses, so nothing it reads is freed under it
-    b = get_default_backend()
-    own = type(b).fast_kernel
     others = [nx.tensor(np.ones(2, d.numpy_dtype), dtype=d)
               for d in nx.dtypes.ALL_DTYPES if d.kind in "iuf" and d is not nx.float32]  # fmt: skip
 
-    def busy(self, op, form, dtype):
-        if op == "add" and dtype is nx.float32:
+    def run(p, q):
+        for o in others:
+            o + o
+        _fast.SPEEDUPS.clear()
+        return np.add(p, q)
 
-            def run(p, q):
-                for o in others:
-                    o + o
-                _fast.SPEEDUPS.clear()
-                return np.add(p, q)
-
-            return run, np.ndarray
-        return own(self, op, form, dtype)
-
-    monkeypatch.setattr(type(b), "fast_kernel", busy)
-    _fast.SPEEDUPS.clear()
+    shortcut(lambda op, form, dtype: (run, np.ndarray) if op == "add" and dtype is nx.float32
+             else None)  # fmt: skip
     x = nx.tensor(np.array([1.0, 2.0], np.float32))
     for _ in range(40):
         check(x + x, np.array([2.0, 4.0]), nx.float32)
         check(x + 1.5, np.array([2.5, 3.5]), nx.float32)
-    _fast.SPEEDUPS.clear()
 
 
 @compiled
-def test_a_shortcut_calling_its_own_op_recurses_to_the_limit_and_no_further(monkeypatch) -> None:
+def test_a_shortcut_calling_its_own_op_recurses_to_the_limit_and_no_further(
+    shortcut, monkeypatch
+) -> None:
     # each level enters CPython's recursion count: at the limit the op raises
     # RecursionError, the level above drops its shortcut's error and runs the Python op
-    b = get_default_backend()
-    own = type(b).fast_kernel
-
-    def again(self, op, form, dtype):
+    def again(op, form, dtype):
         if op == "add" and dtype is nx.float32:
             return (lambda p, q: (nx.tensor(p) + nx.tensor(q)).data), np.ndarray
-        return own(self, op, form, dtype)
+        return None
 
-    monkeypatch.setattr(type(b), "fast_kernel", again)
-    _fast.SPEEDUPS.clear()
+    shortcut(again)
     x = nx.tensor(np.array([1.0, 2.0], np.float32))
     check(x + x, np.array([2.0, 4.0]), nx.float32)
     monkeypatch.undo()

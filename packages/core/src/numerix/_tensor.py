@@ -31,8 +31,12 @@ class _Fields:
 # C and gives Tensor + - * / @, x[a:b:c] and reshape without a Python frame. Without it
 # Tensor's own Python operators below serve, with the same results and errors.
 # NUMERIX_SPEEDUPS is numerix.configuration's SPEEDUPS_ENV, which the settings let by.
+#: Whether NUMERIX_SPEEDUPS turns the compiled module off (read once, here).
+SPEEDUPS_TURNED_OFF = os.environ.get("NUMERIX_SPEEDUPS", "1").strip().lower() in (
+    "0", "false", "no", "off",
+)  # fmt: skip
 _speedups: Any = None
-if os.environ.get("NUMERIX_SPEEDUPS", "1").strip().lower() not in ("0", "false", "no", "off"):
+if not SPEEDUPS_TURNED_OFF:
     try:
         import numerix._speedups as _compiled
     except ImportError:  # built without a C compiler: the Python operators serve

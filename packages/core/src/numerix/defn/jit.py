@@ -474,7 +474,8 @@ def _fast_key(args: Sequence[Any], default: bool) -> Any:
     """The fast path's cache key: (type, shape, dtype, backend) of the one argument, or
     one such tuple per argument, and the default compiler's name and options when the
     function names none. Raises AttributeError for an argument that is not tensor-like
-    (a number). ``_entry``'s call computes the same key inline: keep the two alike."""
+    (a number). ``_entry``'s call computes the same key inline, and so does the compiled
+    one (``signature_of`` in ``numerix/_speedups.c``): keep the three alike."""
     if len(args) == 1:
         a = args[0]
         key: Any = (type(a), a.shape, a.dtype, a.backend)

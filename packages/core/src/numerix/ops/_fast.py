@@ -14,6 +14,7 @@ two-matrix case). ``tests/test_speedups.py`` runs every wrapped op both ways and
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from collections.abc import Callable
@@ -37,7 +38,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 SPEEDUPS: Any = _tensor._speedups
 
 #: The forms an op takes: one tensor; two tensors of one shape, or a tensor and a
-#: Python float; two matrices.
+#: Python float or int; two matrices.
 UNARY, BINARY, MATRIX = 1, 2, 3
 
 # the kernel a form calls, where it is not the primitive's own
@@ -115,9 +116,7 @@ def fast_op(prim: Primitive, form: int) -> Callable[[F], F]:
         if SPEEDUPS is None:
             return fn
         op = SPEEDUPS.Op(prim, fn, form)
-        for a in ("__module__", "__name__", "__qualname__", "__doc__"):
-            setattr(op, a, getattr(fn, a))
-        op.__wrapped__ = fn
+        functools.update_wrapper(op, fn, updated=())  # name, doc, __wrapped__: fn's
         return op
 
     return wrap

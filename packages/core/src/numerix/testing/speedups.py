@@ -17,19 +17,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 import numerix as nx
-from numerix import _tensor, dtypes
+from numerix import _dispatch, _tensor, dtypes
 from numerix.errors import NumerixError
-from numerix.ops import _fast
+from numerix.ops import _fast, elementwise, linalg
 from numerix.testing.oracle import sample
 
 __all__ = [
-    "fast_ops", "same_outcome", "check_backend", "shortcuts", "SCALARS", "INTS", "SLICES", "RESHAPES",
-    "SHAPES",
+    "fast_ops", "same_outcome", "check_backend", "shortcuts", "shortcuts_asked", "SCALARS",
+    "INTS", "SLICES", "RESHAPES", "SHAPES",
 ]  # fmt: skip
 
 #: Python floats on the scalar side: their edge values (signed zero, NaN, infinities,
@@ -62,8 +63,6 @@ def fast_ops() -> list[Any]:
     """Every public op the compiled fast path wraps (none where it is not built)."""
     if _fast.SPEEDUPS is None:
         return []
-    from numerix.ops import elementwise, linalg
-
     out = []
     for mod in (elementwise, linalg):
         for name in mod.__all__:
@@ -197,3 +196,20 @@ def shortcuts(backend: Any) -> set[tuple[str, str, str]]:
             if b is backend and taken and short:
                 out.add((getattr(op, "__name__", op.primitive.name), d.name, form))
     return out
+
+
+@contextmanager
+def shortcuts_asked() -> Iterator[None]:
+    """The rule check off inside (no backend is asked for a shortcut while it is on, and
+    the kit's plugin turns it on), back as it was after; every memo dropped on either
+    side, so none keeps a shortcut past the block."""
+    was = _dispatch.rule_checks_enabled()
+    _dispatch.check_rules(False)
+    if _fast.SPEEDUPS is not None:
+        _fast.SPEEDUPS.clear()
+    try:
+        yield
+    finally:
+        _dispatch.check_rules(was)
+        if _fast.SPEEDUPS is not None:
+            _fast.SPEEDUPS.clear()
