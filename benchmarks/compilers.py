@@ -28,8 +28,10 @@
     python benchmarks/compilers.py --json         # any of these as JSON
 
 Every result is checked against the other side before it is timed. Cached calls are
-timeit medians with the two sides' loops alternating; results are synchronised before
-the clock stops. First calls are medians over fresh functions.
+timeit medians with the two sides' loops alternating, except the flat programs' cached
+calls, which alternate call by call (each round's figure the median of its calls: a
+call of a few µs on XLA's CPU client is bimodal, see ``numerix.benchmarking``); results
+are synchronised before the clock stops. First calls are medians over fresh functions.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import numpy as np
 
 import numerix as nx
 from numerix import plugins
+from numerix.benchmarking import alternate_calls
 
 # the timing helpers of benchmarks/run.py (this folder is on sys.path when run as a script)
 from run import _calibrate
@@ -300,8 +303,10 @@ def jnp_softmax(x: Any) -> Any:
     return e / jnp.sum(e)
 
 
-def bench_xla_cached(repeat: int) -> list[dict[str, Any]]:
-    """Cached calls of the xla compiler's program vs jax.jit of the jax.numpy version."""
+def bench_xla_cached(repeat: int, calls: int = 2000) -> list[dict[str, Any]]:
+    """Cached calls of the xla compiler's program vs jax.jit of the jax.numpy version,
+    the two sides taking turns call by call (:func:`numerix.benchmarking.alternate_calls`):
+    per round, the median of ``calls`` calls of each side."""
     import jax
 
     rows = []
@@ -314,11 +319,13 @@ def bench_xla_cached(repeat: int) -> list[dict[str, Any]]:
         js = [t.data for t in ts]
         f, g = nx.jit(nxf, compiler="xla"), jax.jit(jf)
         np.testing.assert_allclose(f(*ts).to_numpy(), np.asarray(g(*js)), rtol=1e-5, atol=1e-7)
-        ra, rb = compare_spread(
-            lambda f=f, ts=ts: f(*ts).data.block_until_ready(),
-            lambda g=g, js=js: g(*js).block_until_ready(),
-            max(repeat, 11),
-        )
+        # call by call: a call of a few µs waits for XLA's worker thread, awake or
+        # asleep, and a timeit loop's mean counts how many slow wake-ups fell in it
+        ra, rb = alternate_calls(
+            [lambda f=f, ts=ts: f(*ts).data.block_until_ready(),
+             lambda g=g, js=js: g(*js).block_until_ready()],
+            max(repeat, 11), calls,
+        )  # fmt: skip
         rows.append(_spread_row(f"xla compiler, {name}, cached call", "jax.jit(jax.numpy)",
                                 ra, rb, "<= 1.1x"))  # fmt: skip
     return rows
@@ -495,7 +502,7 @@ def _torch_compiler_rows(repeat: int, inductor: bool) -> list[dict[str, Any]]:
 def bench_flat(quick: bool) -> list[dict[str, Any]]:
     rows = bench_xla_trace_compile((20, 2000) if quick else (20, 2000, 10000), 3 if quick else 7)
     rows += bench_xla_first_call(3 if quick else 9)
-    rows += bench_xla_cached(3 if quick else 11)
+    rows += bench_xla_cached(3 if quick else 11, 200 if quick else 2000)
     return rows
 
 
@@ -520,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "first":
         return out(bench_xla_first_call(3 if args.quick else 9))
     if args.only == "cached":
-        return out(bench_xla_cached(repeat))
+        return out(bench_xla_cached(repeat, 200 if args.quick else 2000))
     if args.only == "torch":
         return out(bench_torch_compiler(repeat, inductor=not args.quick))
     rows += bench_evaluator(repeat)

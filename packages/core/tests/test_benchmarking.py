@@ -3,9 +3,12 @@ candidates, medians and spreads."""
 
 from __future__ import annotations
 
+import gc
+import time
+
 import pytest
 
-from numerix.benchmarking import interleave, rounds, spread, summary
+from numerix.benchmarking import alternate_calls, interleave, rounds, spread, summary
 
 
 def test_candidates_take_turns_in_every_round() -> None:
@@ -63,3 +66,39 @@ def test_summary_and_spread_read_the_rounds() -> None:
     s = spread([2.0, 4.0, 3.0], [1.0, 1.0, 2.0])
     assert (s["numerix_s"], s["raw_s"], s["ratio"], s["difference_s"]) == (3.0, 1.0, 3.0, 2.0)
     assert (s["numerix_min_s"], s["numerix_max_s"], s["raw_max_s"]) == (2.0, 4.0, 2.0)
+
+
+def test_alternate_calls_take_turns_call_by_call() -> None:
+    calls: list[str] = []
+    times = alternate_calls([lambda: calls.append("a"), lambda: calls.append("b")], 2, 3)
+    assert calls == ["a", "b"] * 9  # a warm-up round, then two rounds of three calls each
+    assert [len(t) for t in times] == [2, 2]
+    assert all(s >= 0 for t in times for s in t)
+
+
+def test_alternate_calls_report_the_median_call_not_the_mean() -> None:
+    n = {"calls": 0}
+
+    def rarely_slow() -> None:  # one call in 21 sleeps 20 ms, the others return at once
+        n["calls"] += 1
+        if n["calls"] % 21 == 0:
+            time.sleep(0.02)
+
+    (t,) = alternate_calls([rarely_slow], 2, 21, warmup=0)
+    assert n["calls"] == 42
+    # a loop's mean would be about 1 ms per call; the median call takes microseconds
+    assert max(t) < 0.001
+
+
+def test_alternate_calls_turn_the_collector_back_on_and_refuse_no_calls() -> None:
+    assert gc.isenabled()
+
+    def boom() -> None:
+        assert not gc.isenabled()  # off inside a round
+        raise RuntimeError("device lost")
+
+    with pytest.raises(RuntimeError, match="device lost"):
+        alternate_calls([boom], 1, 1)
+    assert gc.isenabled()
+    with pytest.raises(ValueError, match="alternate_calls: rounds and calls must be >= 1"):
+        alternate_calls([boom], 1, 0)

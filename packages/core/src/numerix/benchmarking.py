@@ -8,6 +8,13 @@ collector off inside it, as timeit does), long enough to measure (:func:`calibra
 A result is reported as its **median and spread** (min–max over the rounds), never as
 one figure (:func:`summary`, :func:`spread`). Nothing here asserts a speed.
 
+Calls of a few microseconds whose time is **bimodal** (an XLA program on the CPU waits
+for a worker thread that is sometimes awake and sometimes asleep) are timed call by call
+instead (:func:`alternate_calls`): a, b, a, b ..., each call on its own clock, and a
+round's figure the median of its calls. A timeit loop's mean counts how many slow calls
+fell in that loop, which moves by a third between loops; the median of calls taken
+side by side does not.
+
 >>> from numerix.benchmarking import interleave, summary
 >>> short, long = interleave([lambda: sum(range(10)), lambda: sum(range(1000))], 3)
 >>> len(short), len(long), sorted(summary(short))
@@ -18,12 +25,14 @@ This module imports nothing from numerix: it times whatever callables it is give
 
 from __future__ import annotations
 
+import gc
 import statistics
+import time
 import timeit
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["calibrate", "interleave", "rounds", "spread", "summary"]
+__all__ = ["alternate_calls", "calibrate", "interleave", "rounds", "spread", "summary"]
 
 
 def calibrate(timer: timeit.Timer, min_time: float) -> int:
@@ -89,6 +98,44 @@ def interleave(
                         times[i].append(seconds)
             if on_call is not None:
                 on_call(r, i)
+    return times
+
+
+def alternate_calls(
+    candidates: Sequence[Callable[[], Any]], rounds: int, calls: int = 1000, *, warmup: int = 1
+) -> list[list[float]]:
+    """Seconds per call of each candidate, one list per candidate with one figure per
+    round: in a round, ``calls`` calls of each, the candidates taking turns call by call
+    (a, b, a, b ...), each call timed alone; the round's figure is the median of its
+    calls, less the clock's own cost (the median of an empty reading, taken in the same
+    round). ``warmup`` rounds first, not kept. The garbage collector is off inside a
+    round, as in :func:`interleave`."""
+    if calls < 1 or rounds < 1:
+        raise ValueError(f"alternate_calls: rounds and calls must be >= 1, got {rounds}, {calls}")
+    clock = time.perf_counter_ns
+    times: list[list[float]] = [[] for _ in candidates]
+    for r in range(warmup + rounds):
+        per: list[list[int]] = [[] for _ in candidates]
+        empty: list[int] = []
+        was_on = gc.isenabled()
+        gc.disable()
+        try:
+            for _ in range(calls):
+                t0 = clock()
+                t1 = clock()
+                empty.append(t1 - t0)
+                for c, ts in zip(candidates, per):
+                    t0 = clock()
+                    c()
+                    t1 = clock()
+                    ts.append(t1 - t0)
+        finally:
+            if was_on:
+                gc.enable()
+        if r >= warmup:
+            floor = statistics.median(empty)
+            for ts, out in zip(per, times):
+                out.append(max(statistics.median(ts) - floor, 0.0) * 1e-9)
     return times
 
 
