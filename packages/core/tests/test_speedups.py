@@ -8,6 +8,7 @@ that need the compiled module say so in their names and check which mode they ar
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import subprocess
@@ -20,6 +21,8 @@ import pytest
 import numerix as nx
 from numerix import _dispatch, _tensor
 from numerix.configuration import get_default_backend
+from numerix.defn.compilers import Compiler
+from numerix.defn.replay import runner
 from numerix.errors import DeallocatedError, ShapeError
 from numerix.ops import _fast
 from numerix.testing import speedups
@@ -311,3 +314,109 @@ def test_a_shortcut_calling_its_own_op_recurses_to_the_limit_and_no_further(
     monkeypatch.undo()
     _fast.SPEEDUPS.clear()
     check(x + x, np.array([2.0, 4.0]), nx.float32)
+
+
+# ---------------------------------------------------------------- jit's cached call, in C
+
+
+@compiled
+def test_a_tensor_keeps_its_jit_signature_until_a_field_changes() -> None:
+    signature = _tensor._speedups.signature
+    x = nx.tensor(np.array([1.0, 2.0], np.float32))
+    s = signature(x)
+    assert signature(x) is s  # kept on the tensor: nothing hashed anew
+    as_tuple = (nx.Tensor, (2,), nx.float32, x.backend)
+    assert s.astuple() == as_tuple and hash(s) == hash(as_tuple)
+    twin = signature(nx.tensor(np.array([3.0, 4.0], np.float32)))
+    assert twin is not s and twin == s and not (twin != s)
+    assert signature(nx.tensor(np.array([1.0], np.float32))) != s  # another shape
+    assert signature(nx.tensor(np.array([1, 2], np.int32))) != s  # another dtype
+    assert s != as_tuple  # only signatures are keys of the compiled call
+    assert pickle.loads(pickle.dumps(s)) == s
+    assert repr(s).startswith("Signature(<class 'numerix._tensor.Tensor'>, (2,), ")
+    nx.backend_deallocate(x)  # the backend field changes: a new signature
+    assert signature(x) != s and signature(x).astuple()[3] is not as_tuple[3]
+    with pytest.raises(AttributeError, match="a float has no jit signature"):
+        signature(1.0)
+    with pytest.raises(TypeError, match="unhashable"):
+        _tensor._speedups.Signature(nx.Tensor, [2], nx.float32, x.backend)
+
+
+def _payload_compiler(fn, *, bare=True, context=None):
+    """A compiler whose program is ``fn`` of the arguments' numpy payloads, run by
+    replay.runner as the compilers run theirs."""
+
+    class Payloads(Compiler):
+        name = "payloads"
+
+        def compile(self, graph, args_spec, options):
+            b = args_spec[0].backend
+            outs = [(o.shape, o.dtype) for o in graph.outputs]
+            return runner(fn, outs, b, args_spec, bare=bare, context=context)
+
+    return Payloads()
+
+
+@compiled
+@pytest.mark.parametrize("bare", [True, False])
+def test_jit_calls_a_plain_program_directly_from_c(bare) -> None:
+    calls = []
+
+    def program(a, b):
+        calls.append((a, b))
+        r = np.add(a, b)
+        return r if bare else [r]
+
+    g = nx.jit(lambda x, y: x + y, compiler=_payload_compiler(program, bare=bare))
+    x = nx.tensor(np.array([1.0, 2.0], np.float32))
+    y = nx.tensor(np.array([0.5, 0.25], np.float32))
+    check(g(x, y), np.array([1.5, 2.25], np.float32), nx.float32)  # compiles: the runner
+    (entry,) = g.jitted._fast.values()
+    fn, trailing, shape, dtype, backend, flag = entry[3]
+    assert (fn, trailing, shape, dtype, backend, flag) == (program, (), (2,), nx.float32,
+                                                           x.backend, bare)  # fmt: skip
+    calls.clear()
+    out = g(x, y)  # from C: the program on the payloads, its output as the tensor's data
+    assert calls == [(x.data, y.data)] and type(out) is nx.Tensor
+    check(out, np.array([1.5, 2.25], np.float32), nx.float32)
+    assert g.cache_info()[:2] == (1, 1)  # hits, misses
+
+
+@compiled
+def test_jit_direct_call_raises_what_the_program_raises_and_counts_the_hit() -> None:
+    state = {"fail": False}
+
+    def program(a):
+        if state["fail"]:
+            raise FloatingPointError("overflow in the program")
+        return np.negative(a)
+
+    g = nx.jit(lambda x: -x, compiler=_payload_compiler(program))
+    x = nx.tensor(np.array([1.0], np.float32))
+    check(g(x), np.array([-1.0], np.float32), nx.float32)
+    state["fail"] = True
+    with pytest.raises(FloatingPointError, match="overflow in the program"):
+        g(x)
+    assert g.cache_info()[:2] == (1, 1)
+    nx.backend_deallocate(x)  # its signature changes: the general path names it
+    with pytest.raises(DeallocatedError):
+        g(x)
+    # a program of one output that returns two is refused, not half-read
+    two = nx.jit(lambda x: -x, compiler=_payload_compiler(lambda a: (a, a), bare=False))
+    z = nx.tensor(np.array([1.0], np.float32))
+    with pytest.raises(ValueError):
+        two(z)  # the runner, compiling
+    with pytest.raises(ValueError, match="a program of one output returned 2 values"):
+        two(z)  # from C
+
+
+@compiled
+def test_a_runner_with_a_context_is_not_called_directly() -> None:
+    g = nx.jit(
+        lambda x: -x, compiler=_payload_compiler(np.negative, context=contextlib.nullcontext)
+    )
+    x = nx.tensor(np.array([1.0], np.float32))
+    check(g(x), np.array([-1.0], np.float32), nx.float32)
+    (entry,) = g.jitted._fast.values()
+    assert entry[3] is None
+    check(g(x), np.array([-1.0], np.float32), nx.float32)

@@ -46,6 +46,7 @@ typedef struct {
     PyObject *dtype;
     PyObject *backend;
     PyObject *weakreflist;
+    PyObject *sig; /* jit's Signature of this tensor, made on first use (signature()) */
 } TensorObject;
 
 static PyTypeObject TensorBaseType;
@@ -57,6 +58,7 @@ tensor_traverse(TensorObject *self, visitproc visit, void *arg)
     Py_VISIT(self->shape);
     Py_VISIT(self->dtype);
     Py_VISIT(self->backend);
+    Py_VISIT(self->sig);
     /* not Py_TYPE(self): Tensor, a heap subclass, has it visited by subtype_traverse */
     return 0;
 }
@@ -68,6 +70,7 @@ tensor_clear(TensorObject *self)
     Py_CLEAR(self->shape);
     Py_CLEAR(self->dtype);
     Py_CLEAR(self->backend);
+    Py_CLEAR(self->sig);
     return 0;
 }
 
@@ -1167,29 +1170,314 @@ typedef struct {
 
 static PyTypeObject JitCallType;
 
-/* (type, shape, dtype, backend) of a; NULL with no error set when a has no such field */
+/* A jit signature of one argument: (type, shape, dtype, backend), equal as that tuple
+ * is, its hash computed once. A tensor keeps its own (TensorObject.sig), so a cached
+ * call with the same tensors hashes nothing anew and compares by identity. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *type;
+    PyObject *shape;
+    PyObject *dtype;
+    PyObject *backend;
+    Py_hash_t hash;
+} SignatureObject;
+
+static PyTypeObject SignatureType;
+
+static PyObject *
+signature_new(PyObject *type, PyObject *shape, PyObject *dtype, PyObject *backend)
+{
+    PyObject *t = PyTuple_Pack(4, type, shape, dtype, backend);
+    if (t == NULL) {
+        return NULL;
+    }
+    Py_hash_t h = PyObject_Hash(t); /* an unhashable field: TypeError, as the tuple's */
+    Py_DECREF(t);
+    if (h == -1) {
+        return NULL;
+    }
+    SignatureObject *sig = PyObject_GC_New(SignatureObject, &SignatureType);
+    if (sig == NULL) {
+        return NULL;
+    }
+    Py_INCREF(type);
+    sig->type = type;
+    Py_INCREF(shape);
+    sig->shape = shape;
+    Py_INCREF(dtype);
+    sig->dtype = dtype;
+    Py_INCREF(backend);
+    sig->backend = backend;
+    sig->hash = h;
+    PyObject_GC_Track(sig);
+    return (PyObject *)sig;
+}
+
+static int
+signature_traverse(SignatureObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->type);
+    Py_VISIT(self->shape);
+    Py_VISIT(self->dtype);
+    Py_VISIT(self->backend);
+    return 0;
+}
+
+static int
+signature_clear(SignatureObject *self)
+{
+    Py_CLEAR(self->type);
+    Py_CLEAR(self->shape);
+    Py_CLEAR(self->dtype);
+    Py_CLEAR(self->backend);
+    return 0;
+}
+
+static void
+signature_dealloc(SignatureObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    signature_clear(self);
+    PyObject_GC_Del(self);
+}
+
+static Py_hash_t
+signature_hash(SignatureObject *self)
+{
+    return self->hash;
+}
+
+static PyObject *
+signature_astuple(SignatureObject *self)
+{
+    if (self->type == NULL) {
+        return PyTuple_New(0);
+    }
+    return PyTuple_Pack(4, self->type, self->shape, self->dtype, self->backend);
+}
+
+static PyObject *
+signature_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(b) != &SignatureType
+        || Py_TYPE(a) != &SignatureType) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    int eq = 1;
+    if (a != b) {
+        SignatureObject *x = (SignatureObject *)a, *y = (SignatureObject *)b;
+        eq = x->hash == y->hash;
+        PyObject *fx[4] = {x->type, x->shape, x->dtype, x->backend};
+        PyObject *fy[4] = {y->type, y->shape, y->dtype, y->backend};
+        for (int i = 0; eq == 1 && i < 4; i++) {
+            eq = fx[i] == NULL || fy[i] == NULL ? fx[i] == fy[i]
+                                                : PyObject_RichCompareBool(fx[i], fy[i], Py_EQ);
+        }
+        if (eq < 0) {
+            return NULL;
+        }
+    }
+    return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static PyObject *
+signature_repr(SignatureObject *self)
+{
+    PyObject *t = signature_astuple(self);
+    if (t == NULL) {
+        return NULL;
+    }
+    PyObject *r = PyUnicode_FromFormat("Signature%R", t);
+    Py_DECREF(t);
+    return r;
+}
+
+static PyObject *
+signature_reduce(SignatureObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *t = signature_astuple(self);
+    if (t == NULL) {
+        return NULL;
+    }
+    PyObject *r = Py_BuildValue("(ON)", (PyObject *)&SignatureType, t);
+    return r;
+}
+
+static PyObject *
+signature_tp_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *t, *shape, *dtype, *backend;
+    if (kwds != NULL && PyDict_GET_SIZE(kwds) > 0) {
+        PyErr_SetString(PyExc_TypeError, "Signature() takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OOOO:Signature", &t, &shape, &dtype, &backend)) {
+        return NULL;
+    }
+    return signature_new(t, shape, dtype, backend);
+}
+
+static PyMethodDef signature_methods[] = {
+    {"astuple", (PyCFunction)signature_astuple, METH_NOARGS,
+     "(type, shape, dtype, backend), the tuple this signature equals."},
+    {"__reduce__", (PyCFunction)signature_reduce, METH_NOARGS, NULL},
+    {NULL}
+};
+
+static PyTypeObject SignatureType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numerix._speedups.Signature",
+    .tp_basicsize = sizeof(SignatureObject),
+    .tp_dealloc = (destructor)signature_dealloc,
+    .tp_repr = (reprfunc)signature_repr,
+    .tp_hash = (hashfunc)signature_hash,
+    .tp_richcompare = signature_richcompare,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Signature(type, shape, dtype, backend): one argument's part of a jit cache "
+              "key, its hash computed once.",
+    .tp_traverse = (traverseproc)signature_traverse,
+    .tp_clear = (inquiry)signature_clear,
+    .tp_methods = signature_methods,
+    .tp_new = signature_tp_new,
+};
+
+/* The Signature of a (a new reference); NULL with no error set when a has no such field
+ * (a number: the general path). A tensor's is made once and kept on it, and made anew
+ * when one of its fields was set since: the kept one holds the old field objects, so a
+ * new one cannot sit at the same address. */
 static PyObject *
 signature_of(PyObject *a)
 {
     if (is_tensor(a)) {
         TensorObject *t = (TensorObject *)a;
-        return PyTuple_Pack(4, (PyObject *)Py_TYPE(a), t->shape, t->dtype, t->backend);
+        SignatureObject *sig = (SignatureObject *)t->sig;
+        if (sig == NULL || sig->type != (PyObject *)Py_TYPE(a) || sig->shape != t->shape
+            || sig->dtype != t->dtype || sig->backend != t->backend) {
+            PyObject *fresh = signature_new((PyObject *)Py_TYPE(a), t->shape, t->dtype,
+                                            t->backend);
+            if (fresh == NULL) {
+                if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                    PyErr_Clear(); /* an unhashable field: the general path says so */
+                }
+                return NULL;
+            }
+            Py_INCREF(fresh); /* the old one's fields may run code as they go */
+            Py_XSETREF(t->sig, fresh);
+            return fresh;
+        }
+        Py_INCREF(sig);
+        return (PyObject *)sig;
     }
     PyObject *shape = PyObject_GetAttrString(a, "shape");
     PyObject *dtype = shape ? PyObject_GetAttrString(a, "dtype") : NULL;
     PyObject *backend = dtype ? PyObject_GetAttrString(a, "backend") : NULL;
     PyObject *r = NULL;
     if (backend != NULL) {
-        r = PyTuple_Pack(4, (PyObject *)Py_TYPE(a), shape, dtype, backend);
+        r = signature_new((PyObject *)Py_TYPE(a), shape, dtype, backend);
     }
-    else if (PyErr_ExceptionMatches(PyExc_AttributeError)
-             || PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear(); /* not tensor-like (a number): the general path */
+    if (r == NULL
+        && (PyErr_ExceptionMatches(PyExc_AttributeError)
+            || PyErr_ExceptionMatches(PyExc_TypeError))) {
+        PyErr_Clear(); /* not tensor-like (a number), or unhashable: the general path */
     }
     Py_XDECREF(shape);
     Py_XDECREF(dtype);
     Py_XDECREF(backend);
     return r;
+}
+
+/* signature(a): jit's key for one argument, for the Python side to build the same keys
+ * (numerix.defn.jit._fast_key); AttributeError for what is not tensor-like. */
+static PyObject *
+signature(PyObject *module, PyObject *a)
+{
+    PyObject *r = signature_of(a);
+    if (r == NULL && !PyErr_Occurred()) {
+        PyErr_Format(PyExc_AttributeError, "a %.100s has no jit signature",
+                     Py_TYPE(a)->tp_name);
+    }
+    return r;
+}
+
+/* A program with one output, called as replay.runner's run_one would call it:
+ * direct = (fn, trailing, shape, dtype, backend, bare), the program fn called on the
+ * arguments' payloads and then the trailing values, its output (bare: as it is; else
+ * the one item of the sequence it returns) wrapped as a tensor typed (shape, dtype) of
+ * backend. *taken = 0 (nothing called) when direct or an argument is not of this form:
+ * the runner serves. */
+static PyObject *
+run_direct(PyObject *direct, PyObject *const *args, Py_ssize_t n, int *taken)
+{
+    *taken = 0;
+    if (!PyTuple_CheckExact(direct) || PyTuple_GET_SIZE(direct) != 6
+        || !PyTuple_CheckExact(PyTuple_GET_ITEM(direct, 1))) {
+        return NULL;
+    }
+    PyObject *fn = PyTuple_GET_ITEM(direct, 0), *trailing = PyTuple_GET_ITEM(direct, 1);
+    int bare = PyObject_IsTrue(PyTuple_GET_ITEM(direct, 5));
+    if (bare < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!is_tensor(args[i])) {
+            return NULL;
+        }
+    }
+    Py_ssize_t m = PyTuple_GET_SIZE(trailing), total = n + m;
+    PyObject *small[16];
+    PyObject **v = small;
+    if (total > 16) {
+        v = PyMem_Malloc(total * sizeof(PyObject *));
+        if (v == NULL) {
+            *taken = 1;
+            return PyErr_NoMemory();
+        }
+    }
+    *taken = 1;
+    /* strong references: the program may run Python code that sets a tensor's data */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        v[i] = ((TensorObject *)args[i])->data;
+        Py_INCREF(v[i]);
+    }
+    for (Py_ssize_t i = 0; i < m; i++) {
+        v[n + i] = PyTuple_GET_ITEM(trailing, i);
+        Py_INCREF(v[n + i]);
+    }
+    Py_INCREF(direct); /* its items while fn runs */
+    PyObject *r = PyObject_Vectorcall(fn, v, total, NULL);
+    for (Py_ssize_t i = 0; i < total; i++) {
+        Py_DECREF(v[i]);
+    }
+    if (v != small) {
+        PyMem_Free(v);
+    }
+    if (r != NULL && !bare) { /* o0, = fn(...) */
+        PyObject *seq = PySequence_Tuple(r);
+        Py_SETREF(r, NULL);
+        if (seq != NULL && PyTuple_GET_SIZE(seq) == 1) {
+            r = PyTuple_GET_ITEM(seq, 0);
+            Py_INCREF(r);
+        }
+        else if (seq != NULL) {
+            PyErr_Format(PyExc_ValueError, "a program of one output returned %zd values",
+                         PyTuple_GET_SIZE(seq));
+        }
+        Py_XDECREF(seq);
+    }
+    PyObject *out = NULL;
+    if (r != NULL) {
+        out = new_out(PyTuple_GET_ITEM(direct, 2), PyTuple_GET_ITEM(direct, 3),
+                      PyTuple_GET_ITEM(direct, 4));
+        if (out != NULL) {
+            Py_SETREF(((TensorObject *)out)->data, r);
+        }
+        else {
+            Py_DECREF(r);
+        }
+    }
+    Py_DECREF(direct);
+    return out;
 }
 
 static PyObject *
@@ -1258,12 +1546,14 @@ jit_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwn
         }
         return jit_slow(self, args, nargsf, NULL);
     }
-    if (!PyTuple_CheckExact(hit) || PyTuple_GET_SIZE(hit) != 3) {
+    Py_ssize_t size = PyTuple_CheckExact(hit) ? PyTuple_GET_SIZE(hit) : 0;
+    if (size != 3 && size != 4) {
         return jit_slow(self, args, nargsf, NULL);
     }
     Py_INCREF(hit); /* the dict may drop it while the program runs */
     PyObject *run = PyTuple_GET_ITEM(hit, 0), *rebuild = PyTuple_GET_ITEM(hit, 1);
     PyObject *token = PyTuple_GET_ITEM(hit, 2);
+    PyObject *direct = size == 4 ? PyTuple_GET_ITEM(hit, 3) : Py_None;
     PyObject *hits = PyList_GET_ITEM(self->stats, 0);
     PyObject *more = PyNumber_Add(hits, One);
     if (more == NULL) {
@@ -1280,15 +1570,22 @@ jit_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwn
         PyErr_Clear();
     }
     Py_XDECREF(t);
-    PyObject *argt = PyTuple_New(n);
-    for (Py_ssize_t i = 0; argt != NULL && i < n; i++) {
-        Py_INCREF(args[i]);
-        PyTuple_SET_ITEM(argt, i, args[i]);
+    PyObject *r;
+    int taken = 0;
+    if (direct != Py_None && rebuild == Py_None) {
+        r = run_direct(direct, args, n, &taken);
     }
-    PyObject *r = argt ? PyObject_CallOneArg(run, argt) : NULL;
-    Py_XDECREF(argt);
-    if (r != NULL && rebuild != Py_None) {
-        Py_SETREF(r, PyObject_CallOneArg(rebuild, r));
+    if (!taken) {
+        PyObject *argt = PyTuple_New(n);
+        for (Py_ssize_t i = 0; argt != NULL && i < n; i++) {
+            Py_INCREF(args[i]);
+            PyTuple_SET_ITEM(argt, i, args[i]);
+        }
+        r = argt ? PyObject_CallOneArg(run, argt) : NULL;
+        Py_XDECREF(argt);
+        if (r != NULL && rebuild != Py_None) {
+            Py_SETREF(r, PyObject_CallOneArg(rebuild, r));
+        }
     }
     Py_DECREF(hit);
     return r;
@@ -1459,6 +1756,9 @@ clear(PyObject *module, PyObject *Py_UNUSED(ignored))
 }
 
 static PyMethodDef module_methods[] = {
+    {"signature", signature, METH_O,
+     "signature(a): jit's cache key for the argument a, (type, shape, dtype, backend) as a "
+     "Signature kept on the tensor; AttributeError for what is not tensor-like."},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
      "configure(tensor_type, resolver, scalar_operand, int_operand, matmul_check_from): the "
      "Tensor type served, the rules' resolver, the scalar operands' makers, matmul's "
@@ -1482,7 +1782,7 @@ PyMODINIT_FUNC
 PyInit__speedups(void)
 {
     if (PyType_Ready(&TensorBaseType) < 0 || PyType_Ready(&OpType) < 0
-        || PyType_Ready(&JitCallType) < 0) {
+        || PyType_Ready(&JitCallType) < 0 || PyType_Ready(&SignatureType) < 0) {
         return NULL;
     }
     str_add = PyUnicode_InternFromString("add");
@@ -1516,6 +1816,12 @@ PyInit__speedups(void)
     Py_INCREF(&JitCallType);
     if (PyModule_AddObject(m, "JitCall", (PyObject *)&JitCallType) < 0) {
         Py_DECREF(&JitCallType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&SignatureType);
+    if (PyModule_AddObject(m, "Signature", (PyObject *)&SignatureType) < 0) {
+        Py_DECREF(&SignatureType);
         Py_DECREF(m);
         return NULL;
     }

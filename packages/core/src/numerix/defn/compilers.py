@@ -18,18 +18,27 @@ from numerix.configuration import effective_settings
 from numerix.errors import ArgumentError
 
 __all__ = [
-    "Compiler", "ArgSpec", "Executable", "default_compiler", "resolve_compiler",
-    "compilers_serving", "meeting_backend",
+    "Compiler", "ArgSpec", "Executable", "DEFAULT_COMPILER", "default_compiler", "compiler_of",
+    "resolve_compiler", "compilers_serving", "meeting_backend",
 ]  # fmt: skip
+
+
+#: the default compiler where nothing configures numerix
+DEFAULT_COMPILER = "evaluator"
 
 
 def default_compiler() -> tuple[str, dict[str, Any]]:
     """The default compiler's name and options: ``with numerix.config(default_compiler=...)``
     › the environment and files › ``"evaluator"``."""
-    s = effective_settings()
-    if s is None:
-        return "evaluator", {}
-    return s.default_compiler, dict(s.compiler_options)
+    return compiler_of(effective_settings())
+
+
+def compiler_of(settings: Any) -> tuple[str, dict[str, Any]]:
+    """The default compiler's name and options in ``settings`` (None: nothing configures
+    numerix)."""
+    if settings is None:
+        return DEFAULT_COMPILER, {}
+    return settings.default_compiler, dict(settings.compiler_options)
 
 
 def resolve_compiler(

@@ -16,9 +16,11 @@ from numerix._tensor import _speedups as SPEEDUPS
 from numerix.backend import Backend
 from numerix.configuration import effective_settings, get_default_backend
 from numerix.defn.compilers import (
+    DEFAULT_COMPILER,
     ArgSpec,
     Compiler,
     Executable,
+    compiler_of,
     default_compiler,
     resolve_compiler,
 )
@@ -146,8 +148,8 @@ class Jitted:
         self._order: OrderedDict[int, Any] = OrderedDict()
         self._tokens = itertools.count()
         # the common call (positional tensors only, no statics), keyed without flattening:
-        # (program, output tree, token)
-        self._fast: dict[Any, tuple[Any, Any, int]] = {}
+        # (program, output rebuilder or None, token, direct form or None)
+        self._fast: dict[Any, tuple[Any, Any, int, Any]] = {}
         self._lock = threading.Lock()
         # [hits, misses, evictions]: a list the fast path updates in place
         self._stats = [0, 0, 0]
@@ -250,12 +252,15 @@ class Jitted:
         run, out_tree, token = entry
         if not kwargs and self._sig is None and all(type(a) is Tensor for a in args):
             fast_key = _fast_key(args, self.compiler is None)
-            fast: tuple[Any, Any, int]
+            fast: tuple[Any, Any, int, Any]
             if _single_leaf(out_tree):
                 one = getattr(run, "one", None)
-                fast = (one or (lambda xs, run=run: run(xs)[0]), None, token)
+                # direct: what the compiled call runs in place of ``one`` (the program
+                # on the payloads, see replay.runner); None where a runner does more
+                direct = getattr(run, "direct", None)
+                fast = (one or (lambda xs, run=run: run(xs)[0]), None, token, direct)
             else:
-                fast = (run, _rebuilder(out_tree), token)
+                fast = (run, _rebuilder(out_tree), token, None)
             with self._lock:
                 if token in self._order:  # never a program the cache dropped
                     self._fast[fast_key] = fast
@@ -470,24 +475,41 @@ def compile(
     return Compiled(fn, comp.compile(graph, specs, options), graph, specs, tree)
 
 
+def _tuple_signature(a: Any) -> Any:
+    """One argument's part of the fast path's key: ``(type, shape, dtype, backend)``."""
+    return (type(a), a.shape, a.dtype, a.backend)
+
+
+#: the key's part for one argument; with the compiled module, that tuple as a Signature
+#: (equal as the tuple is, its hash computed once and kept on the tensor: a cached call
+#: with the same tensors hashes nothing anew)
+_signature: Callable[[Any], Any] = _tuple_signature if SPEEDUPS is None else SPEEDUPS.signature
+
+
 def _fast_key(args: Sequence[Any], default: bool) -> Any:
-    """The fast path's cache key: (type, shape, dtype, backend) of the one argument, or
-    one such tuple per argument, and the default compiler's name and options when the
+    """The fast path's cache key: the signature (:func:`_signature`) of the one argument,
+    or a tuple of one per argument, and the default compiler's name and options when the
     function names none. Raises AttributeError for an argument that is not tensor-like
     (a number). ``_entry``'s call computes the same key inline, and so does the compiled
     one (``signature_of`` in ``numerix/_speedups.c``): keep the three alike."""
     if len(args) == 1:
-        a = args[0]
-        key: Any = (type(a), a.shape, a.dtype, a.backend)
+        key: Any = _signature(args[0])
     else:
-        key = tuple([(type(a), a.shape, a.dtype, a.backend) for a in args])
+        key = tuple([_signature(a) for a in args])
     if default:
         key = (key, _default_key())
     return key
 
 
+_UNCONFIGURED_KEY = (DEFAULT_COMPILER, ())
+
+
 def _default_key() -> Any:
-    cname, base = default_compiler()
+    """The default compiler's part of a cache key here: its name and options."""
+    s = effective_settings()
+    if s is None:  # nothing configures numerix: no options to freeze
+        return _UNCONFIGURED_KEY
+    cname, base = compiler_of(s)
     return (cname, _freeze(base) if base else ())
 
 
@@ -533,7 +555,7 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
                 hit = None
             if hit is None:
                 return slow(*args)
-            run, rebuild, token = hit
+            run, rebuild, token, _ = hit
             stats[0] += 1
             try:
                 touch(token)  # the least recently used is what the bound drops

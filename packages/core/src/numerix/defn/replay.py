@@ -131,6 +131,7 @@ def runner(
         else f"_move(args, {i})"
         for i, a in enumerate(args_spec)
     ]
+    n = len(args)
     for k, value in enumerate(trailing):
         ns[f"c{k}"] = value
         args.append(f"c{k}")
@@ -163,6 +164,11 @@ def runner(
     run: Callable[[Sequence[Any]], list[Any]] = ns["run"]
     if len(names) == 1:
         run.one = ns["run_one"]  # type: ignore[attr-defined]
+        if context is None and not captured and all(a.endswith(".data") for a in args[:n]):
+            # run_one's steps as data, for jit's compiled call (numerix._speedups):
+            # (fn, trailing values, output shape, output dtype, backend, bare)
+            shape, dtype = outputs[0]
+            run.direct = (fn, tuple(trailing), shape, dtype, backend, bare)  # type: ignore[attr-defined]
     run.backend = backend  # type: ignore[attr-defined]
     return run
 
