@@ -100,6 +100,8 @@ def test_kernels_in_several_threads_keep_numpy_quiet():
     assert entered.wait(10)
     x = nx.tensor(np.array([1.0, 0.0, -1.0], np.float32))
     failures: list[BaseException] = []
+    # compiled programs run in the same context (program_context): the evaluator's too
+    divide_log = nx.jit(lambda v: (nx.divide(v, 0.0), nx.log(v)), compiler="evaluator")
 
     def worker() -> None:
         np.seterr(all="raise")  # numpy's error state is per thread
@@ -108,6 +110,10 @@ def test_kernels_in_several_threads_keep_numpy_quiet():
                 got = nx.divide(x, 0.0).to_numpy()
                 np.testing.assert_array_equal(got, np.array([np.inf, np.nan, -np.inf], np.float32))
                 assert nx.log(x).to_numpy()[1] == -np.inf
+                q, lg = divide_log(x)
+                np.testing.assert_array_equal(q.to_numpy(), got)
+                assert lg.to_numpy()[1] == -np.inf
+            assert np.geterr()["divide"] == "raise"  # the thread's own state is its own
         except BaseException as e:  # reported in the main thread
             failures.append(e)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import gc
 import linecache
 import re
@@ -682,3 +683,40 @@ def test_cache_size_is_a_setting_read_from_the_environment(
         monkeypatch.delenv("NUMERIX_DEFN__CACHE_SIZE")
         nx.reload_config()
     assert cache_size() == 64
+
+
+def test_a_program_runs_in_its_backends_context_or_a_copy_when_it_is_in_use() -> None:
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("state", default="outside")
+    ctx = contextvars.Context()
+    ctx.run(var.set, "inside")
+    calls: list[str] = []
+
+    def program(a: Any) -> Any:
+        calls.append(var.get())
+        return a
+
+    call = replay.in_context(ctx, program)
+    assert call(1) == 1 and calls == ["inside"]
+    assert var.get() == "outside"  # the caller's own context is left alone
+    # in use: by this thread (a program run from inside one) ...
+    assert ctx.run(call, 2) == 2 and calls[-1] == "inside"
+    # ... or by another thread: a copy, holding the same values
+    entered, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=ctx.run, args=(lambda: (entered.set(), release.wait(10)),))
+    holder.start()
+    try:
+        assert entered.wait(10)
+        assert call(3) == 3 and calls[-1] == "inside"
+    finally:
+        release.set()
+        holder.join()
+    # what the program itself raises goes up, and it is not run again
+    n = len(calls)
+
+    def refusing(a: Any) -> Any:
+        calls.append("ran")
+        raise RuntimeError("cannot enter context: raised by the program")
+
+    with pytest.raises(RuntimeError, match="raised by the program"):
+        replay.in_context(ctx, refusing)(0)
+    assert calls[n:] == ["ran"]

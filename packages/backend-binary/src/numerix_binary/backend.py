@@ -106,6 +106,8 @@ def _kernel_context() -> Any:
 
 
 _run_in_kernel_context = _kernel_context()
+#: the context itself: compiled programs run in it too (program_context)
+_KERNEL_CONTEXT: contextvars.Context = _run_in_kernel_context.__self__
 _per_thread = _thread._local()  # threading.local, without importing threading
 
 
@@ -144,8 +146,8 @@ def _quiet(method: Any) -> Any:
 
 
 # ---------------------------------------------------------------- kernels and their lowerings
-# Replayed programs run inside program_context (numpy's warnings off), so a lowering
-# needs no errstate of its own.
+# Replayed programs run in program_context, the kernels' context (numpy's warnings off),
+# so a lowering needs no errstate of its own.
 
 
 def _unary(fn: Any) -> Any:
@@ -305,7 +307,7 @@ class BinaryBackend(
         return lambda *a: _asarray(fn(*a), dtype=dt)
 
     def program_context(self) -> Any:
-        return np.errstate(all="ignore")
+        return _KERNEL_CONTEXT  # numpy's warnings off, as for the kernels
 
     # ------------------------------------------------------------ the compiled fast path
     def fast_kernel(self, op: str, form: str, dtype: Any) -> tuple[Callable[..., Any], type] | None:

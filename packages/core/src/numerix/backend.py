@@ -396,9 +396,12 @@ class Backend:
         loaded in the process; the default keeps nothing, so does nothing."""
 
     def program_context(self) -> Any:
-        """Optional: a context manager each replayed program runs inside (``binary``:
-        numpy's floating-point warnings off, as XLA and LibTorch never warn); None (the
-        default) for none. Called once per program run."""
+        """Optional: what each replayed program runs inside (``binary``: numpy's
+        floating-point warnings off, as XLA and LibTorch never warn). Either a context
+        manager, made and entered on every program run, or a :class:`contextvars.Context`
+        holding the state, in which every run is called (``Context.run``: tens of ns,
+        where entering ``np.errstate`` costs about 1 µs; a context in use by another
+        thread runs a copy). None (the default): nothing."""
         return None
 
     # ------------------------------------------------------------ tools

@@ -18,6 +18,7 @@ of payloads: the xla compiler's jitted program too).
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import linecache
 import weakref
@@ -102,7 +103,7 @@ def runner(
     args_spec: Sequence[Any],
     *,
     trailing: Sequence[Any] = (),
-    context: Callable[[], Any] | None = None,
+    context: Callable[[], Any] | contextvars.Context | None = None,
     bare: bool = False,
     host_payloads: bool = False,
     captured: Sequence[weakref.ref[Tensor]] = (),
@@ -111,7 +112,9 @@ def runner(
     arguments' payloads (an argument ``args_spec`` places on another backend first
     moved to ``backend``, as eagerly) and then on
     ``trailing`` values (a compiled program's constants), inside ``context()`` when
-    given; each output payload wrapped as a tensor of ``backend`` typed as ``outputs``.
+    given, or in ``context`` when it is a :class:`contextvars.Context` (see
+    :func:`in_context`); each output payload wrapped as a tensor of ``backend`` typed as
+    ``outputs``.
     ``bare``: ``fn`` returns its one output as it is, not in a sequence.
     ``host_payloads``: ``fn`` takes the numpy payloads of host arguments as they are
     (``jax.jit`` moves them to its device itself, faster than a transfer per tensor).
@@ -123,6 +126,8 @@ def runner(
     ``run.backend`` is ``backend``: the backend arguments must meet (see
     :func:`numerix._meeting.meeting_backend`).
     """
+    if isinstance(context, contextvars.Context):
+        fn, context = in_context(context, fn), None
     ns: dict[str, Any] = {"_new": _new, "_T": Tensor, "_B": backend, "fn": fn}
     ns["_move"] = _mover(backend)
     args = [
@@ -173,11 +178,36 @@ def runner(
     return run
 
 
+def in_context(ctx: contextvars.Context, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` run in ``ctx`` (``Context.run``: tens of ns, where entering a context
+    manager such as ``np.errstate`` costs about 1 µs). A context in use (by another
+    thread, or by this one: a program run from inside a program) refuses to be entered
+    twice; the call then runs in a copy of it, which holds the same values."""
+    run = ctx.run
+
+    def call(*payloads: Any) -> Any:
+        try:
+            return run(fn, *payloads)
+        except RuntimeError as e:
+            # refused by Context.run itself (the traceback ends here), not raised by fn
+            if e.__traceback__ is None or e.__traceback__.tb_next is not None:
+                raise
+            if not str(e).startswith("cannot enter context"):
+                raise
+        return ctx.copy().run(fn, *payloads)
+
+    return call
+
+
 def run_program(program: Program, args_spec: Sequence[Any]) -> Callable[[Sequence[Any]], list[Any]]:
     """:func:`runner` for a lowered :class:`Program`, inside its backend's
-    :meth:`~numerix.Backend.program_context`."""
+    :meth:`~numerix.Backend.program_context` (or in it, when it is a
+    :class:`contextvars.Context`)."""
     b = program.backend
-    ctx = None if type(b).program_context is Backend.program_context else b.program_context
+    ctx: Any = None
+    if type(b).program_context is not Backend.program_context:
+        made = b.program_context()
+        ctx = made if isinstance(made, contextvars.Context) else b.program_context
     run = runner(program.fn, program.outputs, b, args_spec, context=ctx, captured=program.captured)
     run.program = program  # type: ignore[attr-defined]  # for inspection: its source
     return run
