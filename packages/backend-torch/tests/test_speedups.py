@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 import numerix as nx
@@ -34,6 +35,8 @@ def _takes(backend: nx.Backend, op: str, dtype: str, form: str) -> bool:
     x = nx.tensor(sample(d, (2, 3), 1), dtype=d, backend=backend)
     if form == "sl":
         x[1:2]
+    elif form == "ix":
+        x[1]
     elif form == "rs":
         x.reshape((3, 2))
     elif form == "mm":
@@ -55,7 +58,8 @@ def test_every_fast_op_and_method_agrees_with_the_python_path_on_torch(backend) 
      ("divide", "float32", "tt"), ("exp", "float32", "u"), ("exp", "bfloat16", "u"),
      ("add", "int32", "tt"), ("maximum", "int8", "tt"), ("less", "uint8", "tt"),
      ("negative", "int64", "u"), ("matmul", "float32", "mm"), ("matmul", "int64", "mm"),
-     ("slice", "float32", "sl"), ("slice", "uint64", "sl")],
+     ("slice", "float32", "sl"), ("slice", "uint64", "sl"), ("slice", "float32", "ix"),
+     ("slice", "uint16", "ix")],
 )  # fmt: skip
 def test_a_kernel_that_is_one_torch_call_is_passed_by_its_shortcut(backend, op, dtype, form):
     assert _takes(backend, op, dtype, form)
@@ -75,3 +79,12 @@ def test_a_kernel_that_is_more_keeps_its_kernel(backend, op, dtype, form):
     entry = [m for m in (nx.matmul if op == "matmul" else _fast.RESHAPE_OP if op == "reshape"
              else getattr(nx, op)).memo() if m[1] is as_dtype(dtype) and m[2] == form]  # fmt: skip
     assert entry and entry[0][3], "the fast path calls the kernel"
+
+
+def test_a_row_of_a_strided_matrix_is_the_contiguous_copy_the_kernels_make(backend) -> None:
+    x = nx.transpose(nx.tensor(np.arange(6, dtype=np.float32).reshape(2, 3), backend=backend))
+    row = x[1]  # the shortcut: torch's a[1] would be a strided view
+    assert ("slice", "float32", "ix") in speedups.shortcuts(backend)
+    assert row.data.is_contiguous() and row.to_numpy().tolist() == [1.0, 4.0]
+    y = nx.tensor(np.arange(6, dtype=np.float32).reshape(2, 3), backend=backend)
+    assert y[1].data.data_ptr() == y.data.data_ptr() + 3 * 4  # a contiguous row: a view

@@ -330,6 +330,10 @@ class BinaryBackend(
             return _nd.reshape, _nd
         if form == "sl":
             return operator.getitem, _nd
+        if form == "ix" and type(self).reshape is BinaryBackend.reshape:
+            # x[i]: the view the slice and reshape kernels give; a 1-d x's element is a
+            # numpy scalar, not an ndarray, so those kernels serve it
+            return operator.getitem, _nd
         return None
 
     # ------------------------------------------------------------ creation

@@ -330,6 +330,16 @@ def _slice_key(start: tuple[int, ...], stop: tuple[int, ...], strides: tuple[int
     return tuple(map(slice, start[:n], stop[:n], strides[:n]))
 
 
+def _row(a: torch.Tensor, i: int) -> torch.Tensor:
+    """x[i] as the slice and reshape kernels give it, for the fast path (``ix``): a view,
+    or, for a row of a strided matrix, the contiguous copy the reshape kernel's ravel
+    makes."""
+    r = a[i]
+    if r.ndim == 1 and not r.is_contiguous():
+        return r.contiguous()
+    return r
+
+
 #: a max or min over every axis, to a 0-d result: torch's whole-tensor forms, cheaper
 #: than amax/amin with every dim named (NaN propagates through both)
 _WHOLE = {"max": torch.max, "min": torch.min}
@@ -1018,6 +1028,8 @@ class TorchBackend(NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Back
             return torch.matmul, torch.Tensor
         if form == "sl":  # x.data[key]: the same basic slice of axis 0, a view
             return operator.getitem, torch.Tensor
+        if form == "ix" and type(self).reshape is TorchBackend.reshape:
+            return _row, torch.Tensor
         # "rs": no shortcut. The kernel flattens with ravel, which copies a non-contiguous
         # operand to a contiguous result where a.reshape(shape) returns a strided view
         # (f32[4][1] sliced from f32[4][2]); torch's reshape also parses its shape for

@@ -126,8 +126,12 @@ is_tensor(PyObject *o)
 
 /* ------------------------------------------------------------------ Op */
 
-enum { FORM_TT, FORM_TS, FORM_ST, FORM_TI, FORM_IT, FORM_U, FORM_MM, FORM_RS, FORM_SL, N_FORMS };
-static const char *FORM_NAMES[N_FORMS] = {"tt", "ts", "st", "ti", "it", "u", "mm", "rs", "sl"};
+enum {
+    FORM_TT, FORM_TS, FORM_ST, FORM_TI, FORM_IT, FORM_U, FORM_MM, FORM_RS, FORM_SL, FORM_IX,
+    N_FORMS
+};
+static const char *FORM_NAMES[N_FORMS] = {"tt", "ts", "st", "ti", "it", "u", "mm", "rs", "sl",
+                                          "ix"};
 
 #define MEMO 32 /* entries per op; past it the oldest one is replaced */
 
@@ -1023,12 +1027,68 @@ done:
     return r;
 }
 
+/* x[i] with a Python int i within axis 0: served only by the backend's shortcut, which
+ * takes the payload and i (made non-negative) and returns what the Python path's slice
+ * and reshape kernels store; anything else (no shortcut, a payload of another type: a
+ * numpy scalar for a 1-d x) is the Python path's. */
+static PyObject *
+fast_index(TensorObject *x, PyObject *key, int *taken)
+{
+    *taken = 0;
+    Py_ssize_t nd = PyTuple_GET_SIZE(x->shape);
+    if (nd == 0 || SliceOp == NULL) {
+        return NULL;
+    }
+    PyObject *d0 = PyTuple_GET_ITEM(x->shape, 0);
+    Py_ssize_t dim = PyLong_CheckExact(d0) ? PyLong_AsSsize_t(d0) : -1;
+    Py_ssize_t i = PyLong_AsSsize_t(key);
+    if (dim < 0 || (i == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (i < -dim || i >= dim) {
+        return NULL; /* the Python path names the bounds */
+    }
+    if (i < 0) {
+        i += dim;
+    }
+    Hit h;
+    if (!lookup(SliceOp, x->backend, x->dtype, FORM_IX, &h)) {
+        return NULL;
+    }
+    PyObject *r = NULL;
+    if (h.payload != NULL) {
+        PyObject *shape = PyTuple_GetSlice(x->shape, 1, nd);
+        PyObject *pargs[2] = {x->data, PyLong_FromSsize_t(i)};
+        if (shape == NULL || pargs[1] == NULL) {
+            *taken = 1; /* out of memory: the answer */
+        }
+        else {
+            Py_INCREF(pargs[0]);
+            int done = try_payload(&h, shape, pargs, 2, &r);
+            Py_DECREF(pargs[0]);
+            *taken = done == 1;
+        }
+        Py_XDECREF(pargs[1]);
+        Py_XDECREF(shape);
+    }
+    hit_release(&h);
+    return r;
+}
+
 static PyObject *
 tensor_getitem(PyObject *self, PyObject *key)
 {
     if (PySlice_Check(key) && is_tensor(self)) {
         int taken = 0;
         PyObject *r = fast_slice((TensorObject *)self, key, &taken);
+        if (taken) {
+            return r;
+        }
+    }
+    else if (PyLong_CheckExact(key) && is_tensor(self)) {
+        int taken = 0;
+        PyObject *r = fast_index((TensorObject *)self, key, &taken);
         if (taken) {
             return r;
         }

@@ -381,7 +381,12 @@ class Backend:
         - ``"mm"``: two matrices (``dot`` contracting x's axis 1 with y's axis 0);
         - ``"rs"``: a payload and the output shape, a tuple of ints (``reshape``);
         - ``"sl"``: a payload and a Python ``slice`` of ints with a positive step over
-          axis 0 (``slice``).
+          axis 0 (``slice``);
+        - ``"ix"``: a payload of one axis or more and a Python int ``i``, ``0 <= i <
+          shape[0]`` (``slice``, asked for ``x[i]``): what the ``slice`` kernel (row
+          ``i``) and then the ``reshape`` kernel (to ``shape[1:]``) would store. This
+          form has no kernel of its own: with no shortcut, ``x[i]`` takes the Python
+          path.
 
         Asked once per (op, form, dtype, backend) and kept; not asked while the rule check
         (``[debug] check_rules``) is on. A backend that stops honouring a shortcut it gave

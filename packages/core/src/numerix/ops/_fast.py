@@ -42,7 +42,7 @@ SPEEDUPS: Any = _tensor._speedups
 UNARY, BINARY, MATRIX = 1, 2, 3
 
 # the kernel a form calls, where it is not the primitive's own
-_KERNEL_OF_FORM = {"mm": "dot", "rs": "reshape", "sl": "slice"}
+_KERNEL_OF_FORM = {"mm": "dot", "rs": "reshape", "sl": "slice", "ix": "slice"}
 # a Python int's operand is a 0-d payload as a float's is: the same shortcut
 _SHORTCUT_FORM = {"ti": "ts", "it": "st"}
 
@@ -81,7 +81,7 @@ def resolve(
         r = prim.extra["table"].get(dtype)
     elif form == "mm":
         r = None if dtype.kind == "b" else (dtype, dtype)
-    elif form in ("rs", "sl"):
+    elif form in ("rs", "sl", "ix"):  # ix: x[i], served by a shortcut alone
         r = (dtype, dtype)
     else:
         return None

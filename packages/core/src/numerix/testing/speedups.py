@@ -30,7 +30,7 @@ from numerix.testing.oracle import sample
 
 __all__ = [
     "fast_ops", "same_outcome", "check_backend", "shortcuts", "shortcuts_asked", "SCALARS",
-    "INTS", "SLICES", "RESHAPES", "SHAPES",
+    "INTS", "SLICES", "INDEXES", "RESHAPES", "SHAPES",
 ]  # fmt: skip
 
 #: Python floats on the scalar side: their edge values (signed zero, NaN, infinities,
@@ -49,6 +49,10 @@ SLICES = (
     slice(None, None, -1), slice(3, 0, -2), slice(0, 0, 0), slice(2 ** 70, None),
     slice(True, None), slice(1.0, 2),
 )  # fmt: skip
+
+#: Keys of x[i]: Python ints within axis 0 (from either end) and past it, and what is
+#: not a Python int (a bool, an int too large for an index).
+INDEXES = (0, 1, -1, 2, -2, -3, 3, -4, 2**70, True, False)
 
 #: Shapes for x.reshape(shape), for an x of 6 elements (and the other sizes' errors).
 RESHAPES = ((6,), (2, 3), (3, 2), (1, 6, 1), (-1,), (2, -1), (4,), (2, 3.0), [2, 3], (0,))
@@ -156,6 +160,16 @@ def _check_methods(backend: Any, kinds: tuple[dtypes.DType, ...],
             for key in SLICES:
                 same_outcome(f"{x.describe()}[{key}]", _outcome(x.__getitem__, key),
                              _outcome(getitem, x, key))  # fmt: skip
+            # x[i], also of a transposed matrix: a strided payload, which the Python
+            # path's reshape may copy where an index gives a view; the layout must agree
+            for y in (x, nx.transpose(x)) if len(shape) == 2 else (x,):
+                for i in INDEXES:
+                    what = f"{y.describe()}[{i!r}]"
+                    fast, slow = _outcome(y.__getitem__, i), _outcome(getitem, y, i)
+                    same_outcome(what, fast, slow)
+                    if isinstance(slow, nx.Tensor) and _layout(fast.data) != _layout(slow.data):
+                        raise AssertionError(f"{what}: payload strides {_layout(fast.data)} "
+                                             f"against {_layout(slow.data)}")  # fmt: skip
     for _, x, _ in _operands(backend, kinds, ((2, 3),)):
         for s in RESHAPES:
             fast, slow = _outcome(x.reshape, s), _outcome(reshape, x, s)
@@ -164,13 +178,21 @@ def _check_methods(backend: Any, kinds: tuple[dtypes.DType, ...],
                 raise AssertionError(f"{x.describe()}.reshape({s}): x itself on one path only")
 
 
+def _layout(payload: Any) -> Any:
+    """A payload's strides, where it has them (numpy's ``strides``, torch's ``stride()``)."""
+    strides = getattr(payload, "strides", None)
+    if strides is None and callable(getattr(payload, "stride", None)):
+        strides = payload.stride()
+    return None if strides is None else tuple(strides)
+
+
 def check_backend(
     backend: Any,
     *,
     kinds: tuple[dtypes.DType, ...] = dtypes.ALL_DTYPES,
     shapes: tuple[tuple[int, ...], ...] = SHAPES,
 ) -> None:
-    """Every fast op, ``x[a:b:c]`` and ``x.reshape`` both ways on ``backend`` (a backend
+    """Every fast op, ``x[a:b:c]``, ``x[i]`` and ``x.reshape`` both ways on ``backend`` (a backend
     object), over the dtypes ``kinds`` (those the backend holds) and operands of
     ``shapes``; AssertionError at the first difference, or when the compiled module is
     built but took no call on this backend."""
