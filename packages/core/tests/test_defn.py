@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import gc
+import inspect
 import linecache
 import re
 import threading
@@ -137,6 +138,29 @@ def test_defn_cache_static_argnames() -> None:
         f(x, [0])
     with pytest.raises(nx.ArgumentError, match=r"static_argnames \['nope'\] are not parameters"):
         nx.jit(lambda x: x, static_argnames=("nope",))
+
+
+def test_static_arguments_bind_as_inspect_binds_them() -> None:
+    # positional and keyword calls bind without inspect where they are plain: the same
+    # key however an argument is passed, and inspect's error for a call it refuses
+    def f(x, y, axis, keep=False):
+        return nx.sum(x + y, axis=axis, keepdims=keep)
+
+    g = nx.jit(f, static_argnames=("axis", "keep"))
+    x = nx.ones((2, 3))
+    for args, kwargs in [((x, x, 0), {}), ((x, x), {"axis": 0}), ((x,), {"axis": 0, "y": x}),
+                         ((), {"keep": False, "axis": 0, "x": x, "y": x}),
+                         ((x, x, 0, False), {})]:  # fmt: skip
+        assert g(*args, **kwargs).shape == (3,)
+    assert g.trace_count == 2  # keep given or left to its default: two signatures
+    assert g(x, x, 1, True).shape == (2, 1) and g.trace_count == 3
+    for args, kwargs in [((x,), {}), ((x, x), {"axis": 0, "x": x}), ((x, x, 0), {"nope": 1}),
+                         ((x, x, 0, False, 5), {}), ((x, x), {})]:  # fmt: skip
+        with pytest.raises(TypeError) as got:
+            g(*args, **kwargs)
+        with pytest.raises(TypeError) as want:
+            inspect.signature(f).bind(*args, **kwargs)
+        assert str(got.value) == str(want.value)
 
 
 def test_defn_cache_pytrees_in_and_out() -> None:
