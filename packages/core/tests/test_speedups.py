@@ -422,3 +422,28 @@ def test_a_runner_with_a_context_is_not_called_directly() -> None:
     (entry,) = g.jitted._fast.values()
     assert entry[3] is None
     check(g(x), np.array([-1.0], np.float32), nx.float32)
+
+
+@compiled
+def test_a_reduction_over_every_axis_calls_the_reduce_kernel_from_c() -> None:
+    b = get_default_backend()
+    _fast.SPEEDUPS.clear()
+    x = nx.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    check(nx.sum(x), np.float32(15), nx.float32)
+    check(x.max(), np.float32(5), nx.float32)  # the method's defaults: the same form
+    check(nx.any(x), np.bool_(True), nx.bool_)
+    check(nx.sum(nx.tensor(np.arange(3, dtype=np.int32))), np.int64(3), nx.int64)
+    assert nx.sum.params == "sum" and nx.max.params == "max"
+
+    def taken(op, dtype):
+        return [m[3] for m in op.memo() if m[0] is b and m[1] is dtype and m[2] == "rd"]
+
+    assert taken(nx.sum, nx.float32) == [True] and taken(nx.max, nx.float32) == [True]
+    assert taken(nx.any, nx.float32) == [True]
+    assert taken(nx.sum, nx.int32) == [False]  # int32 accumulates in int64: a cast first
+    # an empty tensor is the Python op's: max has no identity, and says so
+    with pytest.raises(ShapeError, match="max: cannot reduce the empty axis"):
+        nx.max(nx.tensor(np.zeros((2, 0), np.float32)))
+    check(nx.sum(nx.tensor(np.zeros((2, 0), np.float32))), np.float32(0), nx.float32)
+    with pytest.raises(ValueError, match=r"arity is 1 \(unary\), 2 \(binary\), 3"):
+        _fast.SPEEDUPS.Op(nx.sum.primitive, nx.sum.__wrapped__, 5)

@@ -128,10 +128,10 @@ is_tensor(PyObject *o)
 
 enum {
     FORM_TT, FORM_TS, FORM_ST, FORM_TI, FORM_IT, FORM_U, FORM_MM, FORM_RS, FORM_SL, FORM_IX,
-    N_FORMS
+    FORM_RD, N_FORMS
 };
 static const char *FORM_NAMES[N_FORMS] = {"tt", "ts", "st", "ti", "it", "u", "mm", "rs", "sl",
-                                          "ix"};
+                                          "ix", "rd"};
 
 #define MEMO 32 /* entries per op; past it the oldest one is replaced */
 
@@ -154,6 +154,7 @@ typedef struct {
     vectorcallfunc vectorcall;
     PyObject *primitive;
     PyObject *fallback;
+    PyObject *params;   /* what the resolver is told besides the primitive (a kind), or None */
     PyObject *dict;
     PyObject *weakreflist;
     int arity;
@@ -297,13 +298,13 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
     if (Resolver == NULL) {
         return 0;
     }
-    PyObject *args[4] = {op->primitive, NULL, backend, dtype};
+    PyObject *args[5] = {op->primitive, NULL, backend, dtype, op->params};
     args[1] = PyUnicode_InternFromString(FORM_NAMES[form]);
     if (args[1] == NULL) {
         PyErr_Clear();
         return 0;
     }
-    PyObject *r = PyObject_Vectorcall(Resolver, args, 4, NULL);
+    PyObject *r = PyObject_Vectorcall(Resolver, args, 5, NULL);
     Py_DECREF(args[1]);
     if (r == NULL) {
         PyErr_Clear();
@@ -615,6 +616,44 @@ fast_unary(OpObject *op, PyObject *a, int *taken)
     return r;
 }
 
+/* op(x) of a reduction over every axis of a non-empty x (an empty one is the Python op's:
+ * a kind with no identity refuses it): the reduce kernel with the op's kind, every axis
+ * and no kept dims, into a 0-d out of the dtype the rules gave. */
+#define MAX_REDUCE_NDIM 8
+static PyObject *AxesTuples[MAX_REDUCE_NDIM + 1]; /* (), (0,), (0, 1), ... */
+static PyObject *ReduceKwnames = NULL;            /* ("kind", "axes", "keepdims") */
+static PyObject *EmptyTuple = NULL;
+
+static PyObject *
+fast_reduce(OpObject *op, PyObject *a, int *taken)
+{
+    *taken = 0;
+    if (!is_tensor(a) || ReduceKwnames == NULL) {
+        return NULL;
+    }
+    TensorObject *x = (TensorObject *)a;
+    Py_ssize_t nd = PyTuple_GET_SIZE(x->shape);
+    if (nd > MAX_REDUCE_NDIM) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nd; i++) {
+        PyObject *d = PyTuple_GET_ITEM(x->shape, i);
+        if (!PyLong_CheckExact(d) || PyLong_AsSsize_t(d) <= 0) {
+            PyErr_Clear();
+            return NULL;
+        }
+    }
+    Hit h;
+    if (!lookup(op, x->backend, x->dtype, FORM_RD, &h)) {
+        return NULL;
+    }
+    *taken = 1;
+    PyObject *kw[3] = {op->params, AxesTuples[nd], Py_False};
+    PyObject *r = run_kernel(&h, EmptyTuple, a, NULL, kw, ReduceKwnames, taken);
+    hit_release(&h);
+    return r;
+}
+
 /* Two matrices, as matmul's own first case: the backend's dot with matmul's axes. */
 static PyObject *
 fast_matmul(OpObject *op, PyObject *a, PyObject *b, int *taken)
@@ -680,6 +719,9 @@ op_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
         else if (op->arity == 3 && n == 2) {
             r = fast_matmul(op, args[0], args[1], &taken);
         }
+        else if (op->arity == 4 && n == 1) {
+            r = fast_reduce(op, args[0], &taken);
+        }
         Py_LeaveRecursiveCall();
         if (taken) {
             return r;
@@ -691,16 +733,17 @@ op_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
 static PyObject *
 op_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    PyObject *primitive, *fallback;
+    PyObject *primitive, *fallback, *params = Py_None;
     int arity;
-    static char *kwlist[] = {"primitive", "fallback", "arity", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOi:Op", kwlist, &primitive, &fallback,
-                                     &arity)) {
+    static char *kwlist[] = {"primitive", "fallback", "arity", "params", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOi|O:Op", kwlist, &primitive, &fallback,
+                                     &arity, &params)) {
         return NULL;
     }
-    if (arity < 1 || arity > 3) {
+    if (arity < 1 || arity > 4) {
         PyErr_Format(PyExc_ValueError,
-                     "Op: arity is 1 (unary), 2 (binary) or 3 (matrix product), got %d", arity);
+                     "Op: arity is 1 (unary), 2 (binary), 3 (matrix product) or 4 (reduction "
+                     "over every axis), got %d", arity);
         return NULL;
     }
     if (!PyCallable_Check(fallback)) {
@@ -716,6 +759,8 @@ op_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     op->primitive = primitive;
     Py_INCREF(fallback);
     op->fallback = fallback;
+    Py_INCREF(params);
+    op->params = params;
     op->arity = arity;
     op->n = 0;
     op->generation = Generation;
@@ -727,6 +772,7 @@ op_traverse(OpObject *op, visitproc visit, void *arg)
 {
     Py_VISIT(op->primitive);
     Py_VISIT(op->fallback);
+    Py_VISIT(op->params);
     Py_VISIT(op->dict);
     for (int i = 0; i < op->n; i++) {
         Entry *e = &op->memo[i];
@@ -748,6 +794,7 @@ op_clear(OpObject *op)
 {
     Py_CLEAR(op->primitive);
     Py_CLEAR(op->fallback);
+    Py_CLEAR(op->params);
     Py_CLEAR(op->dict);
     memo_clear(op);
     return 0;
@@ -839,6 +886,8 @@ static PyMemberDef op_members[] = {
     {"primitive", T_OBJECT, offsetof(OpObject, primitive), READONLY, "the primitive bound"},
     {"fallback", T_OBJECT, offsetof(OpObject, fallback), READONLY,
      "the Python op: every call the fast path does not take"},
+    {"params", T_OBJECT, offsetof(OpObject, params), READONLY,
+     "what the resolver is told besides the primitive (a reduction's kind), or None"},
     {"__dictoffset__", T_PYSSIZET, offsetof(OpObject, dict), READONLY, NULL},
     {"__weaklistoffset__", T_PYSSIZET, offsetof(OpObject, weakreflist), READONLY, NULL},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(OpObject, vectorcall), READONLY, NULL},
@@ -1856,6 +1905,26 @@ PyInit__speedups(void)
     DotKwvalues[2] = Py_BuildValue("(i)", 0);
     DotKwvalues[3] = PyTuple_New(0);
     SliceKwnames = Py_BuildValue("(sss)", "start", "stop", "strides");
+    ReduceKwnames = Py_BuildValue("(sss)", "kind", "axes", "keepdims");
+    EmptyTuple = PyTuple_New(0);
+    for (Py_ssize_t nd = 0; nd <= MAX_REDUCE_NDIM; nd++) {
+        PyObject *t = PyTuple_New(nd);
+        for (Py_ssize_t i = 0; t != NULL && i < nd; i++) {
+            PyObject *v = PyLong_FromSsize_t(i);
+            if (v == NULL) {
+                Py_CLEAR(t);
+                break;
+            }
+            PyTuple_SET_ITEM(t, i, v);
+        }
+        if (t == NULL) {
+            return NULL;
+        }
+        AxesTuples[nd] = t;
+    }
+    if (ReduceKwnames == NULL || EmptyTuple == NULL) {
+        return NULL;
+    }
     One = PyLong_FromLong(1);
     if (str_add == NULL || str_subtract == NULL || str_multiply == NULL || str_divide == NULL
         || str_matmul == NULL || DotKwnames == NULL || DotKwvalues[0] == NULL

@@ -415,9 +415,13 @@ class Tensor(_Base):
         return _ops.transpose(self, axes or None)
 
     def sum(self, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+        if axis is None and keepdims is False and dtype is None:  # the fast path's form
+            return _ops.sum(self)
         return _ops.sum(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def prod(self, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
+        if axis is None and keepdims is False and dtype is None:  # the fast path's form
+            return _ops.prod(self)
         return _ops.prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
@@ -430,9 +434,13 @@ class Tensor(_Base):
         return _ops.std(self, axis=axis, keepdims=keepdims, correction=correction)
 
     def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        if axis is None and keepdims is False:  # the fast path's form
+            return _ops.max(self)
         return _ops.max(self, axis=axis, keepdims=keepdims)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        if axis is None and keepdims is False:  # the fast path's form
+            return _ops.min(self)
         return _ops.min(self, axis=axis, keepdims=keepdims)
 
     def argmax(self, axis: Any = None, keepdims: bool = False) -> Tensor:
@@ -442,9 +450,13 @@ class Tensor(_Base):
         return _ops.argmin(self, axis=axis, keepdims=keepdims)
 
     def all(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        if axis is None and keepdims is False:  # the fast path's form
+            return _ops.all(self)
         return _ops.all(self, axis=axis, keepdims=keepdims)
 
     def any(self, axis: Any = None, keepdims: bool = False) -> Tensor:
+        if axis is None and keepdims is False:  # the fast path's form
+            return _ops.any(self)
         return _ops.any(self, axis=axis, keepdims=keepdims)
 
     def dot(self, other: Any) -> Tensor:

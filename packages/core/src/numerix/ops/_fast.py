@@ -25,12 +25,14 @@ from numerix._dispatch import rule_checks_enabled
 from numerix._meeting import DEALLOCATED
 from numerix._shapes import _CHECK_MEMORY_FROM
 from numerix.dtypes import DType
+from numerix.errors import DTypeError
 from numerix.ops._core import check_scalar_fits, scalar_operand
 from numerix.plugins import clears_with_caches
 from numerix.primitives import shape as shape_primitives
 from numerix.primitives._registry import Primitive
+from numerix.primitives.reduction import reduce_dtypes
 
-__all__ = ["SPEEDUPS", "fast_op", "resolve", "UNARY", "BINARY", "MATRIX"]
+__all__ = ["SPEEDUPS", "fast_op", "resolve", "UNARY", "BINARY", "MATRIX", "REDUCE"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,8 +40,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 SPEEDUPS: Any = _tensor._speedups
 
 #: The forms an op takes: one tensor; two tensors of one shape, or a tensor and a
-#: Python float or int; two matrices.
-UNARY, BINARY, MATRIX = 1, 2, 3
+#: Python float or int; two matrices; one non-empty tensor reduced over every axis.
+UNARY, BINARY, MATRIX, REDUCE = 1, 2, 3, 4
 
 # the kernel a form calls, where it is not the primitive's own
 _KERNEL_OF_FORM = {"mm": "dot", "rs": "reshape", "sl": "slice", "ix": "slice"}
@@ -59,12 +61,13 @@ def _kernel(backend: Any, name: str) -> Any:
 
 
 def resolve(
-    prim: Primitive, form: str, backend: Any, dtype: DType
+    prim: Primitive, form: str, backend: Any, dtype: DType, params: Any = None
 ) -> tuple[Any, str, DType, Any, type | None] | None:
     """(kernel, its name, output dtype, the backend's shortcut and the type of what it
     returns, or None twice) for ``prim`` on operands of ``dtype`` on ``backend`` in
     ``form``, when the Python op would call that kernel with no cast and an output of the
-    input's shape; None when the Python op must take the call."""
+    input's shape (a reduction's: 0-d); None when the Python op must take the call.
+    ``params``: the op's own (a reduction's kind)."""
     if backend is DEALLOCATED or backend.is_tracing:
         return None
     if form == "tt":
@@ -83,6 +86,11 @@ def resolve(
         r = None if dtype.kind == "b" else (dtype, dtype)
     elif form in ("rs", "sl", "ix"):  # ix: x[i], served by a shortcut alone
         r = (dtype, dtype)
+    elif form == "rd":  # the reduction ``params`` over every axis, its dtypes by its rule
+        try:
+            r = reduce_dtypes(params, dtype)
+        except DTypeError:
+            return None
     else:
         return None
     if r is None or r[0] is not dtype:
@@ -92,9 +100,10 @@ def resolve(
     if kernel is None:
         return None
     # the backend's shortcut past the kernel, unless every kernel's result is checked
+    # (a reduction has none: the kernel takes its kind)
     short = (
         None
-        if rule_checks_enabled()
+        if rule_checks_enabled() or form == "rd"
         else backend.fast_kernel(name, _SHORTCUT_FORM.get(form, form), dtype)
     )
     payload, payload_type = (None, None) if short is None else short
@@ -108,14 +117,16 @@ def int_operand(prim: Primitive, value: int, dtype: DType, backend: Any) -> Any:
     return scalar_operand(value, dtype, backend)
 
 
-def fast_op(prim: Primitive, form: int) -> Callable[[F], F]:
+def fast_op(prim: Primitive, form: int, params: Any = None) -> Callable[[F], F]:
     """The op with the compiled fast path of ``form`` (:data:`UNARY`, :data:`BINARY`,
-    :data:`MATRIX`) for ``prim`` in front of it; the op itself where that is not built."""
+    :data:`MATRIX`, :data:`REDUCE`) for ``prim`` in front of it, ``params`` what
+    :func:`resolve` is told besides (a reduction's kind); the op itself where that is not
+    built."""
 
     def wrap(fn: F) -> F:
         if SPEEDUPS is None:
             return fn
-        op = SPEEDUPS.Op(prim, fn, form)
+        op = SPEEDUPS.Op(prim, fn, form, params)
         functools.update_wrapper(op, fn, updated=())  # name, doc, __wrapped__: fn's
         return op
 

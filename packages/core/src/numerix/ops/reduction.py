@@ -13,6 +13,7 @@ from numerix._shapes import normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast, keep_plan, new_out
+from numerix.ops._fast import REDUCE, fast_op
 from numerix.ops.elementwise import abs as _abs
 from numerix.ops.elementwise import sqrt, square
 from numerix.primitives import reduction
@@ -20,9 +21,7 @@ from numerix.primitives import reduction
 __all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "all", "any"]
 
 _reduce_p = reduction.reduce
-_accumulation = reduction.accumulation_dtype
-_dtype_rules = reduction.REDUCE_DTYPE_RULES
-_accumulating = reduction.ACCUMULATING
+_reduce_dtypes = reduction.reduce_dtypes
 _no_identity = reduction.NO_IDENTITY
 
 
@@ -37,25 +36,17 @@ _PLANS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 def _plan(kind: str, t: Tensor, axis: Any, keepdims: Any, dtype: Any) -> tuple[Any, ...]:
     axes = normalize_axes(kind, axis, t.ndim, t.shape)
-    if kind in _accumulating:
-        try:
-            cdt = _accumulation(t.dtype) if dtype is None else dtypes.as_dtype(dtype, kind)
-        except DTypeError as e:
-            raise DTypeError(f"{e}; got {t.describe()}") from None
-    else:
-        try:
-            _dtype_rules[kind](t.dtype)  # refused first, with the operand named
-        except DTypeError as e:
-            raise DTypeError(f"{e}; got {t.describe()}") from None
-        if kind in _no_identity and 0 in [t.shape[a] for a in axes]:
-            raise ShapeError(
-                f"{kind}: cannot reduce the empty axis/axes {axes} of {t.describe()}: {kind} "
-                f"has no identity; reduce a non-empty tensor"
-            )
-        cdt = t.dtype
+    try:  # the dtypes (the compiled fast path asks the same function: ops._fast)
+        cdt, odt = _reduce_dtypes(kind, t.dtype, dtype)
+    except DTypeError as e:  # refused first, with the operand named
+        raise DTypeError(f"{e}; got {t.describe()}") from None
+    if kind in _no_identity and 0 in [t.shape[a] for a in axes]:
+        raise ShapeError(
+            f"{kind}: cannot reduce the empty axis/axes {axes} of {t.describe()}: {kind} "
+            f"has no identity; reduce a non-empty tensor"
+        )
     kd = bool(keepdims)
     shape = _reduce_p.shape_rule(t.shape, kind=kind, axes=axes, keepdims=kd)
-    odt = _reduce_p.dtype_rule(cdt, kind=kind, axes=axes, keepdims=kd)
     return cdt, axes, kd, shape, odt
 
 
@@ -86,6 +77,7 @@ def _reduce(kind: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> 
     return t.backend.reduce(new_out(shape, odt, t.backend), t, kind=kind, axes=axes, keepdims=kd)
 
 
+@fast_op(_reduce_p, REDUCE, "sum")
 def sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """Sum over ``axis`` (an int, a tuple, or None for all) (array API ``sum``).
 
@@ -98,26 +90,31 @@ def sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = Non
     return _reduce("sum", x, axis, keepdims, dtype)
 
 
+@fast_op(_reduce_p, REDUCE, "prod")
 def prod(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """Product over ``axis`` (array API ``prod``); integers accumulate as in :func:`sum`."""
     return _reduce("prod", x, axis, keepdims, dtype)
 
 
+@fast_op(_reduce_p, REDUCE, "max")
 def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Maximum over ``axis``; NaN propagates; an empty reduction raises (no identity)."""
     return _reduce("max", x, axis, keepdims)
 
 
+@fast_op(_reduce_p, REDUCE, "min")
 def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Minimum over ``axis``; NaN propagates; an empty reduction raises (no identity)."""
     return _reduce("min", x, axis, keepdims)
 
 
+@fast_op(_reduce_p, REDUCE, "all")
 def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether every element over ``axis`` is true (non-zero) -> bool."""
     return _reduce("all", x, axis, keepdims)
 
 
+@fast_op(_reduce_p, REDUCE, "any")
 def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether any element over ``axis`` is true (non-zero) -> bool."""
     return _reduce("any", x, axis, keepdims)

@@ -53,6 +53,19 @@ def accumulation_dtype(x: DType, **params: object) -> DType:
     return x
 
 
+def reduce_dtypes(kind: str, x: DType, dtype: Any = None) -> tuple[DType, DType]:
+    """(the dtype the op casts ``x`` to, the result's dtype) of reduction ``kind`` of an
+    ``x`` of this dtype, ``dtype`` the op's argument: DTypeError where the op refuses it.
+    The shape's part of the op's checks (an empty axis of a kind with no identity) is
+    the op's."""
+    if kind in ACCUMULATING:
+        cdt = accumulation_dtype(x) if dtype is None else dtypes.as_dtype(dtype, kind)
+    else:
+        REDUCE_DTYPE_RULES[kind](x)  # refused first
+        cdt = x
+    return cdt, reduce_dtype_rule(cdt, kind=kind, axes=(), keepdims=False)
+
+
 def sum_dtype_rule(x: DType, **params: object) -> DType:
     # x arrives in the accumulation dtype (accumulation_dtype, or the op's dtype=)
     return x

@@ -25,7 +25,7 @@ import numpy as np
 import numerix as nx
 from numerix import _dispatch, _tensor, dtypes
 from numerix.errors import NumerixError
-from numerix.ops import _fast, elementwise, linalg
+from numerix.ops import _fast, elementwise, linalg, reduction
 from numerix.testing.oracle import sample
 
 __all__ = [
@@ -68,7 +68,7 @@ def fast_ops() -> list[Any]:
     if _fast.SPEEDUPS is None:
         return []
     out = []
-    for mod in (elementwise, linalg):
+    for mod in (elementwise, linalg, reduction):
         for name in mod.__all__:
             op = getattr(mod, name)
             if type(op) is _fast.SPEEDUPS.Op:
