@@ -32,6 +32,14 @@ PURE = _tensor.SPEEDUPS_TURNED_OFF
 compiled = pytest.mark.skipif(PURE, reason="runs where the compiled module serves")
 
 
+@pytest.fixture(autouse=True)
+def _rule_check_off():
+    # a backend kit's plugin, loaded in the same process, turns the rule check on, under
+    # which no shortcut is asked: these tests ask with it off, as a user's process runs
+    with speedups.shortcuts_asked():
+        yield
+
+
 def test_the_compiled_module_serves_unless_turned_off() -> None:
     # a checkout builds numerix._speedups (setup.py); NUMERIX_SPEEDUPS=0 turns it off
     if PURE:
