@@ -26,7 +26,9 @@ from numerix.testing.oracle import check
 from numerix_xla import _kernels as xk
 from numerix_xla import backend as xb
 
-pytestmark = pytest.mark.skipif(_fast.SPEEDUPS is None, reason="numerix._speedups not built")
+pytestmark = pytest.mark.skipif(
+    _fast.SPEEDUPS is None, reason="runs where the compiled module serves (built, not turned off)"
+)
 
 _KINDS = (dtypes.float32, dtypes.float16, dtypes.int32, dtypes.bool_)
 _SHAPES = ((), (0,), (3,))  # matrices: matmul's and reshape's own operands
