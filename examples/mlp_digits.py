@@ -1,5 +1,6 @@
 """Train the seeds' MLP (dense -> relu -> dense -> softmax, cross-entropy) with plain SGD
-on scikit-learn's bundled handwritten digits (8x8 images, no download).
+on scikit-learn's bundled handwritten digits (8x8 images, no download). It needs
+scikit-learn for that data (``pip install scikit-learn``); numerix does not.
 
 The same script runs on every backend and compiler: pick them with the environment,
 
@@ -23,7 +24,13 @@ from numerix.defn.compilers import default_compiler
 
 def load(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Digits as float32 pixels in [0, 1] and int labels, split 80/20 at random."""
-    from sklearn.datasets import load_digits
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError:
+        raise SystemExit(
+            "examples/mlp_digits.py reads scikit-learn's bundled digits: "
+            "install it with `pip install scikit-learn`"
+        ) from None
 
     digits = load_digits()
     x = (digits.data / 16.0).astype(np.float32)
