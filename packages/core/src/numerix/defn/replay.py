@@ -141,8 +141,9 @@ def runner(
         ns[f"c{k}"] = value
         args.append(f"c{k}")
     names = [f"o{i}" for i in range(len(outputs))]
-    lhs = "o0 " if bare else "".join(o + ", " for o in names)
-    call = f"{lhs}= fn({', '.join(args)})"
+    call = f"fn({', '.join(args)})"
+    if bare or names:  # a program with no outputs is called for its hooks alone
+        call = f"{'o0 ' if bare else ''.join(o + ', ' for o in names)}= {call}"
     if context is None:
         body = [f"    {call}"]
     else:

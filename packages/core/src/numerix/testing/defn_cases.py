@@ -18,7 +18,7 @@ import pytest
 import numerix as nx
 from numerix.testing.oracle import sample
 
-__all__ = ["OPS", "B", "F", "S", "branchy", "same", "spd", "t"]
+__all__ = ["OPS", "B", "F", "S", "branchy", "check_no_outputs", "same", "spd", "t"]
 
 # ---------------------------------------------------------------- helpers
 
@@ -55,6 +55,39 @@ def branchy(x: Any, n: Any) -> Any:
     s = nx.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1, s[1] + x), init)
     f = nx.fori_loop(1, n, lambda i, acc: acc * i, nx.ones_like(x))
     return y, s, f
+
+
+def check_no_outputs(x: Any, compiler: str | None = None, **options: Any) -> None:
+    """jit of functions that return no tensor (None, an empty tuple, dict or list, nested
+    empties) returns what the function returned, as ``jax.jit`` does, on the first
+    (compiling) call and on cached ones; a hook inside still runs on every call, with
+    the values the program computed (``x`` + 1)."""
+    seen: list[Any] = []
+
+    def record(v: Any) -> None:
+        seen.append((v.shape, v.dtype, v.to_numpy().copy()))
+
+    def only_hook(a: Any) -> None:
+        nx.hook(a + 1, record)
+
+    want = x.to_numpy() + np.asarray(1, dtype=x.dtype.numpy_dtype)
+    cases: list[tuple[Callable[..., Any], Any]] = [
+        (lambda a: None, None), (lambda a: (), ()), (lambda a: {}, {}), (lambda a: [], []),
+        (lambda a: ((), {"k": []}, None), ((), {"k": []}, None)), (only_hook, None),
+    ]  # fmt: skip
+    for fn, expected in cases:
+        f = nx.jit(fn, compiler=compiler, **options)
+        for _ in range(3):  # the first call compiles; the others run the cached program
+            got = f(x)
+            assert type(got) is type(expected) and got == expected, (fn, got)
+        g = nx.compile(fn, nx.template(x.shape, x.dtype), compiler=compiler, **options)
+        got = g(x)
+        assert type(got) is type(expected) and got == expected, (fn, got)
+    assert len(seen) == 4
+    for shape, dtype, values in seen:
+        assert shape == x.shape and dtype is x.dtype
+        np.testing.assert_array_equal(values, want)
+    assert nx.jit(lambda: None, compiler=compiler, **options)() is None
 
 
 # ---------------------------------------------------------------- every public op, traced
