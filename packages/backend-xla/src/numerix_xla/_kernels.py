@@ -16,14 +16,12 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import jax
 
-from numerix import dtypes
-from numerix.dtypes import DType
-from numerix.errors import UnsupportedDTypeError
+from numerix_xla._x64 import WIDE, check_64bit, x64_error, x64_on
 
 __all__ = [
     "CACHE_SIZE", "WIDE", "cache_info", "check_64bit", "clear", "constant", "is_constant",
@@ -189,33 +187,3 @@ def clear() -> None:
         _CONSTANTS.clear()
     _CONSTANT_IDS.clear()
     jax.clear_caches()
-
-
-# ---------------------------------------------------------------- JAX's 64-bit mode
-#: The dtypes that exist on xla only in JAX's 64-bit mode.
-WIDE = frozenset({dtypes.float64, dtypes.int64, dtypes.uint64, dtypes.complex128})
-_X64_FIX = (
-    "set [backends.xla] x64 = true in numerix.toml (or NUMERIX_BACKENDS__XLA__X64=1) to turn "
-    "JAX's 64-bit mode on, or use a 32-bit dtype (x.astype(numerix.float32))"
-)
-
-
-def x64_on() -> bool:
-    return bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
-
-
-def check_64bit(op: str, backend: Any, dts: Iterable[DType]) -> None:
-    """Raise UnsupportedDTypeError when one of ``dts`` is a 64-bit dtype and JAX's 64-bit
-    mode is off (JAX would narrow it to 32 bits without a word)."""
-    for d in dts:
-        if d in WIDE and not x64_on():
-            raise x64_error(op, backend, d)
-
-
-def x64_error(op: str, backend: Any, dtype: DType) -> UnsupportedDTypeError:
-    """The error of a 64-bit ``dtype`` on xla while JAX's 64-bit mode is off."""
-    return UnsupportedDTypeError(
-        f"{op}: backend {backend!r} cannot hold {dtype} tensors: JAX's 64-bit mode "
-        f"(jax_enable_x64) is off ([backends.xla] x64 = false, or JAX's mode turned "
-        f"off since); {_X64_FIX}"
-    )

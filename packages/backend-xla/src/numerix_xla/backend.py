@@ -9,24 +9,16 @@ Indices, slice starts and scalar values are runtime operands of the kernels, nev
 part of a kernel's key: ``t[i, j]`` with a new ``i, j`` runs the kernel compiled for
 the first one (:data:`numerix_xla._kernels.CACHE_SIZE` bounds the kernels kept).
 
-64-bit types need JAX's process-wide 64-bit mode (``jax_enable_x64``). The setting
-``[backends.xla] x64`` decides, when this module is imported: unset (the default),
-numerix turns the mode on so that float64 / int64 / uint64 / complex128 tensors keep
-their dtype, with a one-time :class:`X64Warning` if it was off (other JAX code in the
-process then gets 64-bit defaults: ``jnp.array(1.0)`` is float64); ``true`` turns it on
-without a warning; ``false`` leaves JAX's mode as it is, and while it is off every
-path that would make a 64-bit array on xla raises ``UnsupportedDTypeError`` naming the
-setting (never a silent narrowing to 32 bits).
+64-bit types need JAX's process-wide 64-bit mode (``jax_enable_x64``), which numerix
+changes only when a 64-bit tensor is about to be made on xla, as the setting
+``[backends.xla] x64`` says (:mod:`numerix_xla._x64`): importing this module, or
+choosing another backend, leaves JAX alone.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-import os
-import sys
 import threading
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -39,7 +31,6 @@ from jax.sharding import SingleDeviceSharding
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend, Option, forget_fast_kernels, lowers
-from numerix.configuration import ConfigWarning
 from numerix.dtypes import DType
 from numerix_xla import _kernels
 from numerix_xla._extra import ExtraKernels
@@ -56,6 +47,7 @@ from numerix_xla._kernels import (
     x64_on,
 )
 from numerix_xla._nn import NnKernels
+from numerix_xla._x64 import X64Warning
 from numerix_xla.clients import (
     CLIENTS,
     default_client,
@@ -68,53 +60,6 @@ from numerix_xla.clients import (
 __all__ = ["X64Warning", "XlaBackend", "check_64bit", "jitted"]
 
 
-# ====================================================================== 64-bit mode
-class X64Warning(ConfigWarning):
-    """numerix turned on JAX's process-wide 64-bit mode (``jax_enable_x64``) because the
-    setting ``[backends.xla] x64`` was not set; setting it (true or false) silences it."""
-
-
-_QUIET = (
-    # numerix's own folder (dtypes is one of its modules)
-    os.path.join(os.path.dirname(os.path.abspath(dtypes.__file__)), ""),
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
-    os.path.join(os.path.dirname(os.path.abspath(importlib.__file__)), ""),
-    "<frozen importlib",
-)
-
-
-def _warn_at_user(message: str, category: type[Warning]) -> None:
-    # the backend loads on first use, deep inside numerix and importlib: point at the
-    # user's line (warn_explicit, as warnings.warn counts importlib's frames its own way)
-    frame = sys._getframe(0)
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_QUIET):
-        frame = frame.f_back
-    g = frame.f_globals
-    warnings.warn_explicit(
-        message, category, frame.f_code.co_filename, frame.f_lineno, g.get("__name__"),
-        g.setdefault("__warningregistry__", {}),
-    )  # fmt: skip
-
-
-def apply_x64_setting() -> None:
-    """Apply ``[backends.xla] x64`` to JAX's mode (once, when this module loads)."""
-    setting = x64_setting()
-    if setting is False or x64_on():
-        return
-    jax.config.update("jax_enable_x64", True)
-    if setting is None:
-        _warn_at_user(
-            "numerix turned on JAX's process-wide 64-bit mode (jax_enable_x64) so that "
-            "float64/int64/uint64/complex128 tensors keep their dtype on xla; other JAX code "
-            "in this process now gets 64-bit defaults too (jnp.array(1.0) is float64). Set "
-            "[backends.xla] x64 = true (NUMERIX_BACKENDS__XLA__X64=1) to keep this without "
-            "the warning, or x64 = false to leave JAX's mode alone (64-bit dtypes are then "
-            "refused on xla)",
-            X64Warning,
-        )
-
-
-apply_x64_setting()
 _kernels.set_cache_size(kernel_cache_size())
 
 
@@ -1082,7 +1027,7 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
         return run
 
 
-if not x64_on():
+if x64_setting() is False and not x64_on():
     # what the kit and backend_transfer read; the kernels check the live mode themselves
     XlaBackend.supported_dtypes = frozenset(d for d in dtypes.ALL_DTYPES if d not in WIDE)
 

@@ -102,12 +102,10 @@ def kernel_cache_size() -> int:
 
 
 def x64_setting() -> bool | None:
-    """``[backends.xla] x64`` when the settings set it (file, environment, ``numerix.config``),
-    else None: numerix then turns JAX's 64-bit mode on with a warning."""
+    """``[backends.xla] x64`` (file, environment, ``numerix.config``), None when unset: see
+    :mod:`numerix_xla._x64`."""
     xla = _xla_settings()
-    if xla is None or "x64" not in xla.model_fields_set:
-        return None
-    return bool(xla.x64)
+    return None if xla is None else xla.x64
 
 
 def _started(platform: str) -> bool:

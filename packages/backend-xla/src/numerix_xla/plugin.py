@@ -91,12 +91,13 @@ def xla_settings() -> type[Any]:
             "compiled fast path's shortcuts count the programs they trace against the same "
             "bound, apart (so at most twice it in all).",
         )
-        x64: bool = Field(
-            default=True,
-            description="Turn on JAX's process-wide 64-bit mode (jax_enable_x64) when the xla "
-            "backend loads, so float64/int64/uint64/complex128 work on xla; left unset, numerix "
-            "turns it on with a one-time warning; false leaves JAX's mode alone and refuses "
-            "64-bit dtypes on xla while it is off.",
+        x64: bool | None = Field(
+            default=None,
+            description="JAX's process-wide 64-bit mode (jax_enable_x64), which "
+            "float64/int64/uint64/complex128 need on xla. Unset, numerix turns it on when the "
+            "first 64-bit tensor is made on xla, with a warning; true turns it on then without "
+            "the warning; false leaves JAX's mode alone and refuses 64-bit tensors on xla "
+            "while it is off. Never changed at import or when another backend is chosen.",
         )
 
     return XlaSettings
