@@ -10,10 +10,12 @@ from numerix.errors import OutOfMemoryError, ShapeError
 
 Shape = tuple[int, ...]
 
-#: The most elements a tensor may have: 2**59 elements of the widest dtype (16 bytes)
-#: are 2**63 bytes, where byte sizes overflow a signed 64-bit count (XLA aborts the
-#: process there) and far beyond any device's memory.
-MAX_ELEMENTS = 2**59
+#: The most elements a shape may count, its zero extents left out: numpy's limit (the
+#: bytes of the non-zero extents, itemsize times their product, fit a signed 64-bit
+#: count) taken at the widest dtype, 16 bytes, so that a shape good for one dtype is
+#: good for every dtype an astype or a promotion gives it. XLA aborts the process past
+#: it, on an empty shape too ("overflow in static extent product" for (2**59, 0) c128).
+MAX_ELEMENTS = 2**59 - 1
 
 #: Shapes of fewer elements than this are not compared with the machine's memory.
 _CHECK_MEMORY_FROM = 2**26
@@ -67,18 +69,28 @@ def _bytes(n: int) -> str:
 
 
 def check_size(op: str, shape: Shape) -> Shape:
-    """``shape`` if a tensor of it can exist at all (:data:`MAX_ELEMENTS`), else a
-    ShapeError naming ``op``: a backend given such a shape may abort the process. A shape
-    whose elements alone (a byte each) outgrow the machine's memory is an
+    """``shape`` if a tensor of it can exist at all, else a ShapeError naming ``op``: its
+    elements, and for an empty shape the product of its non-zero extents, at most
+    :data:`MAX_ELEMENTS` (a backend given more may abort the process). A shape whose
+    elements alone (a byte each) outgrow the machine's memory is an
     :class:`~numerix.errors.OutOfMemoryError`."""
     n = size_of(shape)
     if n > MAX_ELEMENTS:
         raise ShapeError(
             f"{op}: shape {shape} has {n} elements, more than any tensor can hold (at most "
-            f"2**59, where sizes in bytes overflow 64 bits); use a smaller shape"
+            f"2**59 - 1, where sizes in bytes overflow 64 bits); use a smaller shape"
         )
     if n > _CHECK_MEMORY_FROM:
         check_bytes(op, shape, 1, n)
+    elif n == 0:
+        extents = size_of(tuple(d for d in shape if d))
+        if extents > MAX_ELEMENTS:
+            raise ShapeError(
+                f"{op}: shape {shape} is empty, but its non-zero extents multiply to "
+                f"{extents}, more than any tensor can hold (at most 2**59 - 1, where sizes "
+                f"in bytes overflow 64 bits; numpy and XLA refuse such a shape, empty or "
+                f"not); use a smaller extent"
+            )
     return shape
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from numerix import dtypes
-from numerix._shapes import check_bytes, check_shape, normalize_axis
+from numerix._shapes import check_bytes, check_shape, check_size, normalize_axis
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
 from numerix.errors import DTypeError, ShapeError
@@ -50,7 +50,7 @@ def asarray(
     obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None
 ) -> Tensor:
     """Array API ``asarray``: :func:`tensor`, with ``device`` naming a backend spec."""
-    t = tensor(obj, dtype=dtype, backend=device)
+    t = tensor(obj, dtype=_opt_dtype(dtype, "asarray"), backend=device)
     if copy:
         return backend_copy(t)
     return t
@@ -120,33 +120,36 @@ def ones(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
 
 def empty(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
     """An uninitialised tensor (zeros here: no backend hands out garbage)."""
-    return zeros(shape, dtype, backend)
+    return full(
+        check_shape("empty", shape), 0, _opt_dtype(dtype, "empty") or dtypes.float32, backend
+    )
 
 
-def _like(x: Any, dtype: Any, backend: Any) -> tuple[tuple[int, ...], DType, Any]:
+def _like(op: str, x: Any, dtype: Any, backend: Any) -> tuple[tuple[int, ...], DType, Any]:
     if type(x) is not Tensor:
         x = tensor(x)
-    return x.shape, _opt_dtype(dtype, "like") or x.dtype, x.backend if backend is None else backend
+    return x.shape, _opt_dtype(dtype, op) or x.dtype, x.backend if backend is None else backend
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, backend: Any = None) -> Tensor:
     """A tensor of ``x``'s shape (and dtype and backend, unless given) filled with ``fill_value``."""
-    s, d, b = _like(x, dtype, backend)
+    s, d, b = _like("full_like", x, dtype, backend)
     return full(s, fill_value, d, b)
 
 
 def zeros_like(x: Any, dtype: Any = None, backend: Any = None) -> Tensor:
-    s, d, b = _like(x, dtype, backend)
+    s, d, b = _like("zeros_like", x, dtype, backend)
     return full(s, 0, d, b)
 
 
 def ones_like(x: Any, dtype: Any = None, backend: Any = None) -> Tensor:
-    s, d, b = _like(x, dtype, backend)
+    s, d, b = _like("ones_like", x, dtype, backend)
     return full(s, 1, d, b)
 
 
 def empty_like(x: Any, dtype: Any = None, backend: Any = None) -> Tensor:
-    return zeros_like(x, dtype, backend)
+    s, d, b = _like("empty_like", x, dtype, backend)
+    return full(s, 0, d, b)
 
 
 def arange(
@@ -185,8 +188,11 @@ def arange(
     if d.kind in "iu" and n:
         for v in (start, start + (n - 1) * step):
             check_scalar_fits("arange", int(v), d)
+    s = check_size("arange", (n,))
+    if d.itemsize > 1:
+        check_bytes("arange", s, d.itemsize, dtype=d.name)
     be = resolve(backend, "arange")
-    return creation_primitives.arange.bind(shape=(n,), dtype=d, start=start, step=step, backend=be)
+    return creation_primitives.arange.bind(shape=s, dtype=d, start=start, step=step, backend=be)
 
 
 def iota(shape: Any, axis: int | None = None, dtype: Any = None, backend: Any = None) -> Tensor:

@@ -14,6 +14,7 @@ from numerix._meeting import DEALLOCATED
 from numerix._shapes import (
     broadcast_shapes,
     check_shape,
+    check_size,
     normalize_axes,
     normalize_axis,
     size_of,
@@ -93,6 +94,8 @@ def _reshape_target(t: Tensor, shape: tuple[int, ...]) -> tuple[int, ...]:
             f"reshape: cannot reshape {t.describe()} ({t.size} elements) to {shape} "
             f"({size_of(shape)} elements); the sizes must match"
         )
+    if not t.size:
+        check_size("reshape", shape)
     return shape_primitives.reshape.shape_rule(t.shape, shape=shape)
 
 
@@ -291,6 +294,8 @@ def stack(arrays: Sequence[Any], /, axis: int = 0) -> Tensor:
                 + ", ".join(str(t.shape) for t in ts)
             )
     ax = normalize_axis("stack", axis, len(s) + 1)
+    if 0 in s:
+        check_size("stack", s[:ax] + (len(ts),) + s[ax:])
     return concatenate([expand_dims(t, ax) for t in ts], axis=ax)
 
 
@@ -354,6 +359,7 @@ def _bind_pad(op: str, x: Tensor, v: Tensor, config: tuple[tuple[int, int, int],
                 f"{op}: padding {config[ax]} crops axis {ax} of {x.describe()} to a negative "
                 f"size ({d}); crop at most the padded length"
             )
+    check_size(op, shape)
     if all(c == (0, 0, 0) for c in config):
         return x
     return shape_primitives.pad.bind(x, v, config=config)
@@ -483,8 +489,9 @@ def tile(x: Any, reps: int | Sequence[int], /) -> Tensor:
     dims = (1,) * (n - t.ndim) + t.shape
     inter = tuple(v for d in dims for v in (1, d))
     big = tuple(v for i, d in zip(r, dims) for v in (i, d))
+    out = check_size("tile", tuple(i * d for i, d in zip(r, dims)))
     y = broadcast_to(reshape(t, inter), big)
-    return reshape(y, tuple(i * d for i, d in zip(r, dims)))
+    return reshape(y, out)
 
 
 # ---------------------------------------------------------------- moveaxis, swapaxes, roll

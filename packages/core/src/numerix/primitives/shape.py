@@ -7,6 +7,7 @@ import builtins
 from typing import TYPE_CHECKING, Any
 
 from numerix import dtypes
+from numerix._shapes import check_size
 from numerix.primitives._registry import REGISTRY, vjp_rule
 
 if TYPE_CHECKING:
@@ -60,7 +61,10 @@ broadcast = REGISTRY.declare(
 
 def concatenate_shape_rule(*xs: tuple[int, ...], axis: int) -> tuple[int, ...]:
     first = xs[0]
-    return first[:axis] + (sum(x[axis] for x in xs),) + first[axis + 1 :]
+    out = first[:axis] + (sum(x[axis] for x in xs),) + first[axis + 1 :]
+    if 0 in out:  # empty inputs of valid shapes join to one whose extents may not be
+        check_size("concatenate", out)
+    return out
 
 
 concatenate = REGISTRY.declare(
