@@ -66,8 +66,9 @@ def test_dtype_names_and_numpy_equivalents(dtype: dtypes.DType) -> None:
 def test_as_dtype_python_types_and_errors() -> None:
     assert dtypes.as_dtype(bool) is nx.bool
     assert dtypes.as_dtype(int) is nx.int64
-    assert dtypes.as_dtype(float) is nx.float32
-    assert dtypes.as_dtype(complex) is nx.complex64
+    # numpy's reading of the Python types, not the float32 a Python float scalar takes
+    assert dtypes.as_dtype(float) is nx.float64
+    assert dtypes.as_dtype(complex) is nx.complex128
     with pytest.raises(nx.DTypeError, match=r"^as_dtype: unknown dtype 'f128'; use one of bool"):
         dtypes.as_dtype("f128")
     with pytest.raises(

@@ -13,7 +13,7 @@ the dtype of the tensor it meets when the kinds allow it.
 from __future__ import annotations
 
 import math
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -115,15 +115,20 @@ class DType:
     def __reduce__(self) -> str:
         return self.name if self.name != "bool" else "bool_"
 
-    # DTypes are singletons: identity equality, identity hash (set in __init__ of module).
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, DType):
+        """Equal to itself and to every spelling :func:`as_dtype` reads as it:
+        ``numerix.float32 == np.float32 == np.dtype("float32") == "f4" == "float32"``."""
+        if type(other) is DType:
             return self is other
-        if isinstance(other, str):
-            return _BY_NAME.get(other) is self
-        return NotImplemented
+        d = _spelled(other)
+        if d is None:
+            return NotImplemented
+        return d is self
 
-    __hash__ = object.__hash__  # identity, in C: dtypes are dict keys on the hot path
+    # Identity, in C: dtypes are dict keys on the hot path. A hash equal to every
+    # spelling's is impossible ("f4", "float32" and np.float32 hash apart, as they do
+    # for numpy's own dtype); normalise with as_dtype before keying a dict by dtype.
+    __hash__ = object.__hash__
 
 
 bool_ = DType("bool", "pred", "b", 8)
@@ -151,14 +156,16 @@ _BY_NAME: dict[str, DType] = {}
 for _d in ALL_DTYPES:
     _BY_NAME[_d.name] = _d
     _BY_NAME[_d.short] = _d
-_BY_NAME["bool_"] = bool_
-_BY_NAME["b"] = bool_
-_BY_NAME["i8"] = int8
-_BY_NAME["i16"] = int16
-_BY_NAME["i32"] = int32
-_BY_NAME["i64"] = int64
 
 _FROM_NUMPY: dict[np.dtype, DType] = {np.dtype(d.name): d for d in ALL_DTYPES if d is not bfloat16}
+
+#: numpy's scalar types, and its reading of the Python types: float and complex are
+#: 64-bit, not the float32/complex64 a Python scalar takes (scalar_dtype)
+_BY_TYPE: dict[type, DType] = {npd.type: d for npd, d in _FROM_NUMPY.items()}
+_BY_TYPE.update({bool: bool_, int: int64, float: float64, complex: complex128})
+
+#: torch's dtypes print as "torch.<name>", a numerix name for every dtype numerix has
+_TORCH_DTYPE = ("torch", "dtype")
 
 
 def default_float() -> DType:
@@ -172,36 +179,113 @@ def default_int() -> DType:
 
 
 def as_dtype(x: Any, op: str = "as_dtype") -> DType:
-    """Normalise ``x`` (a DType, a name such as ``"f32"``/``"float32"``, a numpy dtype,
-    or the Python types ``bool``/``int``/``float``/``complex``) to a :class:`DType`."""
+    """Normalise a dtype as a user spells it to a :class:`DType`: the one place every
+    ``dtype=`` argument goes through.
+
+    Accepted: a :class:`DType`; its name or short name (``"float32"``, ``"f32"``); any
+    string numpy reads as a dtype numerix has (``"f4"``, ``"float"``, ``"double"``,
+    ``"half"``, ``"single"``, ``"i8"``, ``"int"``, ``"?"``, ``"<f4"``), with numpy's
+    meaning: ``"i8"`` is int64, ``"float"`` float64; a numpy dtype or scalar type
+    (``np.dtype("float32")``, ``np.float32``, ``ml_dtypes.bfloat16``), JAX's
+    (``jnp.float32``) and torch's (``torch.float32``, read without importing torch);
+    the Python types as numpy reads them: ``bool``, ``int`` (int64), ``float``
+    (float64) and ``complex`` (complex128).
+
+    numerix's short names come first where numpy reads a string otherwise: ``"u8"`` is
+    uint8 and ``"f16"`` float16 (numpy: uint64 and float128); write ``"uint64"`` or
+    ``np.uint64`` for numpy's meaning.
+
+    >>> as_dtype("f4"), as_dtype(float), as_dtype("i8")
+    (numerix.float32, numerix.float64, numerix.int64)
+    """
+    if type(x) is DType:
+        return x
+    if type(x) is str:
+        d = _BY_NAME.get(x)
+        if d is not None:
+            return d
+    d = _spelled(x)
+    if d is not None:
+        return d
+    raise _not_a_dtype(x, op)
+
+
+def _spelled(x: Any) -> DType | None:
+    """The DType ``x`` spells, or None when it spells none (never raises)."""
     if type(x) is DType:
         return x
     if isinstance(x, str):
         d = _BY_NAME.get(x)
+        return d if d is not None else _numpy_string(x)
+    if isinstance(x, np.dtype):
+        return _numpy_dtype(x)
+    if isinstance(x, type):
+        d = _BY_TYPE.get(x)
         if d is not None:
             return d
-        raise DTypeError(
-            f"{op}: unknown dtype {x!r}; use one of "
-            + ", ".join(f"{d.name} ({d.short})" for d in ALL_DTYPES)
-        )
-    if x is bool:
-        return bool_
-    if x is int:
-        return int64
-    if x is float:
-        return float32
-    if x is complex:
-        return complex64
-    try:
-        npd = np.dtype(x)
-    except TypeError:
-        raise DTypeError(f"{op}: {x!r} is not a dtype; use e.g. numerix.float32 or 'f32'") from None
+        try:  # JAX's scalar types (they carry a .dtype) and ml_dtypes' bfloat16
+            return _numpy_dtype(np.dtype(x))
+        except Exception:  # np.dtype refuses in TypeError, ValueError and others
+            return None
+    t = type(x)
+    if (t.__module__, t.__name__) == _TORCH_DTYPE:
+        return _BY_NAME.get(str(x).removeprefix("torch."))
+    return None
+
+
+def _numpy_dtype(npd: np.dtype) -> DType | None:
     d = _FROM_NUMPY.get(npd)
-    if d is not None:
-        return d
-    if npd.name == "bfloat16":
+    if d is None and npd.name == "bfloat16":
         return bfloat16
-    raise DTypeError(f"{op}: numpy dtype {npd} has no numerix equivalent")
+    return d
+
+
+@lru_cache(maxsize=256)
+def _numpy_string(s: str) -> DType | None:
+    try:
+        npd = np.dtype(s)
+    except Exception:
+        return None
+    return _numpy_dtype(npd)
+
+
+def _accepted() -> str:
+    return (
+        ", ".join(f"{d.name} ({d.short})" for d in ALL_DTYPES)
+        + ", or numpy's spellings of them ('f4', 'float', 'double', 'half', 'i8', 'int', "
+        "np.float32, np.dtype('float32'), Python's bool/int/float/complex)"
+    )
+
+
+def _not_a_dtype(x: Any, op: str) -> DTypeError:
+    t = type(x)
+    if (t.__module__, t.__name__) == _TORCH_DTYPE:
+        return DTypeError(
+            f"{op}: torch dtype {x} has no numerix equivalent; use one of {_accepted()}"
+        )
+    npd: np.dtype | None = None
+    if isinstance(x, (str, type, np.dtype)):
+        try:
+            npd = np.dtype(x)
+        except Exception:
+            npd = None
+    if npd is None:
+        if isinstance(x, str):
+            return DTypeError(f"{op}: unknown dtype {x!r}; use one of {_accepted()}")
+        r = repr(x)
+        what = r if len(r) <= 60 and "\n" not in r else f"a {t.__name__}"
+        return DTypeError(
+            f"{op}: {what} (type {t.__name__}) is not a dtype; use one of {_accepted()}"
+        )
+    label = npd.name if npd.kind in "biufc" and npd.isnative else npd.str  # float128, not <f16
+    said = f"numpy dtype {label}" if x is npd else f"{x!r} (numpy's {label})"
+    native = npd.newbyteorder("=")
+    if npd.byteorder in "<>" and npd.isnative is False and _FROM_NUMPY.get(native) is not None:
+        return DTypeError(
+            f"{op}: {said} is not in this machine's byte order, which tensors hold; use "
+            f"{native.name!r} (and arr.astype({native.name!r}) for data in that order)"
+        )
+    return DTypeError(f"{op}: {said} has no numerix equivalent; use one of {_accepted()}")
 
 
 def from_numpy_dtype(npd: np.dtype, op: str = "tensor") -> DType:
