@@ -29,7 +29,6 @@ from typing import Any
 
 import jax
 
-import numerix
 from numerix import dtypes
 from numerix.configuration import ConfigWarning
 from numerix.dtypes import DType
@@ -110,10 +109,10 @@ def x64_error(op: str, backend: Any, dtype: DType) -> UnsupportedDTypeError:
     )
 
 
-_QUIET = tuple(
-    os.path.join(os.path.dirname(os.path.abspath(m.__file__ or "")), "")
-    for m in (numerix, importlib)
-) + (
+_QUIET = (
+    # numerix's own folder (dtypes is one of its modules)
+    os.path.join(os.path.dirname(os.path.abspath(dtypes.__file__)), ""),
+    os.path.join(os.path.dirname(os.path.abspath(importlib.__file__)), ""),
     os.path.join(os.path.dirname(os.path.abspath(__file__)), ""),
     os.path.abspath(contextlib.__file__),
     "<frozen importlib",
