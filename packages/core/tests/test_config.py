@@ -379,6 +379,39 @@ def test_unknown_backend_lists_installed(monkeypatch: pytest.MonkeyPatch) -> Non
         nx.tensor([1])
 
 
+def test_unknown_default_compiler_names_its_source(
+    monkeypatch: pytest.MonkeyPatch, clean_config: Path
+) -> None:
+    x = nx.tensor([1.0])
+    monkeypatch.setenv("NUMERIX_DEFAULT_COMPILER", "jaxjit")
+    nx.reload_config()
+    with pytest.raises(
+        nx.ConfigError,
+        match=r"^environment variable NUMERIX_DEFAULT_COMPILER: default_compiler: no compiler "
+        r"named 'jaxjit'; compilers: evaluator",
+    ):
+        nx.jit(lambda t: t + 1)(x)
+    monkeypatch.delenv("NUMERIX_DEFAULT_COMPILER")
+    (clean_config / "numerix.toml").write_text('\ndefault_compiler = "jaxjit"\n')
+    nx.reload_config()
+    with pytest.raises(
+        nx.ConfigError,
+        match=r"numerix\.toml:2 \(project file, key default_compiler\): default_compiler: no "
+        r"compiler named 'jaxjit'",
+    ):
+        nx.jit(lambda t: t + 1)(x)
+    with pytest.raises(
+        nx.ConfigError,
+        match=r"^numerix\.config\(\) context: default_compiler: 'binary' is a backend, not a "
+        r"compiler",
+    ):
+        with nx.config(default_compiler="binary"):
+            nx.jit(lambda t: t + 1)(x)
+    # a compiler named in the call is the call's own mistake
+    with pytest.raises(nx.ArgumentError, match=r"^jit: no compiler named 'jaxjit'"):
+        nx.jit(lambda t: t + 1, compiler="jaxjit")(x)
+
+
 def test_only_the_environment_changes_where_a_script_runs(tmp_path: Path) -> None:
     (tmp_path / "numerix_cfg_probe.py").write_text(
         textwrap.dedent("""

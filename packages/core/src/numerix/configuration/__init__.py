@@ -41,8 +41,14 @@ from typing import Any
 
 from numerix.backend import Backend
 from numerix.configuration import _state
-from numerix.errors import BackendNotFoundError, NumerixError
-from numerix.plugins import backend_class, get_backend, parse_spec
+from numerix.errors import (
+    ArgumentError,
+    BackendNotFoundError,
+    ConfigError,
+    NumerixError,
+    PluginError,
+)
+from numerix.plugins import backend_class, get_backend, get_compiler, parse_spec
 
 __all__ = [
     "resolve_backend",
@@ -53,6 +59,7 @@ __all__ = [
     "config",
     "reload_config",
     "effective_settings",
+    "configured_compiler",
 ]
 
 _EMBEDDED_DEFAULT = "binary"
@@ -206,6 +213,23 @@ def effective_settings() -> Any:
             _configured_default()
             eff = _state.base
     return None if eff is None else eff.settings
+
+
+def configured_compiler(name: str, op: str) -> Any:
+    """The compiler ``name`` that the settings' ``default_compiler`` gave.
+
+    :raises ConfigError: no such compiler (or its plugin is broken), naming the source of
+        ``default_compiler`` (variable, or file, line and key) and the installed compilers.
+    """
+    try:
+        return get_compiler(name, op)
+    except (ArgumentError, PluginError) as e:
+        eff = _state.context.get() or _state.base
+        if eff is None:  # nothing configures numerix: the embedded default
+            raise
+        src = eff.source(("default_compiler",))
+        why = " ".join(str(e).split()).removeprefix(f"{op}: ")
+        raise ConfigError(f"{src}: default_compiler: {why}") from None
 
 
 def __getattr__(name: str) -> Any:

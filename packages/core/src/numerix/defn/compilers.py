@@ -14,7 +14,7 @@ from numerix import plugins
 from numerix._meeting import meeting_backend
 from numerix.backend import Backend
 from numerix.compiler import ArgSpec, Compiler, Executable
-from numerix.configuration import effective_settings
+from numerix.configuration import configured_compiler, effective_settings
 from numerix.errors import ArgumentError
 
 __all__ = [
@@ -47,7 +47,7 @@ def resolve_compiler(
     """The compiler instance and validated options a call selects (argument › settings)."""
     if compiler is None:
         name, base = default_compiler()
-        comp = plugins.get_compiler(name, "jit")
+        comp = configured_compiler(name, "jit")
         return comp, comp.validate_options({**base, **options})
     if isinstance(compiler, Compiler):
         return compiler, compiler.validate_options(options)
