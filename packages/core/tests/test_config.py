@@ -491,6 +491,51 @@ def test_malformed_toml_names_file_and_line(clean_config: Path) -> None:
         nx.reload_config()
 
 
+@pytest.mark.parametrize("depth", [40, 5000])
+def test_deeply_nested_toml_names_the_file(clean_config: Path, depth: int) -> None:
+    f = clean_config / "numerix.toml"
+    f.write_text("\ndefault_backend = " + "[" * depth + "]" * depth + "\n")
+    with pytest.raises(nx.ConfigError, match=r"numerix\.toml(:2 \(key default_backend\))?: .*nest"):
+        nx.reload_config()
+    f.write_text("[backends.binary]\ndevice = " + "{a = " * depth + "1" + "}" * depth + "\n")
+    with pytest.raises(
+        nx.ConfigError,
+        match=r"numerix\.toml(:2 \(key backends\.binary\.device\.a\.a\.a\.…\))?: .*nest",
+    ):
+        nx.tensor([1.0])
+
+
+def test_deeply_nested_json_in_the_environment_or_a_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for depth in (40, 5000):
+        monkeypatch.setenv("NUMERIX_COMPILER_OPTIONS", '{"a": ' + "[" * depth + "]" * depth + "}")
+        with pytest.raises(
+            nx.ConfigError, match=r"^environment variable NUMERIX_COMPILER_OPTIONS: .*nest"
+        ):
+            nx.reload_config()
+    deep: dict[str, Any] = {}
+    for _ in range(40):
+        deep = {"a": deep}
+    with pytest.raises(nx.ConfigError, match=r"^numerix\.config\(\) context: compiler_options\.a"):
+        with nx.config(compiler_options=deep):
+            pass
+
+
+@pytest.mark.parametrize("where", ["project", "user"])
+def test_a_config_file_that_is_a_directory_is_an_error(
+    clean_config: Path, user_file: Path, where: str
+) -> None:
+    d = clean_config / "numerix.toml" if where == "project" else user_file
+    d.mkdir()
+    with pytest.raises(
+        nx.ConfigError,
+        match=rf"^{re.escape(str(d))}: is a directory, where numerix reads its {where} file; "
+        r"remove or rename it",
+    ):
+        nx.tensor([1.0])
+
+
 def test_unknown_key_in_a_file_suggests_the_closest(clean_config: Path) -> None:
     (clean_config / "pyproject.toml").write_text(
         '[tool.numerix]\ndefault_compiler = "evaluator"\n\n[tool.numerix.backends.binary]\ndevcie = "cpu"\n'

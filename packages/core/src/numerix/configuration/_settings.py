@@ -368,6 +368,13 @@ def _read_env(cls: type[BaseSettings]) -> dict[str, Any]:
 
     try:
         data = EnvSettingsSource(cls)()
+    except RecursionError:
+        names = [n for u, n in sorted(_env_names().items()) if u.startswith(_state.ENV_PREFIX)]
+        deep = [n for n in names if _json_depth(os.environ[n]) > _state.MAX_DEPTH] or names
+        raise ConfigError(
+            f"environment variable {', '.join(deep)}: JSON nested too deeply to read (no "
+            f"numerix setting nests more than {_state.MAX_DEPTH} levels)"
+        ) from None
     except SettingsError as e:
         m = re.search(r'field "(\w+)"', str(e))
         key = m.group(1) if m else "?"
@@ -376,7 +383,36 @@ def _read_env(cls: type[BaseSettings]) -> dict[str, Any]:
             f"environment variable {_env_var_for((key,))}: {key}: cannot read the value: "
             f"{cause} (tables and lists are written as JSON in the environment)"
         ) from None
-    return _normalise(data)
+    data = _normalise(data)
+    deep = _state.too_deep(data)
+    if deep is not None:
+        raise ConfigError(
+            f"environment variable {_env_var_for(deep)}: {'.'.join(deep[:6])}: nested more "
+            f"than {_state.MAX_DEPTH} levels deep; no numerix setting nests so deep"
+        )
+    return data
+
+
+def _json_depth(text: str) -> int:
+    """How deep ``text``'s JSON arrays and objects nest (strings skipped)."""
+    depth = most = 0
+    quoted = escaped = False
+    for c in text:
+        if quoted:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+        elif c in "[{":
+            depth += 1
+            most = max(most, depth)
+        elif c in "]}":
+            depth -= 1
+    return most
 
 
 def _read_layers(cls: type[BaseSettings]) -> list[Layer]:
@@ -666,6 +702,12 @@ def load_settings(**arguments: Any) -> NumerixSettings:
 
 
 def _with_layer(kind: str, data: Mapping[str, Any]) -> Effective:
+    deep = _state.too_deep(data)
+    if deep is not None:
+        raise ConfigError(
+            f"{Source(kind)}: {'.'.join(deep[:6])}: nested more than {_state.MAX_DEPTH} levels "
+            f"deep; no numerix setting nests so deep"
+        )
     base = current()
     layers = [
         Layer(kind, _normalise(data)),

@@ -36,6 +36,8 @@ __all__ = [
     "project_config_file",
     "config_files",
     "read_toml",
+    "too_deep",
+    "MAX_DEPTH",
     "toml_key_line",
     "nothing_configured",
     "forget",
@@ -133,9 +135,9 @@ def project_config_file(start: Path | None = None) -> ConfigFile | None:
         for p in folders[1:]
     )
     for folder in folders:
-        if os.path.isfile(os.path.join(folder, PROJECT_FILE)):
+        if _is_file(os.path.join(folder, PROJECT_FILE), "project file"):
             return ConfigFile(_path(os.path.join(folder, PROJECT_FILE)), "project")
-        if os.path.isfile(os.path.join(folder, PYPROJECT)):
+        if _is_file(os.path.join(folder, PYPROJECT), "project file"):
             return ConfigFile(_path(os.path.join(folder, PYPROJECT)), "project", PYPROJECT_TABLE)
         if not inside or os.path.exists(os.path.join(folder, ".git")):
             return None
@@ -173,9 +175,29 @@ def config_files() -> list[ConfigFile]:
         if proj is not None:
             files.append(proj)
     user = _user_config_file()
-    if user is not None and os.path.isfile(user):
+    if user is not None and _is_file(user, "user file"):
         files.append(ConfigFile(_path(user), "user"))
     return files
+
+
+def _is_file(name: str, what: str) -> bool:
+    """Whether the configuration file ``name`` exists; a folder (or anything else that is
+    not a file) of that name is an error, not a file to skip."""
+    if os.path.isfile(name):
+        return True
+    if not os.path.lexists(name):
+        return False
+    kind = (
+        "a directory"
+        if os.path.isdir(name)
+        else "a link to nothing"
+        if not os.path.exists(name)
+        else "not a regular file"
+    )
+    raise ConfigError(
+        f"{name}: is {kind}, where numerix reads its {what}; remove or rename it, or make it "
+        f"a TOML file"
+    )
 
 
 def _toml() -> Any:
@@ -204,6 +226,11 @@ def read_toml(f: ConfigFile) -> dict[str, Any]:
         raise ConfigError(f"{f.path}: cannot read the configuration file: {e}") from None
     except UnicodeDecodeError as e:
         raise ConfigError(f"{f.path}: not UTF-8 text: {e}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{f.path}: malformed TOML: arrays or inline tables nested too deeply to read (no "
+            f"numerix setting nests more than {MAX_DEPTH} levels); flatten the file"
+        ) from None
     except tomllib.TOMLDecodeError as e:
         msg = str(e)
         m = re.search(_LINE_COL, msg)
@@ -224,6 +251,16 @@ def read_toml(f: ConfigFile) -> dict[str, Any]:
             raise ConfigError(
                 f"{f.path}: [{'.'.join(f.table)}] must be a table, got {type(data).__name__}"
             )
+    deep = too_deep(data)
+    if deep is not None:
+        key = f.table + deep
+        line = toml_key_line(f.path, key)
+        where = f"{f.path}:{line}" if line else str(f.path)
+        name = ".".join(key[:6]) + (".…" if len(key) > 6 else "")
+        raise ConfigError(
+            f"{where} (key {name}): nested more than {MAX_DEPTH} levels deep; no numerix "
+            f"setting nests so deep"
+        )
     if f.kind == "project" and not f.table and data:
         sibling = f.path.with_name(PYPROJECT)
         if sibling.is_file():
@@ -238,6 +275,25 @@ def read_toml(f: ConfigFile) -> dict[str, Any]:
                     f"keep one of them (numerix.toml would win, and the other would be ignored)"
                 )
     return data
+
+
+#: Deeper arrays and tables than this are refused as they are read: the settings' readers
+#: and validators recurse through the values.
+MAX_DEPTH = 32
+
+
+def too_deep(data: Any) -> tuple[str, ...] | None:
+    """The keys down to a value nested deeper than :data:`MAX_DEPTH`, or None."""
+    todo: list[tuple[Any, tuple[str, ...], int]] = [(data, (), 0)]
+    while todo:
+        v, keys, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            return keys
+        if isinstance(v, dict):
+            todo.extend((x, (*keys, str(k)), depth + 1) for k, x in v.items())
+        elif isinstance(v, list):
+            todo.extend((x, keys, depth + 1) for x in v)
+    return None
 
 
 def _split_key(key: str) -> tuple[str, ...]:
