@@ -186,11 +186,21 @@ class Tensor(_Base):
 
     def __int__(self) -> int:
         check_concrete(self, "int")
+        self._real_only("int")
         return int(self._scalar("int"))
 
     def __float__(self) -> float:
         check_concrete(self, "float")
+        self._real_only("float")
         return float(self._scalar("float"))
+
+    def _real_only(self, op: str) -> None:
+        if self.dtype.kind == "c":  # a TypeError, as int()/float() of a complex are
+            raise DTypeError(
+                f"{op}: {op}() of a complex tensor ({self.describe()}) is undefined, as for "
+                f"Python's and numpy's complex numbers; take the real part first: "
+                f"{op}(numerix.real(t)), or {op}(t.item().real)"
+            )
 
     def __complex__(self) -> complex:
         check_concrete(self, "complex")
@@ -240,7 +250,10 @@ class Tensor(_Base):
 
     def __index__(self) -> int:
         if self.dtype.kind not in "iu":
-            raise TypeError(f"only integer tensors can be used as an index, got {self.describe()}")
+            raise DTypeError(
+                f"index: only integer tensors can be used as an index, got {self.describe()}; "
+                f"cast with t.astype(numerix.int64), or use int(t)"
+            )
         return int(self._scalar("index"))
 
     def _scalar(self, op: str) -> Any:
