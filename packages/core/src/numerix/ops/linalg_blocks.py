@@ -132,7 +132,9 @@ def cholesky(x: Any, /, *, upper: bool = False) -> Tensor:
 
     Only the lower triangle of ``x`` is read. Returns ``L`` (lower, ``x = L L^H``) or,
     with ``upper=True``, ``U = L^H`` (``x = U^H U``). Batches over leading axes.
-    Non-positive-definite input gives NaN instead of raising.
+    A matrix that is not positive-definite gives NaN instead of raising (numpy raises
+    ``LinAlgError``): in every element on binary and torch, in the lower triangle on xla
+    (docs/known-differences.md); ``numerix.isnan(L).any(axis=(-2, -1))`` finds them.
 
     >>> import numerix as nx
     >>> nx.cholesky(nx.tensor([[4.0, 2.0], [2.0, 5.0]])).tolist()
@@ -274,8 +276,10 @@ def solve(a: Any, b: Any, /) -> Tensor:
     """Solve ``a @ x = b`` for square ``a`` (array API ``linalg.solve``).
 
     ``a`` is ``(..., n, n)``; ``b`` is ``(..., n, k)`` or, when 1-d, a vector of length
-    ``n`` (as numpy 2 and the array API); batch axes broadcast. A singular ``a`` gives
-    inf/nan (numpy raises ``LinAlgError``).
+    ``n`` (as numpy 2 and the array API); batch axes broadcast. A singular ``a`` (a zero
+    pivot) gives non-finite values instead of raising (numpy raises ``LinAlgError``): NaN
+    on binary and torch, the LU's inf and NaN on xla (docs/known-differences.md); a nearly
+    singular one gives large finite values, as numpy.
 
     >>> import numerix as nx
     >>> nx.solve(nx.tensor([[2.0, 0.0], [0.0, 4.0]]), nx.tensor([2.0, 8.0])).tolist()
@@ -359,7 +363,9 @@ def solve_fallback(a: Tensor, b: Tensor) -> Tensor:
 
 def inv(x: Any, /) -> Tensor:
     """The inverse of square matrices (array API ``linalg.inv``); batches over leading
-    axes. A singular matrix gives inf/nan (numpy raises ``LinAlgError``).
+    axes. A singular matrix (a zero pivot) gives non-finite values instead of raising
+    (numpy raises ``LinAlgError``): NaN on binary and torch, the LU's inf and NaN on xla
+    (docs/known-differences.md); a nearly singular one gives large finite values, as numpy.
 
     >>> import numerix as nx
     >>> nx.inv(nx.tensor([[2.0, 0.0], [0.0, 4.0]])).tolist()

@@ -78,7 +78,9 @@ cholesky_block = declare_block(
     "cholesky", "linalg", inputs=("x",), params=("upper",),
     shape_rule=same_shape_rule, dtype_rule=same_dtype_rule,
     doc="Cholesky factor of Hermitian positive-definite matrices (lower, or upper = L^H), "
-        "read from the lower triangle; batched",
+        "read from the lower triangle; batched. A matrix that is not positive-definite "
+        "gives NaN, never an error (numpy raises): the whole matrix on binary and torch, "
+        "its lower triangle on xla (known-differences.md)",
 )  # fmt: skip
 triangular_solve_block = declare_block(
     "triangular_solve", "linalg", inputs=("a", "b"),
@@ -89,11 +91,15 @@ triangular_solve_block = declare_block(
 )  # fmt: skip
 solve_block = declare_block(
     "solve", "linalg", inputs=("a", "b"), shape_rule=_rhs_shape, dtype_rule=same_dtype_rule,
-    doc="x with a x = b for square a (LU with partial pivoting); b is a matrix, batches equal",
+    doc="x with a x = b for square a (LU with partial pivoting); b is a matrix, batches "
+        "equal. A singular a (a zero pivot) gives non-finite values, never an error (numpy "
+        "raises): NaN on binary and torch, the LU's inf and NaN on xla (known-differences.md)",
 )  # fmt: skip
 inv_block = declare_block(
     "inv", "linalg", inputs=("x",), shape_rule=same_shape_rule, dtype_rule=same_dtype_rule,
-    doc="inverse of square matrices",
+    doc="inverse of square matrices. A singular matrix (a zero pivot) gives non-finite "
+        "values, never an error (numpy raises): NaN on binary and torch, the LU's inf and "
+        "NaN on xla (known-differences.md)",
 )  # fmt: skip
 det_block = declare_block(
     "det", "linalg", inputs=("x",), shape_rule=_det_shape, dtype_rule=same_dtype_rule,
