@@ -522,6 +522,44 @@ def test_deeply_nested_json_in_the_environment_or_a_context(
             pass
 
 
+_SPEEDUPS_PROBE = """
+import os, sys
+try:
+    import numerix
+except Exception as e:
+    print(type(e).__module__ + "." + type(e).__name__ + ": " + str(e))
+    os.environ["NUMERIX_SPEEDUPS"] = "0"  # fixed: the same process imports numerix
+    import numerix
+print(numerix._tensor.SPEEDUPS_TURNED_OFF, (numerix.tensor([1.0]) * 2).tolist())
+"""
+
+
+@pytest.mark.parametrize(
+    ("value", "off"),
+    [("0", True), ("off", True), (" False ", True), ("1", False), ("yes", False), ("", False)],
+)
+def test_numerix_speedups_accepts_the_switches(value: str, off: bool) -> None:
+    env = {**os.environ, "NUMERIX_SPEEDUPS": value}
+    r = subprocess.run([sys.executable, "-c", _SPEEDUPS_PROBE], env=env, capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[0] == f"{off} [2.0]"
+
+
+def test_numerix_speedups_refuses_other_values_at_import_naming_the_variable() -> None:
+    env = {**os.environ, "NUMERIX_SPEEDUPS": "maybe"}
+    r = subprocess.run([sys.executable, "-c", _SPEEDUPS_PROBE], env=env, capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    error, after = r.stdout.splitlines()
+    assert error == (
+        "numerix.errors.ConfigError: environment variable NUMERIX_SPEEDUPS='maybe': not a "
+        "switch; use 0 (or false, no, off) to turn the compiled fast path off, 1 (or true, "
+        "yes, on) or unset it to keep it on"
+    )
+    assert after == "True [2.0]"
+
+
 @pytest.mark.parametrize("where", ["project", "user"])
 def test_a_config_file_that_is_a_directory_is_an_error(
     clean_config: Path, user_file: Path, where: str

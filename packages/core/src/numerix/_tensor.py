@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from numerix import dtypes
 from numerix._meeting import check_concrete
+from numerix.configuration._state import speedups_turned_off
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 
 if TYPE_CHECKING:
@@ -30,11 +30,8 @@ class _Fields:
 # The compiled fast path (docs/decisions.md 38): TensorBase holds the same four fields in
 # C and gives Tensor + - * / @, x[a:b:c] and reshape without a Python frame. Without it
 # Tensor's own Python operators below serve, with the same results and errors.
-# NUMERIX_SPEEDUPS is numerix.configuration's SPEEDUPS_ENV, which the settings let by.
 #: Whether NUMERIX_SPEEDUPS turns the compiled module off (read once, here).
-SPEEDUPS_TURNED_OFF = os.environ.get("NUMERIX_SPEEDUPS", "1").strip().lower() in (
-    "0", "false", "no", "off",
-)  # fmt: skip
+SPEEDUPS_TURNED_OFF = speedups_turned_off()
 _speedups: Any = None
 if not SPEEDUPS_TURNED_OFF:
     try:

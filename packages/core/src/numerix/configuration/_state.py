@@ -29,6 +29,7 @@ __all__ = [
     "ENV_PREFIX",
     "CONFIG_ENV",
     "SPEEDUPS_ENV",
+    "speedups_turned_off",
     "PROCESS_ENV",
     "BARE_ENV",
     "ConfigFile",
@@ -52,6 +53,8 @@ CONFIG_ENV = "NUMERIX_CONFIG"
 SPEEDUPS_ENV = "NUMERIX_SPEEDUPS"
 #: The variables read outside the settings.
 PROCESS_ENV = (CONFIG_ENV, SPEEDUPS_ENV)
+_ON = ("", "1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off")
 #: The ecosystem's own variables, read bare (as EXLA and Torchx read them).
 BARE_ENV = ("XLA_TARGET", "LIBTORCH_TARGET")
 
@@ -197,6 +200,27 @@ def _is_file(name: str, what: str) -> bool:
     raise ConfigError(
         f"{name}: is {kind}, where numerix reads its {what}; remove or rename it, or make it "
         f"a TOML file"
+    )
+
+
+def speedups_turned_off() -> bool:
+    """Whether ``NUMERIX_SPEEDUPS`` turns the compiled fast path off (read once, by
+    :mod:`numerix._tensor` as numerix is imported).
+
+    :raises ConfigError: a value that is not one of the switches, naming the variable and
+        the accepted values (an error at ``import numerix``: numerix does not guess which
+        path was meant).
+    """
+    text = os.environ.get(SPEEDUPS_ENV, "")
+    value = text.strip().lower()
+    if value in _ON:
+        return False
+    if value in _OFF:
+        return True
+    raise ConfigError(
+        f"environment variable {SPEEDUPS_ENV}={text!r}: not a switch; use 0 (or false, no, "
+        f"off) to turn the compiled fast path off, 1 (or true, yes, on) or unset it to keep "
+        f"it on"
     )
 
 
