@@ -76,8 +76,8 @@ def test_a_kernel_that_is_more_keeps_its_kernel(backend, op, dtype, form):
     # operand itself, sign fixes torch's sign of NaN, and the reshape kernel flattens with
     # ravel (a contiguous copy where a.reshape(shape) gives a strided view)
     assert not _takes(backend, op, dtype, form)
-    entry = [m for m in (nx.matmul if op == "matmul" else _fast.RESHAPE_OP if op == "reshape"
-             else getattr(nx, op)).memo() if m[1] is as_dtype(dtype) and m[2] == form]  # fmt: skip
+    fast = {"matmul": nx.matmul, "reshape": _fast.METHOD_OPS["reshape"]}.get(op) or getattr(nx, op)
+    entry = [m for m in fast.memo() if m[1] is as_dtype(dtype) and m[2] == form]
     assert entry and entry[0][3], "the fast path calls the kernel"
 
 
@@ -88,3 +88,46 @@ def test_a_row_of_a_strided_matrix_is_the_contiguous_copy_the_kernels_make(backe
     assert row.data.is_contiguous() and row.to_numpy().tolist() == [1.0, 4.0]
     y = nx.tensor(np.arange(6, dtype=np.float32).reshape(2, 3), backend=backend)
     assert y[1].data.data_ptr() == y.data.data_ptr() + 3 * 4  # a contiguous row: a view
+
+
+def test_slices_with_bounds_past_int64_clamp_as_numpy_does_on_torch(backend) -> None:
+    # torch's a[::2**63 - 1] says (1,) and holds nothing, with a truncation warning
+    kinds = tuple(as_dtype(d) for d in ("float32", "uint64", "complex128", "int8", "bool"))
+    speedups.check_huge_slices(backend, kinds)
+
+
+@pytest.mark.parametrize("where", ["resolver", "scalar"])
+def test_a_keyboard_interrupt_in_python_code_the_fast_path_runs_reaches_the_caller(
+    backend, where, monkeypatch
+) -> None:
+    # raised once, as an alarm's handler would: the Python op, run after it, would succeed
+    raised = []
+    name = "fast_kernel" if where == "resolver" else "full"
+    own = getattr(type(backend), name)
+
+    def interrupt(*args, **kwargs):
+        if not raised:
+            raised.append(1)
+            raise KeyboardInterrupt
+        return own(*args, **kwargs)
+
+    x = nx.tensor(np.array([1.0, 2.0], np.float32), backend=backend)
+    monkeypatch.setattr(type(backend), name, interrupt)
+    _fast.SPEEDUPS.clear()
+    with pytest.raises(KeyboardInterrupt):
+        x + x if where == "resolver" else x * 1.25
+    assert raised == [1]
+
+
+def test_a_kernel_that_raises_runs_once_and_its_error_is_raised(backend, monkeypatch) -> None:
+    calls = []
+
+    def failing(self, out, x):
+        calls.append(out.shape)
+        raise ValueError("the kernel's own error")
+
+    monkeypatch.setattr(type(backend), "exp", failing)
+    _fast.SPEEDUPS.clear()
+    with pytest.raises(ValueError, match="the kernel's own error"):
+        nx.exp(nx.tensor(np.array([1.0, 2.0], np.float32), backend=backend))
+    assert calls == [(2,)], "the Python op ran the kernel a second time"

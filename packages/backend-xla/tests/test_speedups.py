@@ -156,3 +156,8 @@ def test_64_bit_mode_turned_off_under_a_memoised_shortcut_gives_the_python_paths
     assert r["on"] == "float64"
     assert ["add", "float64", "tt"] in r["short"]
     assert r["off"][0] in ("Tensor", "UnsupportedDTypeError"), r["off"]
+
+
+def test_slices_with_bounds_past_int64_clamp_as_numpy_does_on_xla() -> None:
+    # the Python path gave the slice kernel a stride past int64: jaxlib's TypeError
+    speedups.check_huge_slices(_backend(), (dtypes.float32, dtypes.int32, dtypes.bool_))

@@ -318,8 +318,9 @@ class BinaryBackend(
     # ------------------------------------------------------------ the compiled fast path
     def fast_kernel(self, op: str, form: str, dtype: Any) -> tuple[Callable[..., Any], type] | None:
         # the kernel's own ufunc in the kernel context: what the kernel runs, less its two
-        # Python frames; a 0-d result (a numpy scalar) is not an ndarray, so the kernel
-        # fills it. Only this class's kernels: a subclass's own, even one that copied a
+        # Python frames (the fast path enters the context; where it is in use, the kernel
+        # takes its thread's own); a 0-d result (a numpy scalar) is not an ndarray, so the
+        # kernel fills it. Only this class's kernels: a subclass's own, even one that copied a
         # kernel's attributes (functools.wraps), keeps its kernel.
         kernel = getattr(type(self), op, None)
         if kernel is not getattr(BinaryBackend, op, None):
@@ -329,9 +330,9 @@ class BinaryBackend(
             fn = getattr(kernel, "ufunc", None)
             if fn is None or (bf16 and getattr(kernel, "upcasts_bfloat16", False)):
                 return None
-            return functools.partial(_run_in_kernel_context, fn), _nd
+            return fn, _nd, _KERNEL_CONTEXT
         if form == "mm" and not bf16:  # dot's plain matrix product
-            return functools.partial(_run_in_kernel_context, _matmul), _nd
+            return _matmul, _nd, _KERNEL_CONTEXT
         if form == "rs":
             return _nd.reshape, _nd
         if form == "sl":

@@ -30,7 +30,7 @@ from jax.sharding import SingleDeviceSharding
 
 from numerix import dtypes
 from numerix._tensor import Tensor
-from numerix.backend import Backend, Option, forget_fast_kernels, lowers
+from numerix.backend import Backend, Option, ShortcutDeclined, forget_fast_kernels, lowers
 from numerix.dtypes import DType
 from numerix_xla import _kernels
 from numerix_xla._extra import ExtraKernels
@@ -592,13 +592,12 @@ _shortcuts_lock = threading.Lock()  # threads may trace at once
 
 
 def _count_trace(key: tuple[str, str, DType]) -> None:
-    """The shortcut of ``key`` traces a new signature: refuse a 64-bit dtype while JAX's
-    64-bit mode is off (the error is dropped and the Python op runs: its outcome, as with
-    the mode off before the memo), count it, and past the bound retire the fullest
-    shortcuts."""
+    """The shortcut of ``key`` traces a new signature: decline a 64-bit dtype while JAX's
+    64-bit mode is off (the fast path calls the kernel: its outcome, as with the mode off
+    before the memo), count it, and past the bound retire the fullest shortcuts."""
     op, _, dtype = key
     if dtype in WIDE and not x64_on():
-        raise x64_error(op, "xla", dtype)
+        raise ShortcutDeclined(str(x64_error(op, "xla", dtype)))
     with _shortcuts_lock:
         _TRACED[key] = _TRACED.get(key, 0) + 1
         if sum(_TRACED.values()) > _kernels.CACHE_SIZE:

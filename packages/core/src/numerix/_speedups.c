@@ -22,19 +22,17 @@
 /* One interpreter, one numerix: the state is set once by configure(). */
 
 static PyTypeObject *TensorType = NULL; /* numerix._tensor.Tensor, the exact type served */
-static PyObject *Resolver = NULL;       /* resolve(primitive, form, backend, dtype) */
+static PyObject *Resolver = NULL;       /* resolve(primitive, form, backend, dtype, params) */
 static PyObject *ScalarOperand = NULL;  /* scalar_operand(value, dtype, backend) */
 static PyObject *IntOperand = NULL;     /* int_operand(primitive, value, dtype, backend) */
+static PyObject *Declined = NULL;       /* what a shortcut raises for "call the kernel" */
 static PyObject *Ops = NULL;            /* the namespace Tensor's operators call */
 static PyObject *ReshapeFallback = NULL;
 static PyObject *GetitemFallback = NULL;
-static Py_ssize_t MatmulCheckFrom = 0;  /* m * n past which matmul checks memory */
-static PyObject *DotKwnames = NULL;     /* ("contract_x", "batch_x", "contract_y", "batch_y") */
-static PyObject *DotKwvalues[4];
-static PyObject *SliceKwnames = NULL;   /* ("start", "stop", "strides") */
 static unsigned long Generation = 1;   /* bumped by clear(): every Op's memo is dropped */
-static PyObject *One = NULL;            /* 1, for jit's hit count */
 
+/* made once, by the module's exec; never freed (the module may be imported again) */
+static PyObject *One = NULL;            /* 1, for jit's hit count */
 static PyObject *str_add, *str_subtract, *str_multiply, *str_divide, *str_matmul;
 
 /* ------------------------------------------------------------------ TensorBase */
@@ -85,14 +83,126 @@ tensor_dealloc(TensorObject *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* The four fields. A field the fast path read is never deleted (the C code would read
+ * NULL), and shape and dtype, once set, are fixed: the Python ops set all four on a
+ * tensor they have just made and never again. data and backend stay writable: the
+ * kernels fill out.data, backend_deallocate and autodiff's custom_grad swap both. */
+enum { FIELD_DATA, FIELD_SHAPE, FIELD_DTYPE, FIELD_BACKEND };
+static const char *FIELD_NAMES[] = {"data", "shape", "dtype", "backend"};
+
+static PyObject **
+field_slot(TensorObject *self, int which)
+{
+    switch (which) {
+    case FIELD_DATA: return &self->data;
+    case FIELD_SHAPE: return &self->shape;
+    case FIELD_DTYPE: return &self->dtype;
+    default: return &self->backend;
+    }
+}
+
+static PyObject *
+tensor_get_field(TensorObject *self, void *closure)
+{
+    int which = (int)(Py_ssize_t)closure;
+    PyObject *v = *field_slot(self, which);
+    if (v == NULL) {
+        PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%s'",
+                     Py_TYPE(self)->tp_name, FIELD_NAMES[which]);
+        return NULL;
+    }
+    Py_INCREF(v);
+    return v;
+}
+
+static int
+tensor_set_field(TensorObject *self, PyObject *value, void *closure)
+{
+    int which = (int)(Py_ssize_t)closure;
+    PyObject **slot = field_slot(self, which);
+    if (value == NULL) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot delete Tensor.%s: a tensor always has its data, shape, dtype and "
+                     "backend; numerix.backend_deallocate(t) frees its memory",
+                     FIELD_NAMES[which]);
+        return -1;
+    }
+    if (*slot != NULL && (which == FIELD_SHAPE || which == FIELD_DTYPE)) {
+        PyObject *described = PyObject_CallMethod((PyObject *)self, "describe", NULL);
+        if (described == NULL) {
+            return -1;
+        }
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot set Tensor.%s of %U to %R: a tensor's shape and dtype are fixed "
+                     "when it is made; make a new tensor (numerix.reshape, Tensor.astype)",
+                     FIELD_NAMES[which], described, value);
+        Py_DECREF(described);
+        return -1;
+    }
+    Py_INCREF(value);
+    Py_XSETREF(*slot, value);
+    return 0;
+}
+
+static PyGetSetDef tensor_getset[] = {
+    {"data", (getter)tensor_get_field, (setter)tensor_set_field, "the backend's native array",
+     (void *)FIELD_DATA},
+    {"shape", (getter)tensor_get_field, (setter)tensor_set_field,
+     "the shape, a tuple of ints (set once)", (void *)FIELD_SHAPE},
+    {"dtype", (getter)tensor_get_field, (setter)tensor_set_field, "the numerix dtype (set once)",
+     (void *)FIELD_DTYPE},
+    {"backend", (getter)tensor_get_field, (setter)tensor_set_field, "the backend holding data",
+     (void *)FIELD_BACKEND},
+    {NULL}
+};
+
 static PyMemberDef tensor_members[] = {
-    {"data", T_OBJECT_EX, offsetof(TensorObject, data), 0, "the backend's native array"},
-    {"shape", T_OBJECT_EX, offsetof(TensorObject, shape), 0, "the shape, a tuple of ints"},
-    {"dtype", T_OBJECT_EX, offsetof(TensorObject, dtype), 0, "the numerix dtype"},
-    {"backend", T_OBJECT_EX, offsetof(TensorObject, backend), 0, "the backend holding data"},
     {"__weaklistoffset__", T_PYSSIZET, offsetof(TensorObject, weakreflist), READONLY, NULL},
     {NULL}
 };
+
+/* What the fast path reads of a tensor: its four fields, held (strong references) for
+ * the length of one call, so Python code the call runs (a resolver, a kernel, another
+ * thread) may set a field without the C code reading a freed object. */
+typedef struct {
+    PyObject *data;
+    PyObject *shape;
+    PyObject *dtype;
+    PyObject *backend;
+} Fields;
+
+/* 1 and f filled when o is a Tensor of the type served with its fields set and a tuple
+ * for shape; else 0, nothing held. */
+static int
+fields_of(PyObject *o, Fields *f)
+{
+    if (Py_TYPE(o) != TensorType) {
+        return 0;
+    }
+    TensorObject *t = (TensorObject *)o;
+    if (t->data == NULL || t->shape == NULL || t->dtype == NULL || t->backend == NULL
+        || !PyTuple_CheckExact(t->shape)) {
+        return 0;
+    }
+    f->data = t->data;
+    f->shape = t->shape;
+    f->dtype = t->dtype;
+    f->backend = t->backend;
+    Py_INCREF(f->data);
+    Py_INCREF(f->shape);
+    Py_INCREF(f->dtype);
+    Py_INCREF(f->backend);
+    return 1;
+}
+
+static void
+fields_release(Fields *f)
+{
+    Py_CLEAR(f->data);
+    Py_CLEAR(f->shape);
+    Py_CLEAR(f->dtype);
+    Py_CLEAR(f->backend);
+}
 
 /* A new Tensor with data None, as the Python ops build their output. */
 static PyObject *
@@ -132,8 +242,11 @@ enum {
 };
 static const char *FORM_NAMES[N_FORMS] = {"tt", "ts", "st", "ti", "it", "u", "mm", "rs", "sl",
                                           "ix", "rd"};
+static PyObject *FormNames[N_FORMS]; /* the same, interned: what the resolver is told */
 
-#define MEMO 32 /* entries per op; past it the oldest one is replaced */
+#define MEMO 32  /* kernels per op; past it the oldest one is replaced */
+#define PLANS 16 /* shape plans per op, replaced alike */
+#define MAX_KW 6 /* keyword arguments a plan may pass a kernel */
 
 typedef struct {
     PyObject *backend;  /* strong: an entry keeps its backend alive, as a plan does */
@@ -144,10 +257,21 @@ typedef struct {
     PyObject *odt;      /* the output's dtype */
     PyObject *payload;  /* the backend's shortcut (Backend.fast_kernel), or NULL */
     PyTypeObject *payload_type; /* what a payload it returns is: anything else, the kernel */
+    PyObject *context;  /* the contextvars.Context the shortcut runs in, or NULL */
     int payload_0d;     /* cleared when a 0-d call gave something else: 0-d skips it */
     PyObject *scalar;   /* the last Python float or int of a scalar form ... */
     PyObject *operand;  /* ... and the 0-d operand the rules made of it */
 } Entry;
+
+/* What the op's Python planner decided for one (form, shapes, key): the plan, or NULL for
+ * "the Python op takes it". A plan is (out's shape, or None: the answer is x itself; the
+ * kernel's keyword names and values, or None for no kernel call; what the shortcut takes
+ * after the payloads, or None). The C code compares keys, it does not read shapes. */
+typedef struct {
+    int form;
+    PyObject *key[4]; /* the first operand's shape, then the form's other parts, or NULL */
+    PyObject *plan;
+} Plan;
 
 typedef struct {
     PyObject_HEAD
@@ -155,16 +279,33 @@ typedef struct {
     PyObject *primitive;
     PyObject *fallback;
     PyObject *params;   /* what the resolver is told besides the primitive (a kind), or None */
+    PyObject *planner;  /* planner(form, x, arg) -> plan or None, or None: no planned form */
     PyObject *dict;
     PyObject *weakreflist;
     int arity;
     int n;
     int victim; /* the entry a full memo replaces next */
+    int nplans;
+    int plan_victim;
     unsigned long generation;
     Entry memo[MEMO];
+    Plan plans[PLANS];
 } OpObject;
 
 static PyTypeObject OpType;
+
+/* Python code the fast path ran raised: an Exception is dropped (1: the Python op takes
+ * the call and raises its own named error); anything else, KeyboardInterrupt or
+ * SystemExit, stays set (0: it goes up as it is). */
+static int
+drop_exception(void)
+{
+    if (PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
 
 static void
 entry_clear(Entry *e)
@@ -176,8 +317,18 @@ entry_clear(Entry *e)
     Py_CLEAR(e->odt);
     Py_CLEAR(e->payload);
     Py_CLEAR(e->payload_type);
+    Py_CLEAR(e->context);
     Py_CLEAR(e->scalar);
     Py_CLEAR(e->operand);
+}
+
+static void
+plan_clear(Plan *p)
+{
+    for (int k = 0; k < 4; k++) {
+        Py_CLEAR(p->key[k]);
+    }
+    Py_CLEAR(p->plan);
 }
 
 static void
@@ -186,8 +337,21 @@ memo_clear(OpObject *op)
     for (int i = 0; i < op->n; i++) {
         entry_clear(&op->memo[i]);
     }
-    op->n = 0;
-    op->victim = 0;
+    for (int i = 0; i < op->nplans; i++) {
+        plan_clear(&op->plans[i]);
+    }
+    op->n = op->victim = 0;
+    op->nplans = op->plan_victim = 0;
+}
+
+/* Drop the memos when clear() was called since this op last looked. */
+static inline void
+refresh(OpObject *op)
+{
+    if (op->generation != Generation) {
+        memo_clear(op);
+        op->generation = Generation;
+    }
 }
 
 /* What a call uses of an entry, with strong references: the entry itself may be
@@ -203,6 +367,7 @@ typedef struct {
     PyObject *odt;
     PyObject *payload;
     PyTypeObject *payload_type;
+    PyObject *context;
 } Hit;
 
 static void
@@ -214,17 +379,14 @@ hit_release(Hit *h)
     Py_CLEAR(h->odt);
     Py_CLEAR(h->payload);
     Py_CLEAR(h->payload_type);
+    Py_CLEAR(h->context);
 }
 
 /* The entry for (backend, dtype, form) as the memo holds it now, or NULL. */
 static Entry *
 find_entry(OpObject *op, PyObject *backend, PyObject *dtype, int form)
 {
-    if (op->generation != Generation) {
-        memo_clear(op);
-        op->generation = Generation;
-        return NULL;
-    }
+    refresh(op);
     for (int i = 0; i < op->n; i++) {
         Entry *m = &op->memo[i];
         if (m->backend == backend && m->dtype == dtype && m->form == form) {
@@ -267,19 +429,19 @@ hit_from(Hit *h, OpObject *op, Entry *e)
     h->payload = e->payload;
     Py_XINCREF(e->payload_type);
     h->payload_type = e->payload_type;
+    Py_XINCREF(e->context);
+    h->context = e->context;
     return 1;
 }
 
-/* Fill *h for (backend, dtype, form), asking the resolver on a miss: 1, or 0 (no error
- * set) for "not this way" (or the resolver failed, which the Python path will say). */
+/* Fill *h for (backend, dtype, form), asking the resolver on a miss: 1; 0 for "not this
+ * way" (or the resolver raised an Exception, which the Python op will raise too); -1 with
+ * anything else the resolver raised (KeyboardInterrupt), to go up. */
 static int
 lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
 {
     memset(h, 0, sizeof(Hit));
-    if (op->generation != Generation) {
-        memo_clear(op);
-        op->generation = Generation;
-    }
+    refresh(op);
     for (int i = 0; i < op->n; i++) {
         Entry *m = &op->memo[i];
         if (m->backend == backend && m->dtype == dtype && m->form == form) {
@@ -298,21 +460,15 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
     if (Resolver == NULL) {
         return 0;
     }
-    PyObject *args[5] = {op->primitive, NULL, backend, dtype, op->params};
-    args[1] = PyUnicode_InternFromString(FORM_NAMES[form]);
-    if (args[1] == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
+    PyObject *args[5] = {op->primitive, FormNames[form], backend, dtype, op->params};
     PyObject *r = PyObject_Vectorcall(Resolver, args, 5, NULL);
-    Py_DECREF(args[1]);
     if (r == NULL) {
-        PyErr_Clear();
-        return 0;
+        return drop_exception() ? 0 : -1;
     }
     PyObject *kernel = NULL, *name = NULL, *odt = NULL, *payload = NULL, *ptype = NULL;
+    PyObject *context = NULL;
     if (r != Py_None) {
-        if (!PyTuple_CheckExact(r) || PyTuple_GET_SIZE(r) != 5
+        if (!PyTuple_CheckExact(r) || PyTuple_GET_SIZE(r) != 6
             || !PyUnicode_CheckExact(PyTuple_GET_ITEM(r, 1))) {
             Py_DECREF(r);
             return 0;
@@ -322,8 +478,12 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
         odt = PyTuple_GET_ITEM(r, 2);
         payload = PyTuple_GET_ITEM(r, 3);
         ptype = PyTuple_GET_ITEM(r, 4);
+        context = PyTuple_GET_ITEM(r, 5);
         if (payload == Py_None || !PyType_Check(ptype)) {
-            payload = ptype = NULL;
+            payload = ptype = context = NULL;
+        }
+        else if (!PyContext_CheckExact(context)) {
+            context = NULL;
         }
     }
     /* the resolver ran Python code: the memo may have changed meanwhile */
@@ -353,11 +513,129 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
     e->payload = payload;
     Py_XINCREF(ptype);
     e->payload_type = (PyTypeObject *)ptype;
+    Py_XINCREF(context);
+    e->context = context;
     e->payload_0d = 1;
     e->operand = NULL;
     e->scalar = NULL;
     Py_DECREF(r);
     return hit_from(h, op, e);
+}
+
+/* Whether a and b are the same plan key part: the same object, or ints (exactly) of one
+ * value, or tuples (exactly) of such parts. Nothing else compares: no Python code runs. */
+static int
+same_key(PyObject *a, PyObject *b)
+{
+    if (a == b) {
+        return 1;
+    }
+    if (a == NULL || b == NULL || Py_TYPE(a) != Py_TYPE(b)) {
+        return 0;
+    }
+    if (PyLong_CheckExact(a)) {
+        return PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+    }
+    if (PyTuple_CheckExact(a)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(a);
+        if (PyTuple_GET_SIZE(b) != n) {
+            return 0;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!same_key(PyTuple_GET_ITEM(a, i), PyTuple_GET_ITEM(b, i))) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static Plan *
+find_plan(OpObject *op, int form, PyObject *const *key)
+{
+    refresh(op);
+    for (int i = 0; i < op->nplans; i++) {
+        Plan *p = &op->plans[i];
+        if (p->form == form && same_key(p->key[0], key[0]) && same_key(p->key[1], key[1])
+            && same_key(p->key[2], key[2]) && same_key(p->key[3], key[3])) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* Whether r is a plan as the C code reads it (see Plan). */
+static int
+plan_is_valid(PyObject *r)
+{
+    if (!PyTuple_CheckExact(r) || PyTuple_GET_SIZE(r) != 4) {
+        return 0;
+    }
+    PyObject *out = PyTuple_GET_ITEM(r, 0), *names = PyTuple_GET_ITEM(r, 1);
+    PyObject *values = PyTuple_GET_ITEM(r, 2);
+    if (out != Py_None && !PyTuple_CheckExact(out)) {
+        return 0;
+    }
+    if (names == Py_None) {
+        return values == Py_None || (PyTuple_CheckExact(values) && PyTuple_GET_SIZE(values) == 0);
+    }
+    return PyTuple_CheckExact(names) && PyTuple_CheckExact(values)
+           && PyTuple_GET_SIZE(names) == PyTuple_GET_SIZE(values)
+           && PyTuple_GET_SIZE(names) <= MAX_KW;
+}
+
+/* The plan of `key` (form's parts, NULL where unused) for the operand x and the form's
+ * argument arg, asking the op's planner on a miss: 1 with *plan (a new reference); 0 for
+ * the Python op; -1 with an error that goes up (as lookup's). */
+static int
+plan_for(OpObject *op, int form, PyObject *const *key, PyObject *x, PyObject *arg,
+         PyObject **plan)
+{
+    *plan = NULL;
+    Plan *p = find_plan(op, form, key);
+    if (p != NULL) {
+        Py_XINCREF(p->plan);
+        *plan = p->plan;
+        return p->plan != NULL;
+    }
+    if (op->planner == NULL || op->planner == Py_None) {
+        return 0;
+    }
+    PyObject *args[3] = {FormNames[form], x, arg};
+    PyObject *r = PyObject_Vectorcall(op->planner, args, 3, NULL);
+    if (r == NULL) {
+        return drop_exception() ? 0 : -1; /* not kept: the Python op raises it again */
+    }
+    if (r != Py_None && !plan_is_valid(r)) {
+        Py_DECREF(r);
+        PyErr_Format(PyExc_TypeError, "the planner of %R gave a plan that is not "
+                     "(shape, kwnames, kwvalues, extra)", (PyObject *)op);
+        return -1;
+    }
+    /* the planner ran Python code: the plans may have changed meanwhile */
+    p = find_plan(op, form, key);
+    if (p == NULL && op->nplans == PLANS) {
+        p = &op->plans[op->plan_victim];
+        op->plan_victim = (op->plan_victim + 1) % PLANS;
+    }
+    if (p == NULL) {
+        p = &op->plans[op->nplans++];
+    }
+    plan_clear(p);
+    p->form = form;
+    for (int k = 0; k < 4; k++) {
+        Py_XINCREF(key[k]);
+        p->key[k] = key[k];
+    }
+    if (r == Py_None) {
+        Py_DECREF(r);
+        return 0;
+    }
+    p->plan = r; /* the plan's reference; *plan gets one more */
+    Py_INCREF(r);
+    *plan = r;
+    return 1;
 }
 
 /* Whether the Python scalars v and k are the same operand: floats bit for bit (0.0 and
@@ -375,17 +653,13 @@ same_scalar(PyObject *v, PyObject *k)
         double a = PyFloat_AS_DOUBLE(v), b = PyFloat_AS_DOUBLE(k);
         return memcmp(&a, &b, sizeof a) == 0;
     }
-    int eq = PyObject_RichCompareBool(v, k, Py_EQ);
-    if (eq < 0) {
-        PyErr_Clear();
-        return 0;
-    }
-    return eq;
+    return same_key(v, k); /* exact ints */
 }
 
 /* The 0-d operand of the Python float or int v, as the rules make it (scalar_operand;
  * an int is checked to fit an integer dtype first, by int_operand), kept in the entry
- * for the last value: a loop multiplies by the same constant. A new reference. */
+ * for the last value: a loop multiplies by the same constant. A new reference, or NULL
+ * with an error: an Exception the Python op raises too, or one that goes up. */
 static PyObject *
 scalar_for(Hit *h, PyObject *v)
 {
@@ -401,15 +675,12 @@ scalar_for(Hit *h, PyObject *v)
     }
     else {
         PyObject *args[4] = {h->op->primitive, v, h->dtype, h->backend};
-        t = IntOperand ? PyObject_Vectorcall(IntOperand, args, 4, NULL) : NULL;
-        if (IntOperand == NULL) {
-            PyErr_SetString(PyExc_RuntimeError, "int_operand is not configured");
-        }
+        t = PyObject_Vectorcall(IntOperand, args, 4, NULL);
     }
     if (t == NULL) {
         return NULL;
     }
-    if (!is_tensor(t)) {
+    if (Py_TYPE(t) != TensorType) {
         Py_DECREF(t);
         PyErr_SetString(PyExc_TypeError, "scalar_operand did not return a Tensor");
         return NULL;
@@ -424,22 +695,50 @@ scalar_for(Hit *h, PyObject *v)
     return t;
 }
 
-/* A kernel failed: anything but an Exception (KeyboardInterrupt ...) goes up; an
- * Exception is dropped and the Python op runs, to raise its named error. Returns 1
- * to fall back, 0 to propagate. */
-static int
-fall_back_after_error(void)
+/* f(args) in the context ctx (NULL: as it is). NULL with an error from f; with *busy set
+ * and no error when ctx is in use (by another thread, or by a kernel of this one). */
+static PyObject *
+call_in(PyObject *ctx, PyObject *f, PyObject *const *args, Py_ssize_t n, int *busy)
 {
-    if (PyErr_ExceptionMatches(PyExc_Exception)) {
-        PyErr_Clear();
-        return 1;
+    *busy = 0;
+    if (ctx == NULL) {
+        return PyObject_Vectorcall(f, args, n, NULL);
     }
-    return 0;
+    if (PyContext_Enter(ctx) < 0) {
+        if (drop_exception()) {
+            *busy = 1;
+        }
+        return NULL;
+    }
+    PyObject *r = PyObject_Vectorcall(f, args, n, NULL);
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc = PyErr_GetRaisedException();
+    if (PyContext_Exit(ctx) < 0) {
+        Py_CLEAR(r);
+        Py_XDECREF(exc);
+        return NULL;
+    }
+    PyErr_SetRaisedException(exc);
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (PyContext_Exit(ctx) < 0) {
+        Py_CLEAR(r);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return NULL;
+    }
+    PyErr_Restore(type, value, tb);
+#endif
+    return r;
 }
 
 /* The backend's shortcut on the payloads `args` (Backend.fast_kernel): 1 with *result
- * the output (or NULL and an error), 0 to call the kernel instead, -1 for the Python op
- * (the shortcut raised: the op runs again, and says what went wrong). */
+ * the output, or NULL and the shortcut's error (raised as it is: the shortcut is the
+ * kernel's own computation, so the kernel would raise it too); 0 to call the kernel
+ * instead (no shortcut, its context in use, ShortcutDeclined, or a payload of another
+ * type). */
 static int
 try_payload(Hit *h, PyObject *shape, PyObject *const *args, Py_ssize_t n, PyObject **result)
 {
@@ -447,10 +746,15 @@ try_payload(Hit *h, PyObject *shape, PyObject *const *args, Py_ssize_t n, PyObje
     if (h->payload == NULL || (zero_d && !h->payload_0d)) {
         return 0;
     }
-    PyObject *r = PyObject_Vectorcall(h->payload, args, n, NULL);
+    int busy;
+    PyObject *r = call_in(h->context, h->payload, args, n, &busy);
     if (r == NULL) {
-        if (fall_back_after_error()) {
-            return -1;
+        if (busy) {
+            return 0;
+        }
+        if (Declined != NULL && PyErr_ExceptionMatches(Declined)) {
+            PyErr_Clear();
+            return 0;
         }
         *result = NULL;
         return 1;
@@ -465,96 +769,97 @@ try_payload(Hit *h, PyObject *shape, PyObject *const *args, Py_ssize_t n, PyObje
         }
         return 0;
     }
-    TensorObject *t = (TensorObject *)new_out(shape, h->odt, h->backend);
-    if (t == NULL) {
+    *result = new_out(shape, h->odt, h->backend);
+    if (*result == NULL) {
         Py_DECREF(r);
-        *result = NULL;
         return 1;
     }
-    Py_SETREF(t->data, r);
-    *result = (PyObject *)t;
+    Py_SETREF(((TensorObject *)*result)->data, r);
     return 1;
 }
 
-/* The kernel on the tensors a (and b, if not NULL) into a new out of `shape`, with the
- * keyword arguments `kwvalues` / `kwnames` (or none, NULL). NULL with an error, or
- * `taken = 0` for the Python op. */
+/* The output of `shape` through the hit: its shortcut on the payloads `pargs`, else its
+ * kernel on the tensors `kargs` (NULL: none, the Python op takes it; *taken = 0) with the
+ * keyword arguments `kwnames`/`kwvalues` (tuples, or None). NULL with an error: the
+ * kernel's or the shortcut's, raised as it is, never run a second time by the Python op. */
 static PyObject *
-run_kernel(Hit *h, PyObject *shape, PyObject *a, PyObject *b, PyObject *const *kwvalues,
-           PyObject *kwnames, int *taken)
+call_kernel(Hit *h, PyObject *shape, PyObject *const *pargs, Py_ssize_t np,
+            PyObject *const *kargs, Py_ssize_t nk, PyObject *kwnames, PyObject *kwvalues,
+            int *taken)
 {
+    PyObject *r = NULL;
+    *taken = 1;
+    if (try_payload(h, shape, pargs, np, &r)) {
+        return r;
+    }
+    if (kargs == NULL) {
+        *taken = 0;
+        return NULL;
+    }
     PyObject *out = new_out(shape, h->odt, h->backend);
     if (out == NULL) {
         return NULL;
     }
-    Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
-    PyObject *args[8] = {h->backend, out, a, b};
-    Py_ssize_t na = b == NULL ? 3 : 4;
-    for (Py_ssize_t i = 0; i < nk && na + i < 8; i++) { /* the keywords' values follow */
-        args[na + i] = kwvalues[i];
+    PyObject *args[4 + MAX_KW] = {h->backend, out};
+    Py_ssize_t na = 2;
+    for (Py_ssize_t i = 0; i < nk && i < 2; i++) {
+        args[na++] = kargs[i];
     }
-    PyObject *r = PyObject_Vectorcall(h->kernel, args, na, nk ? kwnames : NULL);
+    Py_ssize_t nkw = kwnames == NULL || kwnames == Py_None ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        args[na + i] = PyTuple_GET_ITEM(kwvalues, i);
+    }
+    r = PyObject_Vectorcall(h->kernel, args, na, nkw ? kwnames : NULL);
     Py_DECREF(out);
-    if (r == NULL && fall_back_after_error()) {
-        *taken = 0;
-    }
     return r;
 }
 
-/* The output of the tensors a (and b) through the hit: its shortcut, else its kernel,
- * with the keyword arguments `kwvalues` / `kwnames` (or none). `extra`, if not NULL, is
- * the shortcut's last argument (reshape's shape). NULL with an error, or
- * `taken = 0` for the Python op. The payloads are held for the call's length. */
+/* The tensor t (fields f) and the Python float or int v, v on the left when `left`: the
+ * kernel on t and the 0-d operand the rules make of v. */
 static PyObject *
-call_kernel(Hit *h, PyObject *shape, PyObject *a, PyObject *b, PyObject *extra,
-            PyObject *const *kwvalues, PyObject *kwnames, int *taken)
-{
-    PyObject *pargs[3] = {((TensorObject *)a)->data, NULL, NULL};
-    Py_ssize_t np = 1;
-    if (b != NULL) {
-        pargs[np++] = ((TensorObject *)b)->data;
-    }
-    if (extra != NULL) {
-        pargs[np++] = extra;
-    }
-    for (Py_ssize_t i = 0; i < np; i++) {
-        Py_INCREF(pargs[i]);
-    }
-    PyObject *r = NULL;
-    int done = try_payload(h, shape, pargs, np, &r);
-    for (Py_ssize_t i = 0; i < np; i++) {
-        Py_DECREF(pargs[i]);
-    }
-    if (done == 1) {
-        return r;
-    }
-    if (done < 0) {
-        *taken = 0;
-        return NULL;
-    }
-    return run_kernel(h, shape, a, b, kwvalues, kwnames, taken);
-}
-
-/* The tensor x and the Python float or int v, v on the left when `left`: the kernel
- * on x and the 0-d operand the rules make of v. */
-static PyObject *
-fast_scalar(OpObject *op, TensorObject *x, PyObject *v, int left, int *taken)
+fast_scalar(OpObject *op, PyObject *t, Fields *f, PyObject *v, int left, int *taken)
 {
     int form = PyFloat_CheckExact(v) ? (left ? FORM_ST : FORM_TS) : (left ? FORM_IT : FORM_TI);
     Hit h;
-    if (!lookup(op, x->backend, x->dtype, form, &h)) {
+    int found = lookup(op, f->backend, f->dtype, form, &h);
+    if (found <= 0) {
+        *taken = found < 0;
         return NULL;
     }
     PyObject *r = NULL, *s = scalar_for(&h, v);
+    Fields sf;
     if (s == NULL) {
-        PyErr_Clear(); /* the Python op says what is wrong with v */
+        *taken = !drop_exception(); /* an Exception: the Python op says what is wrong */
+    }
+    else if (!fields_of(s, &sf)) {
+        *taken = 0;
     }
     else {
-        *taken = 1;
-        PyObject *t = (PyObject *)x;
-        r = call_kernel(&h, x->shape, left ? s : t, left ? t : s, NULL, NULL, NULL, taken);
-        Py_DECREF(s);
+        PyObject *pargs[2] = {left ? sf.data : f->data, left ? f->data : sf.data};
+        PyObject *kargs[2] = {left ? s : t, left ? t : s};
+        r = call_kernel(&h, f->shape, pargs, 2, kargs, 2, NULL, NULL, taken);
+        fields_release(&sf);
     }
+    Py_XDECREF(s);
+    hit_release(&h);
+    return r;
+}
+
+/* Two tensors of one backend, dtype and shape. */
+static PyObject *
+fast_pair(OpObject *op, PyObject *a, Fields *x, PyObject *b, Fields *y, int *taken)
+{
+    if (x->backend != y->backend || x->dtype != y->dtype || !same_key(x->shape, y->shape)) {
+        return NULL;
+    }
+    Hit h;
+    int found = lookup(op, x->backend, x->dtype, FORM_TT, &h);
+    if (found <= 0) {
+        *taken = found < 0;
+        return NULL;
+    }
+    PyObject *pargs[2] = {x->data, y->data}, *kargs[2] = {a, b};
+    PyObject *r = call_kernel(&h, x->shape, pargs, 2, kargs, 2, NULL, NULL, taken);
     hit_release(&h);
     return r;
 }
@@ -562,139 +867,126 @@ fast_scalar(OpObject *op, TensorObject *x, PyObject *v, int left, int *taken)
 static PyObject *
 fast_binary(OpObject *op, PyObject *a, PyObject *b, int *taken)
 {
-    Hit h;
+    Fields x, y;
     PyObject *r = NULL;
-    *taken = 0;
-    if (is_tensor(a)) {
-        TensorObject *x = (TensorObject *)a;
-        if (is_tensor(b)) {
-            TensorObject *y = (TensorObject *)b;
-            if (x->backend != y->backend || x->dtype != y->dtype) {
-                return NULL;
-            }
-            if (x->shape != y->shape) {
-                int eq = PyObject_RichCompareBool(x->shape, y->shape, Py_EQ);
-                if (eq <= 0) {
-                    PyErr_Clear();
-                    return NULL;
-                }
-            }
-            if (!lookup(op, x->backend, x->dtype, FORM_TT, &h)) {
-                return NULL;
-            }
-            *taken = 1;
-            r = call_kernel(&h, x->shape, a, b, NULL, NULL, NULL, taken);
-            hit_release(&h);
-            return r;
+    if (fields_of(a, &x)) {
+        if (fields_of(b, &y)) {
+            r = fast_pair(op, a, &x, b, &y, taken);
+            fields_release(&y);
         }
-        if (PyFloat_CheckExact(b) || PyLong_CheckExact(b)) {
-            return fast_scalar(op, x, b, 0, taken);
+        else if (PyFloat_CheckExact(b) || PyLong_CheckExact(b)) {
+            r = fast_scalar(op, a, &x, b, 0, taken);
         }
-        return NULL;
+        fields_release(&x);
     }
-    if ((PyFloat_CheckExact(a) || PyLong_CheckExact(a)) && is_tensor(b)) {
-        return fast_scalar(op, (TensorObject *)b, a, 1, taken);
+    else if ((PyFloat_CheckExact(a) || PyLong_CheckExact(a)) && fields_of(b, &y)) {
+        r = fast_scalar(op, b, &y, a, 1, taken);
+        fields_release(&y);
     }
-    return NULL;
+    return r;
 }
 
 static PyObject *
 fast_unary(OpObject *op, PyObject *a, int *taken)
 {
+    Fields x;
+    if (!fields_of(a, &x)) {
+        return NULL;
+    }
     Hit h;
-    *taken = 0;
-    if (!is_tensor(a)) {
+    PyObject *r = NULL;
+    int found = lookup(op, x.backend, x.dtype, FORM_U, &h);
+    if (found > 0) {
+        r = call_kernel(&h, x.shape, &x.data, 1, &a, 1, NULL, NULL, taken);
+        hit_release(&h);
+    }
+    else {
+        *taken = found < 0;
+    }
+    fields_release(&x);
+    return r;
+}
+
+/* A form the op's planner plans, on the tensor a (fields x) and, for matmul, the tensor
+ * b (fields y, else NULL): the kernel memo's hit, then the plan of `key`; the answer is
+ * a itself, or the shortcut on the payloads (then `extra`, the plan's), or the kernel
+ * with the plan's keywords. */
+static PyObject *
+fast_planned(OpObject *op, int form, PyObject *a, Fields *x, PyObject *b, Fields *y,
+             PyObject *const *key, PyObject *arg, int *taken)
+{
+    Hit h;
+    int found = lookup(op, x->backend, x->dtype, form, &h);
+    if (found <= 0) {
+        *taken = found < 0;
         return NULL;
     }
-    TensorObject *x = (TensorObject *)a;
-    if (!lookup(op, x->backend, x->dtype, FORM_U, &h)) {
-        return NULL;
+    PyObject *r = NULL, *plan = NULL;
+    if (form == FORM_IX && h.payload == NULL) {
+        goto done; /* x[i] has no kernel of its own: the shortcut serves it, or Python */
     }
-    *taken = 1;
-    PyObject *r = call_kernel(&h, x->shape, a, NULL, NULL, NULL, NULL, taken);
+    found = plan_for(op, form, key, a, arg, &plan);
+    if (found <= 0) {
+        *taken = found < 0;
+        goto done;
+    }
+    PyObject *out = PyTuple_GET_ITEM(plan, 0), *kwnames = PyTuple_GET_ITEM(plan, 1);
+    PyObject *kwvalues = PyTuple_GET_ITEM(plan, 2), *extra = PyTuple_GET_ITEM(plan, 3);
+    if (out == Py_None) { /* the Python op's answer is x itself */
+        *taken = 1;
+        Py_INCREF(a);
+        r = a;
+        goto done;
+    }
+    PyObject *pargs[3] = {x->data, NULL, NULL}, *kargs[2] = {a, b};
+    Py_ssize_t np = 1;
+    if (y != NULL) {
+        pargs[np++] = y->data;
+    }
+    if (extra != Py_None) {
+        pargs[np++] = extra;
+    }
+    r = call_kernel(&h, out, pargs, np, kwvalues == Py_None ? NULL : kargs, y != NULL ? 2 : 1,
+                    kwnames, kwvalues, taken);
+done:
+    Py_XDECREF(plan);
     hit_release(&h);
     return r;
 }
 
-/* op(x) of a reduction over every axis of a non-empty x (an empty one is the Python op's:
- * a kind with no identity refuses it): the reduce kernel with the op's kind, every axis
- * and no kept dims, into a 0-d out of the dtype the rules gave. */
-#define MAX_REDUCE_NDIM 8
-static PyObject *AxesTuples[MAX_REDUCE_NDIM + 1]; /* (), (0,), (0, 1), ... */
-static PyObject *ReduceKwnames = NULL;            /* ("kind", "axes", "keepdims") */
-static PyObject *EmptyTuple = NULL;
-
+/* op(x) of a reduction over every axis: the reduce kernel with the plan's keywords (the
+ * op's kind, the axes, no kept dims) into the plan's 0-d out. */
 static PyObject *
 fast_reduce(OpObject *op, PyObject *a, int *taken)
 {
-    *taken = 0;
-    if (!is_tensor(a) || ReduceKwnames == NULL) {
+    Fields x;
+    if (!fields_of(a, &x)) {
         return NULL;
     }
-    TensorObject *x = (TensorObject *)a;
-    Py_ssize_t nd = PyTuple_GET_SIZE(x->shape);
-    if (nd > MAX_REDUCE_NDIM) {
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < nd; i++) {
-        PyObject *d = PyTuple_GET_ITEM(x->shape, i);
-        if (!PyLong_CheckExact(d) || PyLong_AsSsize_t(d) <= 0) {
-            PyErr_Clear();
-            return NULL;
-        }
-    }
-    Hit h;
-    if (!lookup(op, x->backend, x->dtype, FORM_RD, &h)) {
-        return NULL;
-    }
-    *taken = 1;
-    PyObject *kw[3] = {op->params, AxesTuples[nd], Py_False};
-    PyObject *r = run_kernel(&h, EmptyTuple, a, NULL, kw, ReduceKwnames, taken);
-    hit_release(&h);
+    PyObject *key[4] = {x.shape, NULL, NULL, NULL};
+    PyObject *r = fast_planned(op, FORM_RD, a, &x, NULL, NULL, key, op->params, taken);
+    fields_release(&x);
     return r;
 }
 
-/* Two matrices, as matmul's own first case: the backend's dot with matmul's axes. */
+/* Two matrices of one backend and dtype: the backend's dot with the plan's axes. */
 static PyObject *
 fast_matmul(OpObject *op, PyObject *a, PyObject *b, int *taken)
 {
-    *taken = 0;
-    if (!is_tensor(a) || !is_tensor(b)) {
-        return NULL;
-    }
-    TensorObject *x = (TensorObject *)a, *y = (TensorObject *)b;
-    if (x->backend != y->backend || x->dtype != y->dtype || PyTuple_GET_SIZE(x->shape) != 2
-        || PyTuple_GET_SIZE(y->shape) != 2) {
-        return NULL;
-    }
-    PyObject *m = PyTuple_GET_ITEM(x->shape, 0), *k1 = PyTuple_GET_ITEM(x->shape, 1);
-    PyObject *k2 = PyTuple_GET_ITEM(y->shape, 0), *n = PyTuple_GET_ITEM(y->shape, 1);
-    if (!PyLong_CheckExact(m) || !PyLong_CheckExact(k1) || !PyLong_CheckExact(k2)
-        || !PyLong_CheckExact(n)) {
-        return NULL;
-    }
-    Py_ssize_t mv = PyLong_AsSsize_t(m), k1v = PyLong_AsSsize_t(k1);
-    Py_ssize_t k2v = PyLong_AsSsize_t(k2), nv = PyLong_AsSsize_t(n);
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        return NULL;
-    }
-    /* matmul checks memory past this size (check_size): the Python path does that */
-    if (k1v != k2v || mv < 0 || nv < 0 || (nv > 0 && mv > MatmulCheckFrom / nv)) {
-        return NULL;
-    }
-    Hit h;
-    if (!lookup(op, x->backend, x->dtype, FORM_MM, &h)) {
-        return NULL;
-    }
-    PyObject *shape = PyTuple_Pack(2, m, n);
+    Fields x, y;
     PyObject *r = NULL;
-    if (shape != NULL) {
-        *taken = 1;
-        r = call_kernel(&h, shape, a, b, NULL, DotKwvalues, DotKwnames, taken);
-        Py_DECREF(shape);
+    if (!fields_of(a, &x)) {
+        return NULL;
     }
-    hit_release(&h);
+    if (fields_of(b, &y)) {
+        if (x.backend == y.backend && x.dtype == y.dtype && PyTuple_GET_SIZE(x.shape) == 2
+            && PyTuple_GET_SIZE(y.shape) == 2) {
+            PyObject *key[4] = {x.shape, y.shape, NULL, NULL};
+            r = fast_planned(op, FORM_MM, a, &x, b, &y, key, b, taken);
+        }
+        fields_release(&y);
+    }
+    fields_release(&x);
     return r;
 }
 
@@ -733,11 +1025,11 @@ op_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
 static PyObject *
 op_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    PyObject *primitive, *fallback, *params = Py_None;
+    PyObject *primitive, *fallback, *params = Py_None, *planner = Py_None;
     int arity;
-    static char *kwlist[] = {"primitive", "fallback", "arity", "params", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOi|O:Op", kwlist, &primitive, &fallback,
-                                     &arity, &params)) {
+    static char *kwlist[] = {"primitive", "fallback", "arity", "params", "planner", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOi|OO:Op", kwlist, &primitive, &fallback,
+                                     &arity, &params, &planner)) {
         return NULL;
     }
     if (arity < 1 || arity > 4) {
@@ -748,6 +1040,10 @@ op_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     if (!PyCallable_Check(fallback)) {
         PyErr_SetString(PyExc_TypeError, "Op: fallback must be callable");
+        return NULL;
+    }
+    if (planner != Py_None && !PyCallable_Check(planner)) {
+        PyErr_SetString(PyExc_TypeError, "Op: planner must be callable or None");
         return NULL;
     }
     OpObject *op = (OpObject *)type->tp_alloc(type, 0);
@@ -761,6 +1057,8 @@ op_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     op->fallback = fallback;
     Py_INCREF(params);
     op->params = params;
+    Py_INCREF(planner);
+    op->planner = planner;
     op->arity = arity;
     op->n = 0;
     op->generation = Generation;
@@ -773,7 +1071,15 @@ op_traverse(OpObject *op, visitproc visit, void *arg)
     Py_VISIT(op->primitive);
     Py_VISIT(op->fallback);
     Py_VISIT(op->params);
+    Py_VISIT(op->planner);
     Py_VISIT(op->dict);
+    for (int i = 0; i < op->nplans; i++) {
+        Plan *p = &op->plans[i];
+        for (int k = 0; k < 4; k++) {
+            Py_VISIT(p->key[k]);
+        }
+        Py_VISIT(p->plan);
+    }
     for (int i = 0; i < op->n; i++) {
         Entry *e = &op->memo[i];
         Py_VISIT(e->backend);
@@ -783,6 +1089,7 @@ op_traverse(OpObject *op, visitproc visit, void *arg)
         Py_VISIT(e->odt);
         Py_VISIT(e->payload);
         Py_VISIT(e->payload_type);
+        Py_VISIT(e->context);
         Py_VISIT(e->scalar);
         Py_VISIT(e->operand);
     }
@@ -795,6 +1102,7 @@ op_clear(OpObject *op)
     Py_CLEAR(op->primitive);
     Py_CLEAR(op->fallback);
     Py_CLEAR(op->params);
+    Py_CLEAR(op->planner);
     Py_CLEAR(op->dict);
     memo_clear(op);
     return 0;
@@ -828,8 +1136,7 @@ repr_by_qualname(PyObject *o, const char *format, const char *otherwise)
 {
     PyObject *name = PyObject_GetAttrString(o, "__qualname__");
     if (name == NULL) {
-        PyErr_Clear();
-        return PyUnicode_FromString(otherwise);
+        return drop_exception() ? PyUnicode_FromString(otherwise) : NULL;
     }
     PyObject *r = PyUnicode_FromFormat(format, name);
     Py_DECREF(name);
@@ -853,10 +1160,7 @@ static PyObject *
 op_memo(OpObject *op, PyObject *Py_UNUSED(ignored))
 {
     /* [(backend, dtype, form, taken, shortcut)]: what this op has memoised, for tests */
-    if (op->generation != Generation) {
-        memo_clear(op);
-        op->generation = Generation;
-    }
+    refresh(op);
     PyObject *list = PyList_New(op->n);
     if (list == NULL) {
         return NULL;
@@ -888,6 +1192,8 @@ static PyMemberDef op_members[] = {
      "the Python op: every call the fast path does not take"},
     {"params", T_OBJECT, offsetof(OpObject, params), READONLY,
      "what the resolver is told besides the primitive (a reduction's kind), or None"},
+    {"planner", T_OBJECT, offsetof(OpObject, planner), READONLY,
+     "planner(form, x, arg): the plan of a shape-dependent form, from the Python rules"},
     {"__dictoffset__", T_PYSSIZET, offsetof(OpObject, dict), READONLY, NULL},
     {"__weaklistoffset__", T_PYSSIZET, offsetof(OpObject, weakreflist), READONLY, NULL},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(OpObject, vectorcall), READONLY, NULL},
@@ -955,189 +1261,59 @@ static PyNumberMethods tensor_as_number = {
     .nb_matrix_multiply = t_matmul,
 };
 
-/* ------------------------------------------------------------------ x[a:b:c] */
+/* ------------------------------------------------------------------ x[key], reshape */
 
-static OpObject *SliceOp = NULL;   /* getitem's Op: its memo keeps the slice kernel */
-static OpObject *ReshapeOp = NULL; /* reshape's Op: its memo keeps the reshape kernel */
+/* getitem's and reshape's Ops, served once their families are loaded (serve()): their
+ * memos keep the slice and reshape kernels, their planners the Python plans */
+static OpObject *SliceOp = NULL;
+static OpObject *ReshapeOp = NULL;
 
-/* x[start:stop:step] on axis 0 with a positive step and int (or None) bounds: the
- * slice kernel with the plan the Python path would make (start, stop clamped as
- * numpy does; the other axes whole). */
+/* x[start:stop:step] with Python ints or None (the plan says what it selects: x itself,
+ * or the slice kernel's start, stop and strides, and the normalised slice the shortcut
+ * takes), and x[i] with a Python int i (served only by the backend's shortcut, with the
+ * plan's non-negative i). */
 static PyObject *
-fast_slice(TensorObject *x, PyObject *key, int *taken)
+fast_key(PyObject *self, PyObject *key, int *taken)
 {
-    *taken = 0;
-    PySliceObject *s = (PySliceObject *)key;
-    if ((s->start != Py_None && !PyLong_CheckExact(s->start))
-        || (s->stop != Py_None && !PyLong_CheckExact(s->stop))
-        || (s->step != Py_None && !PyLong_CheckExact(s->step))) {
+    OpObject *op = SliceOp;
+    int form;
+    PyObject *k[4];
+    Fields x;
+    if (op == NULL || !fields_of(self, &x)) {
         return NULL;
     }
-    Py_ssize_t nd = PyTuple_GET_SIZE(x->shape);
-    if (nd == 0 || SliceOp == NULL || SliceKwnames == NULL) {
-        return NULL;
-    }
-    PyObject *d0 = PyTuple_GET_ITEM(x->shape, 0);
-    if (!PyLong_CheckExact(d0)) {
-        return NULL;
-    }
-    Py_ssize_t dim = PyLong_AsSsize_t(d0), start, stop, step;
-    if (dim < 0 || PySlice_Unpack(key, &start, &stop, &step) < 0) {
-        PyErr_Clear();
-        return NULL;
-    }
-    if (step <= 0) {
-        return NULL; /* reversed: the Python path's plan */
-    }
-    Py_ssize_t len = PySlice_AdjustIndices(dim, &start, &stop, step);
-    /* the plan numerix.ops.indexing makes: (0, 0, 1) for an empty slice, else the
-       first index, one past the last, and the step */
-    if (len == 0) {
-        start = 0;
-        stop = 0;
-        step = 1;
+    k[0] = x.shape;
+    if (PyLong_CheckExact(key)) {
+        form = FORM_IX;
+        k[1] = key;
+        k[2] = k[3] = NULL;
     }
     else {
-        stop = start + (len - 1) * step + 1;
-    }
-    if (len == dim && step == 1) {
-        return NULL; /* the whole axis: the Python path returns x itself */
-    }
-    Hit h;
-    if (!lookup(SliceOp, x->backend, x->dtype, FORM_SL, &h)) {
-        return NULL;
-    }
-    *taken = 1; /* from here an error is the answer (out of memory) */
-    PyObject *sliced = PyTuple_New(nd), *r = NULL, *v;
-    PyObject *starts = NULL, *stops = NULL, *strides = NULL, *zero = NULL, *one = NULL;
-    if (sliced == NULL || (v = PyLong_FromSsize_t(len)) == NULL) {
-        goto done;
-    }
-    PyTuple_SET_ITEM(sliced, 0, v);
-    for (Py_ssize_t i = 1; i < nd; i++) {
-        PyObject *d = PyTuple_GET_ITEM(x->shape, i);
-        Py_INCREF(d);
-        PyTuple_SET_ITEM(sliced, i, d);
-    }
-    {
-        /* the backend's shortcut takes the key itself: no plan tuples to build */
-        PyObject *pargs[2] = {x->data, key};
-        Py_INCREF(x->data);
-        int done = try_payload(&h, sliced, pargs, 2, &r);
-        Py_DECREF(pargs[0]);
-        if (done != 0) {
-            if (done < 0) {
-                *taken = 0;
-            }
-            goto done;
+        PySliceObject *s = (PySliceObject *)key;
+        if ((s->start != Py_None && !PyLong_CheckExact(s->start))
+            || (s->stop != Py_None && !PyLong_CheckExact(s->stop))
+            || (s->step != Py_None && !PyLong_CheckExact(s->step))) {
+            fields_release(&x);
+            return NULL;
         }
+        form = FORM_SL;
+        k[1] = s->start;
+        k[2] = s->stop;
+        k[3] = s->step;
     }
-    starts = PyTuple_New(nd);
-    stops = PyTuple_New(nd);
-    strides = PyTuple_New(nd);
-    zero = PyLong_FromLong(0);
-    one = PyLong_FromLong(1);
-    if (starts == NULL || stops == NULL || strides == NULL || zero == NULL || one == NULL) {
-        goto done;
-    }
-    if ((v = PyLong_FromSsize_t(start)) == NULL) {
-        goto done;
-    }
-    PyTuple_SET_ITEM(starts, 0, v);
-    if ((v = PyLong_FromSsize_t(stop)) == NULL) {
-        goto done;
-    }
-    PyTuple_SET_ITEM(stops, 0, v);
-    if ((v = PyLong_FromSsize_t(step)) == NULL) {
-        goto done;
-    }
-    PyTuple_SET_ITEM(strides, 0, v);
-    for (Py_ssize_t i = 1; i < nd; i++) {
-        PyObject *d = PyTuple_GET_ITEM(x->shape, i);
-        Py_INCREF(zero);
-        PyTuple_SET_ITEM(starts, i, zero);
-        Py_INCREF(d);
-        PyTuple_SET_ITEM(stops, i, d);
-        Py_INCREF(one);
-        PyTuple_SET_ITEM(strides, i, one);
-    }
-    {
-        PyObject *kw[3] = {starts, stops, strides};
-        r = run_kernel(&h, sliced, (PyObject *)x, NULL, kw, SliceKwnames, taken);
-    }
-done:
-    Py_XDECREF(starts);
-    Py_XDECREF(stops);
-    Py_XDECREF(strides);
-    Py_XDECREF(sliced);
-    Py_XDECREF(zero);
-    Py_XDECREF(one);
-    hit_release(&h);
-    return r;
-}
-
-/* x[i] with a Python int i within axis 0: served only by the backend's shortcut, which
- * takes the payload and i (made non-negative) and returns what the Python path's slice
- * and reshape kernels store; anything else (no shortcut, a payload of another type: a
- * numpy scalar for a 1-d x) is the Python path's. */
-static PyObject *
-fast_index(TensorObject *x, PyObject *key, int *taken)
-{
-    *taken = 0;
-    Py_ssize_t nd = PyTuple_GET_SIZE(x->shape);
-    if (nd == 0 || SliceOp == NULL) {
-        return NULL;
-    }
-    PyObject *d0 = PyTuple_GET_ITEM(x->shape, 0);
-    Py_ssize_t dim = PyLong_CheckExact(d0) ? PyLong_AsSsize_t(d0) : -1;
-    Py_ssize_t i = PyLong_AsSsize_t(key);
-    if (dim < 0 || (i == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return NULL;
-    }
-    if (i < -dim || i >= dim) {
-        return NULL; /* the Python path names the bounds */
-    }
-    if (i < 0) {
-        i += dim;
-    }
-    Hit h;
-    if (!lookup(SliceOp, x->backend, x->dtype, FORM_IX, &h)) {
-        return NULL;
-    }
-    PyObject *r = NULL;
-    if (h.payload != NULL) {
-        PyObject *shape = PyTuple_GetSlice(x->shape, 1, nd);
-        PyObject *pargs[2] = {x->data, PyLong_FromSsize_t(i)};
-        if (shape == NULL || pargs[1] == NULL) {
-            *taken = 1; /* out of memory: the answer */
-        }
-        else {
-            Py_INCREF(pargs[0]);
-            int done = try_payload(&h, shape, pargs, 2, &r);
-            Py_DECREF(pargs[0]);
-            *taken = done == 1;
-        }
-        Py_XDECREF(pargs[1]);
-        Py_XDECREF(shape);
-    }
-    hit_release(&h);
+    Py_INCREF(op); /* a planner may serve another op meanwhile */
+    PyObject *r = fast_planned(op, form, self, &x, NULL, NULL, k, key, taken);
+    Py_DECREF(op);
+    fields_release(&x);
     return r;
 }
 
 static PyObject *
 tensor_getitem(PyObject *self, PyObject *key)
 {
-    if (PySlice_Check(key) && is_tensor(self)) {
+    if (PySlice_Check(key) || PyLong_CheckExact(key)) {
         int taken = 0;
-        PyObject *r = fast_slice((TensorObject *)self, key, &taken);
-        if (taken) {
-            return r;
-        }
-    }
-    else if (PyLong_CheckExact(key) && is_tensor(self)) {
-        int taken = 0;
-        PyObject *r = fast_index((TensorObject *)self, key, &taken);
+        PyObject *r = fast_key(self, key, &taken);
         if (taken) {
             return r;
         }
@@ -1154,60 +1330,23 @@ static PyMappingMethods tensor_as_mapping = {
     .mp_subscript = tensor_getitem,
 };
 
-/* ------------------------------------------------------------------ reshape */
-
-/* x.reshape((a, b, ...)) with a tuple of non-negative ints of x's size and another
- * shape: the reshape kernel, the tuple as the output's shape. */
+/* x.reshape(shape) with a tuple: the plan says x itself, or the reshape kernel into the
+ * target shape it gives (-1 resolved), which the shortcut takes too. */
 static PyObject *
 tensor_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    if (nargs == 1 && kwnames == NULL && PyTuple_CheckExact(args[0]) && is_tensor(self)
-        && ReshapeOp != NULL) {
-        TensorObject *x = (TensorObject *)self;
-        PyObject *shape = args[0];
-        Py_ssize_t n = PyTuple_GET_SIZE(shape), size = 1, want = 1;
-        int ok = 1;
-        for (Py_ssize_t i = 0; i < n && ok; i++) {
-            PyObject *d = PyTuple_GET_ITEM(shape, i);
-            if (!PyLong_CheckExact(d)) {
-                ok = 0;
-                break;
-            }
-            Py_ssize_t v = PyLong_AsSsize_t(d);
-            if (v < 0 || (v > 0 && want > PY_SSIZE_T_MAX / v)) {
-                PyErr_Clear();
-                ok = 0;
-                break;
-            }
-            want *= v;
-        }
-        Py_ssize_t nd = PyTuple_GET_SIZE(x->shape);
-        for (Py_ssize_t i = 0; i < nd && ok; i++) {
-            PyObject *d = PyTuple_GET_ITEM(x->shape, i);
-            Py_ssize_t v = PyLong_Check(d) ? PyLong_AsSsize_t(d) : -1;
-            if (v < 0 || (v > 0 && size > PY_SSIZE_T_MAX / v)) {
-                PyErr_Clear();
-                ok = 0;
-                break;
-            }
-            size *= v;
-        }
-        if (ok && want == size) {
-            int eq = PyObject_RichCompareBool(shape, x->shape, Py_EQ);
-            if (eq == 0) {
-                Hit h;
-                if (lookup(ReshapeOp, x->backend, x->dtype, FORM_RS, &h)) {
-                    int taken = 1;
-                    PyObject *r = call_kernel(&h, shape, self, NULL, shape, NULL, NULL, &taken);
-                    hit_release(&h);
-                    if (taken) {
-                        return r;
-                    }
-                }
-            }
-            else if (eq < 0) {
-                PyErr_Clear();
-            }
+    OpObject *op = ReshapeOp;
+    Fields x;
+    if (nargs == 1 && kwnames == NULL && PyTuple_CheckExact(args[0]) && op != NULL
+        && fields_of(self, &x)) {
+        int taken = 0;
+        PyObject *k[4] = {x.shape, args[0], NULL, NULL};
+        Py_INCREF(op);
+        PyObject *r = fast_planned(op, FORM_RS, self, &x, NULL, NULL, k, args[0], &taken);
+        Py_DECREF(op);
+        fields_release(&x);
+        if (taken) {
+            return r;
         }
     }
     if (ReshapeFallback == NULL) {
@@ -1256,6 +1395,7 @@ static PyTypeObject TensorBaseType = {
     .tp_weaklistoffset = offsetof(TensorObject, weakreflist),
     .tp_methods = tensor_methods,
     .tp_members = tensor_members,
+    .tp_getset = tensor_getset,
     .tp_new = PyType_GenericNew,
 };
 
@@ -1300,13 +1440,11 @@ signature_new(PyObject *type, PyObject *shape, PyObject *dtype, PyObject *backen
     if (t == NULL) {
         return NULL;
     }
+    /* t holds the four while hashing runs Python code (a dtype's __hash__) */
     Py_hash_t h = PyObject_Hash(t); /* an unhashable field: TypeError, as the tuple's */
-    Py_DECREF(t);
-    if (h == -1) {
-        return NULL;
-    }
-    SignatureObject *sig = PyObject_GC_New(SignatureObject, &SignatureType);
+    SignatureObject *sig = h == -1 ? NULL : PyObject_GC_New(SignatureObject, &SignatureType);
     if (sig == NULL) {
+        Py_DECREF(t);
         return NULL;
     }
     Py_INCREF(type);
@@ -1318,6 +1456,7 @@ signature_new(PyObject *type, PyObject *shape, PyObject *dtype, PyObject *backen
     Py_INCREF(backend);
     sig->backend = backend;
     sig->hash = h;
+    Py_DECREF(t);
     PyObject_GC_Track(sig);
     return (PyObject *)sig;
 }
@@ -1457,13 +1596,15 @@ static PyTypeObject SignatureType = {
 static PyObject *
 signature_of(PyObject *a)
 {
-    if (is_tensor(a)) {
+    Fields f;
+    if (fields_of(a, &f)) {
         TensorObject *t = (TensorObject *)a;
         SignatureObject *sig = (SignatureObject *)t->sig;
-        if (sig == NULL || sig->type != (PyObject *)Py_TYPE(a) || sig->shape != t->shape
-            || sig->dtype != t->dtype || sig->backend != t->backend) {
-            PyObject *fresh = signature_new((PyObject *)Py_TYPE(a), t->shape, t->dtype,
-                                            t->backend);
+        if (sig == NULL || sig->type != (PyObject *)Py_TYPE(a) || sig->shape != f.shape
+            || sig->dtype != f.dtype || sig->backend != f.backend) {
+            PyObject *fresh = signature_new((PyObject *)Py_TYPE(a), f.shape, f.dtype,
+                                            f.backend);
+            fields_release(&f);
             if (fresh == NULL) {
                 if (PyErr_ExceptionMatches(PyExc_TypeError)) {
                     PyErr_Clear(); /* an unhashable field: the general path says so */
@@ -1474,6 +1615,7 @@ signature_of(PyObject *a)
             Py_XSETREF(t->sig, fresh);
             return fresh;
         }
+        fields_release(&f);
         Py_INCREF(sig);
         return (PyObject *)sig;
     }
@@ -1525,7 +1667,7 @@ run_direct(PyObject *direct, PyObject *const *args, Py_ssize_t n, int *taken)
     PyObject *fn = PyTuple_GET_ITEM(direct, 0), *trailing = PyTuple_GET_ITEM(direct, 1);
     int bare = PyObject_IsTrue(PyTuple_GET_ITEM(direct, 5));
     if (bare < 0) {
-        PyErr_Clear();
+        *taken = !drop_exception();
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -1644,7 +1786,8 @@ jit_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwn
             return NULL;
         }
     }
-    PyObject *hit = PyDict_GetItemWithError(self->fast, key); /* borrowed */
+    PyObject *hit = PyDict_GetItemWithError(self->fast, key); /* borrowed ... */
+    Py_XINCREF(hit); /* ... and held: the dict may drop it while Python code runs */
     Py_DECREF(key);
     if (hit == NULL) {
         if (PyErr_Occurred()) {
@@ -1657,19 +1800,18 @@ jit_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwn
     }
     Py_ssize_t size = PyTuple_CheckExact(hit) ? PyTuple_GET_SIZE(hit) : 0;
     if (size != 3 && size != 4) {
+        Py_DECREF(hit);
         return jit_slow(self, args, nargsf, NULL);
     }
-    Py_INCREF(hit); /* the dict may drop it while the program runs */
     PyObject *run = PyTuple_GET_ITEM(hit, 0), *rebuild = PyTuple_GET_ITEM(hit, 1);
     PyObject *token = PyTuple_GET_ITEM(hit, 2);
     PyObject *direct = size == 4 ? PyTuple_GET_ITEM(hit, 3) : Py_None;
-    PyObject *hits = PyList_GET_ITEM(self->stats, 0);
-    PyObject *more = PyNumber_Add(hits, One);
-    if (more == NULL) {
+    PyObject *hits = PyList_GetItem(self->stats, 0); /* IndexError if emptied */
+    PyObject *more = hits == NULL ? NULL : PyNumber_Add(hits, One);
+    if (more == NULL || PyList_SetItem(self->stats, 0, more) < 0) { /* steals more */
         Py_DECREF(hit);
         return NULL;
     }
-    PyList_SetItem(self->stats, 0, more); /* steals more */
     PyObject *t = PyObject_CallOneArg(self->touch, token);
     if (t == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_KeyError)) { /* dropped by another thread */
@@ -1811,11 +1953,14 @@ static PyObject *
 configure(PyObject *module, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"tensor_type", "resolver", "scalar_operand", "int_operand",
-                             "matmul_check_from", NULL};
-    PyObject *tt, *resolver, *scalar, *intop;
-    Py_ssize_t check_from;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!OOOn:configure", kwlist, &PyType_Type,
-                                     &tt, &resolver, &scalar, &intop, &check_from)) {
+                             "declined", NULL};
+    PyObject *tt, *resolver, *scalar, *intop, *declined;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!OOOO:configure", kwlist, &PyType_Type, &tt,
+                                     &resolver, &scalar, &intop, &declined)) {
+        return NULL;
+    }
+    if (!PyExceptionClass_Check(declined)) {
+        PyErr_SetString(PyExc_TypeError, "configure: declined must be an exception class");
         return NULL;
     }
     if (!PyType_IsSubtype((PyTypeObject *)tt, &TensorBaseType)) {
@@ -1830,7 +1975,8 @@ configure(PyObject *module, PyObject *args, PyObject *kwds)
     Py_XSETREF(ScalarOperand, scalar);
     Py_INCREF(intop);
     Py_XSETREF(IntOperand, intop);
-    MatmulCheckFrom = check_from;
+    Py_INCREF(declined);
+    Py_XSETREF(Declined, declined);
     Generation++;
     Py_RETURN_NONE;
 }
@@ -1838,10 +1984,10 @@ configure(PyObject *module, PyObject *args, PyObject *kwds)
 static PyObject *
 attach(PyObject *module, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"ops", "getitem", "reshape", "getitem_op", "reshape_op", NULL};
-    PyObject *ops, *getitem, *reshape, *gop, *rop;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO!O!:attach", kwlist, &ops, &getitem,
-                                     &reshape, &OpType, &gop, &OpType, &rop)) {
+    static char *kwlist[] = {"ops", "getitem", "reshape", NULL};
+    PyObject *ops, *getitem, *reshape;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO:attach", kwlist, &ops, &getitem,
+                                     &reshape)) {
         return NULL;
     }
     Py_INCREF(ops);
@@ -1850,10 +1996,26 @@ attach(PyObject *module, PyObject *args, PyObject *kwds)
     Py_XSETREF(GetitemFallback, getitem);
     Py_INCREF(reshape);
     Py_XSETREF(ReshapeFallback, reshape);
-    Py_INCREF(gop);
-    Py_XSETREF(SliceOp, (OpObject *)gop);
-    Py_INCREF(rop);
-    Py_XSETREF(ReshapeOp, (OpObject *)rop);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+serve(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"getitem", "reshape", NULL};
+    PyObject *gop = NULL, *rop = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$O!O!:serve", kwlist, &OpType, &gop,
+                                     &OpType, &rop)) {
+        return NULL;
+    }
+    if (gop != NULL) {
+        Py_INCREF(gop);
+        Py_XSETREF(SliceOp, (OpObject *)gop);
+    }
+    if (rop != NULL) {
+        Py_INCREF(rop);
+        Py_XSETREF(ReshapeOp, (OpObject *)rop);
+    }
     Py_RETURN_NONE;
 }
 
@@ -1869,96 +2031,105 @@ static PyMethodDef module_methods[] = {
      "signature(a): jit's cache key for the argument a, (type, shape, dtype, backend) as a "
      "Signature kept on the tensor; AttributeError for what is not tensor-like."},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_VARARGS | METH_KEYWORDS,
-     "configure(tensor_type, resolver, scalar_operand, int_operand, matmul_check_from): the "
-     "Tensor type served, the rules' resolver, the scalar operands' makers, matmul's "
-     "memory-check size."},
+     "configure(tensor_type, resolver, scalar_operand, int_operand, declined): the Tensor "
+     "type served, the rules' resolver, the scalar operands' makers, the error a shortcut "
+     "raises to have the kernel called."},
     {"attach", (PyCFunction)(void (*)(void))attach, METH_VARARGS | METH_KEYWORDS,
-     "attach(ops, getitem, reshape, getitem_op, reshape_op): what Tensor's operators, "
-     "x[key] and reshape call."},
+     "attach(ops, getitem, reshape): what Tensor's operators call, and the Python x[key] and "
+     "reshape they fall back to."},
+    {"serve", (PyCFunction)(void (*)(void))serve, METH_VARARGS | METH_KEYWORDS,
+     "serve(*, getitem=None, reshape=None): the Ops whose memos and plans serve x[key] and "
+     "x.reshape(shape) (their families give them as they load)."},
     {"clear", clear, METH_NOARGS, "Drop what every Op has memoised (a backend changed)."},
     {NULL}
+};
+
+/* The constants the module's code uses, made once per process: the module may be
+ * imported again (its exec runs again) and keeps them; on a failure, none is kept. */
+static int
+make_constants(void)
+{
+    if (One != NULL) {
+        return 0;
+    }
+    PyObject *forms[N_FORMS] = {NULL};
+    PyObject *one = PyLong_FromLong(1);
+    PyObject *add = PyUnicode_InternFromString("add");
+    PyObject *sub = PyUnicode_InternFromString("subtract");
+    PyObject *mul = PyUnicode_InternFromString("multiply");
+    PyObject *div = PyUnicode_InternFromString("divide");
+    PyObject *mat = PyUnicode_InternFromString("matmul");
+    int ok = one && add && sub && mul && div && mat;
+    for (int i = 0; ok && i < N_FORMS; i++) {
+        forms[i] = PyUnicode_InternFromString(FORM_NAMES[i]);
+        ok = forms[i] != NULL;
+    }
+    if (!ok) {
+        Py_XDECREF(one);
+        Py_XDECREF(add);
+        Py_XDECREF(sub);
+        Py_XDECREF(mul);
+        Py_XDECREF(div);
+        Py_XDECREF(mat);
+        for (int i = 0; i < N_FORMS; i++) {
+            Py_XDECREF(forms[i]);
+        }
+        return -1;
+    }
+    str_add = add;
+    str_subtract = sub;
+    str_multiply = mul;
+    str_divide = div;
+    str_matmul = mat;
+    memcpy(FormNames, forms, sizeof forms);
+    One = one;
+    return 0;
+}
+
+static int
+speedups_exec(PyObject *m)
+{
+    if (PyType_Ready(&TensorBaseType) < 0 || PyType_Ready(&OpType) < 0
+        || PyType_Ready(&JitCallType) < 0 || PyType_Ready(&SignatureType) < 0
+        || make_constants() < 0) {
+        return -1;
+    }
+    /* PyModule_AddObjectRef: a new reference each, none kept on a failure (3.10+) */
+    if (PyModule_AddObjectRef(m, "TensorBase", (PyObject *)&TensorBaseType) < 0
+        || PyModule_AddObjectRef(m, "JitCall", (PyObject *)&JitCallType) < 0
+        || PyModule_AddObjectRef(m, "Signature", (PyObject *)&SignatureType) < 0
+        || PyModule_AddObjectRef(m, "Op", (PyObject *)&OpType) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Static types and one process-wide state (configure, the memos, unlocked): one
+ * interpreter, and the GIL held. On a free-threaded build setup.py does not build this
+ * module; one built there anyway turns the GIL back on as it is imported (and CPython
+ * says so with a RuntimeWarning). docs/decisions.md 40. */
+static PyModuleDef_Slot speedups_slots[] = {
+    {Py_mod_exec, speedups_exec},
+#ifdef Py_mod_multiple_interpreters
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+#ifdef Py_mod_gil
+    {Py_mod_gil, Py_MOD_GIL_USED},
+#endif
+    {0, NULL}
 };
 
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "numerix._speedups",
     .m_doc = "The compiled fast path of numerix's hot ops (docs/decisions.md 38).",
-    .m_size = -1,
+    .m_size = 0,
     .m_methods = module_methods,
+    .m_slots = speedups_slots,
 };
 
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    if (PyType_Ready(&TensorBaseType) < 0 || PyType_Ready(&OpType) < 0
-        || PyType_Ready(&JitCallType) < 0 || PyType_Ready(&SignatureType) < 0) {
-        return NULL;
-    }
-    str_add = PyUnicode_InternFromString("add");
-    str_subtract = PyUnicode_InternFromString("subtract");
-    str_multiply = PyUnicode_InternFromString("multiply");
-    str_divide = PyUnicode_InternFromString("divide");
-    str_matmul = PyUnicode_InternFromString("matmul");
-    DotKwnames = Py_BuildValue("(ssss)", "contract_x", "batch_x", "contract_y", "batch_y");
-    DotKwvalues[0] = Py_BuildValue("(i)", 1);
-    DotKwvalues[1] = PyTuple_New(0);
-    DotKwvalues[2] = Py_BuildValue("(i)", 0);
-    DotKwvalues[3] = PyTuple_New(0);
-    SliceKwnames = Py_BuildValue("(sss)", "start", "stop", "strides");
-    ReduceKwnames = Py_BuildValue("(sss)", "kind", "axes", "keepdims");
-    EmptyTuple = PyTuple_New(0);
-    for (Py_ssize_t nd = 0; nd <= MAX_REDUCE_NDIM; nd++) {
-        PyObject *t = PyTuple_New(nd);
-        for (Py_ssize_t i = 0; t != NULL && i < nd; i++) {
-            PyObject *v = PyLong_FromSsize_t(i);
-            if (v == NULL) {
-                Py_CLEAR(t);
-                break;
-            }
-            PyTuple_SET_ITEM(t, i, v);
-        }
-        if (t == NULL) {
-            return NULL;
-        }
-        AxesTuples[nd] = t;
-    }
-    if (ReduceKwnames == NULL || EmptyTuple == NULL) {
-        return NULL;
-    }
-    One = PyLong_FromLong(1);
-    if (str_add == NULL || str_subtract == NULL || str_multiply == NULL || str_divide == NULL
-        || str_matmul == NULL || DotKwnames == NULL || DotKwvalues[0] == NULL
-        || DotKwvalues[1] == NULL || DotKwvalues[2] == NULL || DotKwvalues[3] == NULL
-        || SliceKwnames == NULL || One == NULL) {
-        return NULL;
-    }
-    PyObject *m = PyModule_Create(&speedups_module);
-    if (m == NULL) {
-        return NULL;
-    }
-    Py_INCREF(&TensorBaseType);
-    if (PyModule_AddObject(m, "TensorBase", (PyObject *)&TensorBaseType) < 0) {
-        Py_DECREF(&TensorBaseType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&JitCallType);
-    if (PyModule_AddObject(m, "JitCall", (PyObject *)&JitCallType) < 0) {
-        Py_DECREF(&JitCallType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&SignatureType);
-    if (PyModule_AddObject(m, "Signature", (PyObject *)&SignatureType) < 0) {
-        Py_DECREF(&SignatureType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&OpType);
-    if (PyModule_AddObject(m, "Op", (PyObject *)&OpType) < 0) {
-        Py_DECREF(&OpType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    return PyModuleDef_Init(&speedups_module);
 }

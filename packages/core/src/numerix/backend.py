@@ -37,8 +37,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Backend", "Option", "SliceByIndexing", "check_options", "clamp_starts", "lowers",
-    "option_table", "pad_plan", "forget_fast_kernels",
+    "option_table", "pad_plan", "forget_fast_kernels", "ShortcutDeclined",
 ]  # fmt: skip
+
+
+class ShortcutDeclined(Exception):
+    """Raised by a :meth:`Backend.fast_kernel` shortcut that cannot serve this one call
+    (xla's, asked to trace a 64-bit dtype after the program turned JAX's 64-bit mode off):
+    the compiled fast path calls the kernel instead. Any other error a shortcut raises is
+    the call's own, raised as it is."""
 
 
 def forget_fast_kernels() -> None:
@@ -360,19 +367,23 @@ class Backend:
 
     def fast_kernel(
         self, op: str, form: str, dtype: DType
-    ) -> tuple[Callable[..., Any], type] | None:
+    ) -> tuple[Callable[..., Any], type] | tuple[Callable[..., Any], type, Any] | None:
         """Optional: a shortcut past the kernel ``op`` for the compiled fast path
         (:mod:`numerix._speedups`, docs/decisions.md 38), or None (the default: the fast
         path calls the kernel, which is fast already).
 
-        Return ``(f, T)``: ``f`` takes payloads (``data``) and returns the payload the
-        kernel would have put in ``out.data``, with the same values bit for bit, running
-        whatever the kernel runs around its library call itself (``binary``: numpy's
-        warnings off); ``T`` is the type that payload has (``numpy.ndarray``). A result
-        of another type is dropped and the kernel called instead (a numpy ufunc's scalar
-        for 0-d operands); an error is dropped and the Python op runs instead, to raise
-        its own. ``form`` says what ``f`` receives, always operands of ``dtype`` on this
-        backend, with no cast:
+        Return ``(f, T)`` or ``(f, T, context)``: ``f`` takes payloads (``data``) and
+        returns the payload the kernel would have put in ``out.data``, with the same
+        values bit for bit, running whatever the kernel runs around its library call
+        itself; ``T`` is the type that payload has (``numpy.ndarray``); ``context``, a
+        :class:`contextvars.Context` ``f`` is called in (``binary``: its kernels' context,
+        numpy's warnings off). A result of another type is dropped and the kernel called
+        instead (a numpy ufunc's scalar for 0-d operands), and so is a context in use (by
+        another thread, or by a kernel of this one). An error ``f`` raises is the call's
+        error, raised as it is: ``f`` is the kernel's own computation, and the kernel is
+        not run again; only :class:`ShortcutDeclined` says "not this call", and the
+        kernel is called. ``form`` says what ``f`` receives, always operands of ``dtype`` on
+        this backend, with no cast:
 
         - ``"u"``: one payload (an element-wise unary kernel);
         - ``"tt"``: two payloads of one shape (an element-wise binary kernel);
@@ -380,8 +391,10 @@ class Backend:
           operand), in the kernel's order;
         - ``"mm"``: two matrices (``dot`` contracting x's axis 1 with y's axis 0);
         - ``"rs"``: a payload and the output shape, a tuple of ints (``reshape``);
-        - ``"sl"``: a payload and a Python ``slice`` of ints with a positive step over
-          axis 0 (``slice``);
+        - ``"sl"``: a payload and a Python ``slice`` over axis 0 of ints within the axis,
+          ``0 <= start <= stop <= shape[0]`` and a step ``1 <= step <= shape[0]`` (the
+          plan's, clamped as numpy clamps: ``x[::2**63]`` of a vector arrives as
+          ``slice(0, 1, 1)``) (``slice``);
         - ``"ix"``: a payload of one axis or more and a Python int ``i``, ``0 <= i <
           shape[0]`` (``slice``, asked for ``x[i]``): what the ``slice`` kernel (row
           ``i``) and then the ``reshape`` kernel (to ``shape[1:]``) would store. This

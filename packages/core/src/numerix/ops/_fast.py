@@ -10,6 +10,12 @@ An op is wrapped only where its Python body is exactly what the fast path does a
 the lookup: build the output (the input's shape, the dtype the table gives) and call the
 kernel (``elementwise_unary`` / ``elementwise_binary`` of one primitive, ``matmul``'s
 two-matrix case). ``tests/test_speedups.py`` runs every wrapped op both ways and compares.
+
+Where the output's shape or the kernel's parameters depend on the operands' shapes (a
+matrix product, a reduction, ``x[a:b:c]``, ``x[i]``, ``x.reshape(shape)``), the op's own
+module gives a *planner*, ``plan(form, x, arg) -> (shape, kwnames, kwvalues, extra) |
+None``, built on the Python op's own plan; the compiled module keeps its answer per
+shapes and key and replays it, and reads no shape itself.
 """
 
 from __future__ import annotations
@@ -23,16 +29,18 @@ from typing import Any, TypeVar
 from numerix import _tensor
 from numerix._dispatch import rule_checks_enabled
 from numerix._meeting import DEALLOCATED
-from numerix._shapes import _CHECK_MEMORY_FROM
-from numerix.dtypes import DType
+from numerix.backend import ShortcutDeclined
+from numerix.dtypes import DType, weak_promote
 from numerix.errors import DTypeError
 from numerix.ops._core import check_scalar_fits, scalar_operand
 from numerix.plugins import clears_with_caches
-from numerix.primitives import shape as shape_primitives
 from numerix.primitives._registry import Primitive
 from numerix.primitives.reduction import reduce_dtypes
 
-__all__ = ["SPEEDUPS", "fast_op", "resolve", "UNARY", "BINARY", "MATRIX", "REDUCE"]
+__all__ = [
+    "SPEEDUPS", "fast_op", "method_op", "METHOD_OPS", "resolve", "Plan", "UNARY", "BINARY", "MATRIX",
+    "REDUCE",
+]  # fmt: skip
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,6 +55,14 @@ UNARY, BINARY, MATRIX, REDUCE = 1, 2, 3, 4
 _KERNEL_OF_FORM = {"mm": "dot", "rs": "reshape", "sl": "slice", "ix": "slice"}
 # a Python int's operand is a 0-d payload as a float's is: the same shortcut
 _SHORTCUT_FORM = {"ti": "ts", "it": "st"}
+# the Python scalar each scalar form meets (its value does not change the dtype)
+_WEAK_SCALAR = {"ts": 0.0, "st": 0.0, "ti": 0, "it": 0}
+
+#: A planner's answer (see the module's docstring): the output's shape, or None when the
+#: Python op returns the operand itself; the kernel's keyword names and values, or None
+#: (no kernel call: the shortcut alone serves); what the shortcut takes after the
+#: payloads, or None.
+Plan = tuple[Any, Any, Any, Any]
 
 
 def _kernel(backend: Any, name: str) -> Any:
@@ -62,24 +78,20 @@ def _kernel(backend: Any, name: str) -> Any:
 
 def resolve(
     prim: Primitive, form: str, backend: Any, dtype: DType, params: Any = None
-) -> tuple[Any, str, DType, Any, type | None] | None:
-    """(kernel, its name, output dtype, the backend's shortcut and the type of what it
-    returns, or None twice) for ``prim`` on operands of ``dtype`` on ``backend`` in
-    ``form``, when the Python op would call that kernel with no cast and an output of the
-    input's shape (a reduction's: 0-d); None when the Python op must take the call.
-    ``params``: the op's own (a reduction's kind)."""
+) -> tuple[Any, str, DType, Any, type | None, Any] | None:
+    """(kernel, its name, output dtype, the backend's shortcut, the type of what it
+    returns and the context it runs in, or None three times) for ``prim`` on operands of
+    ``dtype`` on ``backend`` in ``form``, when the Python op would call that kernel with
+    no cast; None when the Python op must take the call. ``params``: the op's own (a
+    reduction's kind)."""
     if backend is DEALLOCATED or backend.is_tracing:
         return None
     if form == "tt":
         r = prim.extra["table"].get((dtype, dtype))
-    elif form in ("ts", "st"):
-        # a Python float keeps a float or complex tensor's dtype (weak); it becomes the
-        # 0-d operand scalar_operand makes
-        r = prim.extra["unary_table"].get(dtype) if dtype.kind in "fc" else None
-    elif form in ("ti", "it"):
-        # a Python int keeps any dtype but bool's (weak_promote); int_operand checks that
-        # each value fits an integer dtype, per value, as the Python op does
-        r = prim.extra["unary_table"].get(dtype) if dtype.kind != "b" else None
+    elif form in _WEAK_SCALAR:
+        # the dtype a Python scalar meets the tensor on (weak), as the Python op takes it;
+        # an int's value is checked to fit per value (int_operand)
+        r = prim.extra["unary_table"].get(weak_promote(dtype, _WEAK_SCALAR[form]))
     elif form == "u":
         r = prim.extra["table"].get(dtype)
     elif form == "mm":
@@ -106,8 +118,10 @@ def resolve(
         if rule_checks_enabled() or form == "rd"
         else backend.fast_kernel(name, _SHORTCUT_FORM.get(form, form), dtype)
     )
-    payload, payload_type = (None, None) if short is None else short
-    return kernel, sys.intern(name), r[1], payload, payload_type
+    if short is None:
+        return kernel, sys.intern(name), r[1], None, None, None
+    payload, payload_type, *context = short
+    return kernel, sys.intern(name), r[1], payload, payload_type, (context or [None])[0]
 
 
 def int_operand(prim: Primitive, value: int, dtype: DType, backend: Any) -> Any:
@@ -117,28 +131,44 @@ def int_operand(prim: Primitive, value: int, dtype: DType, backend: Any) -> Any:
     return scalar_operand(value, dtype, backend)
 
 
-def fast_op(prim: Primitive, form: int, params: Any = None) -> Callable[[F], F]:
+def fast_op(
+    prim: Primitive,
+    form: int,
+    params: Any = None,
+    plan: Callable[[str, Any, Any], Plan | None] | None = None,
+) -> Callable[[F], F]:
     """The op with the compiled fast path of ``form`` (:data:`UNARY`, :data:`BINARY`,
     :data:`MATRIX`, :data:`REDUCE`) for ``prim`` in front of it, ``params`` what
-    :func:`resolve` is told besides (a reduction's kind); the op itself where that is not
-    built."""
+    :func:`resolve` is told besides (a reduction's kind), ``plan`` the op's planner (the
+    matrix and reduction forms); the op itself where that is not built."""
 
     def wrap(fn: F) -> F:
         if SPEEDUPS is None:
             return fn
-        op = SPEEDUPS.Op(prim, fn, form, params)
+        op = SPEEDUPS.Op(prim, fn, form, params, plan)
         functools.update_wrapper(op, fn, updated=())  # name, doc, __wrapped__: fn's
         return op
 
     return wrap
 
 
+def method_op(method: str, prim: Primitive, plan: Callable[[str, Any, Any], Plan | None]) -> None:
+    """Serve Tensor's ``method`` (``"getitem"`` or ``"reshape"``) from the compiled base
+    with the kernel of ``prim`` and the planner ``plan``: called by the op's family as it
+    loads. Until then, and where the module is not built, the Python method serves."""
+    if SPEEDUPS is not None:
+        fallback = _tensor.python_method("__getitem__" if method == "getitem" else method)
+        op = METHOD_OPS[method] = SPEEDUPS.Op(prim, fallback, UNARY, None, plan)
+        SPEEDUPS.serve(**{method: op})
+
+
+#: The Ops serving Tensor's methods (by :func:`method_op`), once their families loaded.
+METHOD_OPS: dict[str, Any] = {}
+
+
 if SPEEDUPS is not None:
-    SPEEDUPS.configure(_tensor.Tensor, resolve, scalar_operand, int_operand, _CHECK_MEMORY_FROM)
+    SPEEDUPS.configure(_tensor.Tensor, resolve, scalar_operand, int_operand, ShortcutDeclined)
     clears_with_caches(SPEEDUPS.clear)
-    #: the memos of x[a:b:c] and x.reshape(shape), which the compiled base serves
-    SLICE_OP = SPEEDUPS.Op(shape_primitives.slice, _tensor.python_method("__getitem__"), UNARY)
-    RESHAPE_OP = SPEEDUPS.Op(shape_primitives.reshape, _tensor.python_method("reshape"), UNARY)
 
 
 def attach(ops: Any) -> None:
@@ -146,4 +176,4 @@ def attach(ops: Any) -> None:
     Python operators call too) and its Python x[key] and reshape to fall back to."""
     if SPEEDUPS is not None:
         SPEEDUPS.attach(ops, _tensor.python_method("__getitem__"),
-                        _tensor.python_method("reshape"), SLICE_OP, RESHAPE_OP)  # fmt: skip
+                        _tensor.python_method("reshape"))  # fmt: skip

@@ -31,6 +31,7 @@ from numerix.ops._core import (
     run_block,
     scalar,
 )
+from numerix.ops._fast import Plan, method_op
 from numerix.ops.elementwise import add, clip, minimum, where
 from numerix.ops.shape import _int_seq, broadcast_to, expand_dims, fit_to, reshape, stack, transpose
 from numerix.primitives import indexing as indexing_primitives
@@ -84,6 +85,20 @@ def _basic_key(key: Any) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
+def _slice_bounds(r: range) -> tuple[int, int, int, bool]:
+    """The slice kernel's start, stop and (positive) stride for the indices ``r`` of one
+    axis, and whether they are taken in reverse: (0, 0, 1) for none, step 1 for one (a
+    step of 2**63 or more, which numpy clamps, selects one element as step 1 does)."""
+    n = len(r)
+    if n == 0:
+        return 0, 0, 1, False
+    if n == 1:
+        return r.start, r.start + 1, 1, False
+    if r.step > 0:
+        return r.start, r[-1] + 1, r.step, False
+    return r[-1], r.start + 1, -r.step, True
+
+
 def _basic_plan(shape: tuple[int, ...], items: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """(the slice's start, stop and strides or None, the sliced shape, the output shape)
     of a basic key, or None when the general path must take it (its errors, negative
@@ -105,12 +120,9 @@ def _basic_plan(shape: tuple[int, ...], items: tuple[Any, ...]) -> tuple[Any, ..
         if k[2] == 0:
             return None
         r = range(*slice(*k).indices(dim))
-        if not len(r):
-            lo, hi, st = 0, 0, 1
-        elif r.step < 0:
+        lo, hi, st, back = _slice_bounds(r)
+        if back:
             return None
-        else:
-            lo, hi, st = r.start, r[-1] + 1, r.step
         starts.append(lo)
         stops.append(hi)
         strides.append(st)
@@ -120,6 +132,35 @@ def _basic_plan(shape: tuple[int, ...], items: tuple[Any, ...]) -> tuple[Any, ..
     if tuple(sliced) != shape or any(s != 1 for s in strides):
         params = (tuple(starts), tuple(stops), tuple(strides))
     return params, tuple(sliced), tuple(out_shape)
+
+
+def _fast_plan(form: str, x: Tensor, key: Any) -> Plan | None:
+    """The plan of ``x[key]`` for the compiled fast path (:mod:`numerix.ops._fast`), from
+    :func:`getitem`'s own (kept in the same table): for a slice (``sl``), x itself, or the
+    slice kernel's parameters and the slice it amounts to on axis 0 (its bounds and step
+    as the plan clamped them), which a backend's shortcut takes; for an int (``ix``), the
+    output's shape and the index made non-negative, for the shortcut alone. None where the
+    Python op takes the key."""
+    hkey = _basic_key(key)
+    if hkey is None:
+        return None
+    ck = (x.shape, hkey)
+    try:
+        plan = _BASIC[ck]
+    except KeyError:
+        plan = keep_plan(_BASIC, ck, _basic_plan(x.shape, hkey))
+    if plan is None:
+        return None
+    params, sliced, out_shape = plan
+    if form == "ix":  # no params: the one row of a 1-row x
+        return out_shape, None, None, 0 if params is None else params[0][0]
+    if params is None:
+        return None, None, None, None
+    start, stop, strides = params
+    return sliced, _SLICE_KW, params, slice(start[0], stop[0], strides[0])
+
+
+_SLICE_KW = ("start", "stop", "strides")
 
 
 def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
@@ -265,12 +306,7 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
             r = range(*slice(
                 None if k.start is None else int(k.start), None if k.stop is None else int(k.stop),
                 None if k.step is None else int(k.step)).indices(dim))  # fmt: skip
-            if len(r) == 0:
-                lo, hi, st, back = 0, 0, 1, False
-            elif r.step > 0:
-                lo, hi, st, back = r.start, r[-1] + 1, r.step, False
-            else:
-                lo, hi, st, back = r[-1], r.start + 1, -r.step, True
+            lo, hi, st, back = _slice_bounds(r)
             starts.append(lo)
             stops.append(hi)
             strides.append(st)
@@ -830,3 +866,6 @@ def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Tensor:
         )
     idx = np.repeat(np.arange(d, dtype=np.int64), r)
     return take(t, as_tensor(idx, "repeat", t.backend), axis=ax)
+
+
+method_op("getitem", shape_primitives.slice, _fast_plan)

@@ -21,7 +21,7 @@ from numerix.ops._core import (
     scalar,
     unify,
 )
-from numerix.ops._fast import MATRIX, fast_op
+from numerix.ops._fast import MATRIX, Plan, fast_op
 from numerix.ops.reduction import sum as _sum
 from numerix.ops.shape import broadcast_arrays, broadcast_to, reshape
 from numerix.primitives import linalg as linalg_primitives
@@ -160,7 +160,24 @@ def _check_contract(op: str, x: Tensor, ax: int, y: Tensor, ay: int) -> None:
         )
 
 
-@fast_op(linalg_primitives.dot, MATRIX)
+#: matmul of two matrices is the backend's dot over these axes (matmul's first case, and
+#: the plan the compiled fast path keeps)
+_MATRIX_AXES = {"contract_x": (1,), "batch_x": (), "contract_y": (0,), "batch_y": ()}
+_MATRIX_KW = tuple(_MATRIX_AXES), tuple(_MATRIX_AXES.values())
+
+
+def _fast_plan(form: str, x: Tensor, y: Tensor) -> Plan | None:
+    """The plan of ``matmul`` of two matrices for the compiled fast path
+    (:mod:`numerix.ops._fast`), as matmul's first case calls dot: the product's shape and
+    dot's axes; None where the inner sizes differ (matmul's error) or the product is
+    large enough that matmul checks memory first, call by call."""
+    (m, k1), (k2, n) = x.shape, y.shape
+    if k1 != k2 or m * n > _CHECK_MEMORY_FROM:
+        return None
+    return (m, n), *_MATRIX_KW, None
+
+
+@fast_op(linalg_primitives.dot, MATRIX, plan=_fast_plan)
 def matmul(x1: Any, x2: Any, /) -> Tensor:
     """Matrix product with broadcast batch axes (array API ``matmul``, the ``@`` operator).
     1-d operands are treated as a row / column vector and the added axis removed."""
@@ -181,8 +198,7 @@ def matmul(x1: Any, x2: Any, /) -> Tensor:
             m, n = s1[0], s2[1]
             if m * n > _CHECK_MEMORY_FROM:
                 check_size("matmul", (m, n))
-            return b.dot(new_out((m, n), d, b), x1, x2, contract_x=(1,), batch_x=(),
-                         contract_y=(0,), batch_y=())  # fmt: skip
+            return b.dot(new_out((m, n), d, b), x1, x2, **_MATRIX_AXES)
         plan = _MATMULS.get((s1, s2, d)) if len(s1) > 2 or len(s2) > 2 else None
         if plan is not None and x2.backend is b and x2.dtype is d and b is not DEALLOCATED:
             return _batched_matmul(plan, x1, x2)

@@ -13,7 +13,7 @@ from numerix._shapes import normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast, keep_plan, new_out
-from numerix.ops._fast import REDUCE, fast_op
+from numerix.ops._fast import REDUCE, Plan, fast_op
 from numerix.ops.elementwise import abs as _abs
 from numerix.ops.elementwise import sqrt, square
 from numerix.primitives import reduction
@@ -40,14 +40,34 @@ def _plan(kind: str, t: Tensor, axis: Any, keepdims: Any, dtype: Any) -> tuple[A
         cdt, odt = _reduce_dtypes(kind, t.dtype, dtype)
     except DTypeError as e:  # refused first, with the operand named
         raise DTypeError(f"{e}; got {t.describe()}") from None
+    kd, shape = _shape_plan(kind, t, axes, keepdims)
+    return cdt, axes, kd, shape, odt
+
+
+def _shape_plan(kind: str, t: Tensor, axes: tuple[int, ...], keepdims: Any) -> tuple[Any, ...]:
+    """keepdims as a bool and the output's shape, after the check of an empty reduction."""
     if kind in _no_identity and 0 in [t.shape[a] for a in axes]:
         raise ShapeError(
             f"{kind}: cannot reduce the empty axis/axes {axes} of {t.describe()}: {kind} "
             f"has no identity; reduce a non-empty tensor"
         )
     kd = bool(keepdims)
-    shape = _reduce_p.shape_rule(t.shape, kind=kind, axes=axes, keepdims=kd)
-    return cdt, axes, kd, shape, odt
+    return kd, _reduce_p.shape_rule(t.shape, kind=kind, axes=axes, keepdims=kd)
+
+
+_REDUCE_KW = ("kind", "axes", "keepdims")
+
+
+def _fast_plan(form: str, t: Tensor, kind: str) -> Plan | None:
+    """The plan of ``kind(t)`` over every axis for the compiled fast path
+    (:mod:`numerix.ops._fast`): the output's shape and the reduce kernel's parameters, as
+    :func:`_plan` gives them (its dtypes are the resolver's); None where it refuses."""
+    try:
+        axes = normalize_axes(kind, None, t.ndim, t.shape)
+        kd, shape = _shape_plan(kind, t, axes, False)
+    except ShapeError:
+        return None
+    return shape, _REDUCE_KW, (kind, axes, kd), None
 
 
 def _reduce(kind: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:
@@ -77,7 +97,7 @@ def _reduce(kind: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> 
     return t.backend.reduce(new_out(shape, odt, t.backend), t, kind=kind, axes=axes, keepdims=kd)
 
 
-@fast_op(_reduce_p, REDUCE, "sum")
+@fast_op(_reduce_p, REDUCE, "sum", _fast_plan)
 def sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """Sum over ``axis`` (an int, a tuple, or None for all) (array API ``sum``).
 
@@ -90,31 +110,31 @@ def sum(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = Non
     return _reduce("sum", x, axis, keepdims, dtype)
 
 
-@fast_op(_reduce_p, REDUCE, "prod")
+@fast_op(_reduce_p, REDUCE, "prod", _fast_plan)
 def prod(x: Any, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tensor:
     """Product over ``axis`` (array API ``prod``); integers accumulate as in :func:`sum`."""
     return _reduce("prod", x, axis, keepdims, dtype)
 
 
-@fast_op(_reduce_p, REDUCE, "max")
+@fast_op(_reduce_p, REDUCE, "max", _fast_plan)
 def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Maximum over ``axis``; NaN propagates; an empty reduction raises (no identity)."""
     return _reduce("max", x, axis, keepdims)
 
 
-@fast_op(_reduce_p, REDUCE, "min")
+@fast_op(_reduce_p, REDUCE, "min", _fast_plan)
 def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Minimum over ``axis``; NaN propagates; an empty reduction raises (no identity)."""
     return _reduce("min", x, axis, keepdims)
 
 
-@fast_op(_reduce_p, REDUCE, "all")
+@fast_op(_reduce_p, REDUCE, "all", _fast_plan)
 def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether every element over ``axis`` is true (non-zero) -> bool."""
     return _reduce("all", x, axis, keepdims)
 
 
-@fast_op(_reduce_p, REDUCE, "any")
+@fast_op(_reduce_p, REDUCE, "any", _fast_plan)
 def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether any element over ``axis`` is true (non-zero) -> bool."""
     return _reduce("any", x, axis, keepdims)

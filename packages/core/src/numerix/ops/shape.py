@@ -22,6 +22,7 @@ from numerix._shapes import (
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast, keep_plan, new_out, on_backend, unify
+from numerix.ops._fast import Plan, method_op
 from numerix.primitives import shape as shape_primitives
 
 __all__ = [
@@ -97,6 +98,28 @@ def _reshape_target(t: Tensor, shape: tuple[int, ...]) -> tuple[int, ...]:
     if not t.size:
         check_size("reshape", shape)
     return shape_primitives.reshape.shape_rule(t.shape, shape=shape)
+
+
+def _fast_plan(form: str, x: Tensor, shape: tuple[Any, ...]) -> Plan | None:
+    """The plan of ``x.reshape(shape)`` for the compiled fast path (:mod:`numerix.ops._fast`):
+    the target :func:`reshape` computes, kept in the same table; x itself where it is x's
+    shape; None where the Python op takes the call (its errors)."""
+    for d in shape:
+        if type(d) is not int:
+            return None
+    key = (x.shape, shape)
+    target = _RESHAPES.get(key)
+    if target is None:
+        try:
+            target = keep_plan(_RESHAPES, key, _reshape_target(x, shape))
+        except ShapeError:
+            return None
+    if target == x.shape:
+        return None, None, None, None
+    return target, None, (), target
+
+
+method_op("reshape", shape_primitives.reshape, _fast_plan)
 
 
 def ravel(x: Any, /) -> Tensor:

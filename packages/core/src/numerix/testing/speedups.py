@@ -16,6 +16,7 @@ seen too.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -29,8 +30,9 @@ from numerix.ops import _fast, elementwise, linalg, reduction
 from numerix.testing.oracle import sample
 
 __all__ = [
-    "fast_ops", "same_outcome", "check_backend", "shortcuts", "shortcuts_asked", "SCALARS",
-    "INTS", "SLICES", "INDEXES", "RESHAPES", "SHAPES",
+    "fast_ops", "same_outcome", "check_backend", "check_huge_slices", "shortcuts",
+    "shortcuts_asked", "SCALARS", "INTS", "SLICES", "HUGE_SLICES", "INDEXES", "RESHAPES",
+    "SHAPES",
 ]  # fmt: skip
 
 #: Python floats on the scalar side: their edge values (signed zero, NaN, infinities,
@@ -47,7 +49,18 @@ SLICES = (
     slice(1, 3), slice(None), slice(None, None, 2), slice(1, None, 3), slice(-2, None),
     slice(None, -1), slice(5, 1), slice(-100, 100), slice(2, 2), slice(0, 1, 5),
     slice(None, None, -1), slice(3, 0, -2), slice(0, 0, 0), slice(2 ** 70, None),
-    slice(True, None), slice(1.0, 2),
+    slice(True, None), slice(1.0, 2), slice(None, None, 2**63 - 1), slice(None, -(2**70)),
+    slice(-(2**70), 2**70, 2**64),
+)  # fmt: skip
+
+#: Keys whose bounds or steps are past int64 (numpy clamps them), on axis 0 and beyond.
+HUGE_SLICES = (
+    slice(None, None, 2**63 - 1), slice(None, None, 2**63), slice(None, None, 2**70),
+    slice(2**70, None), slice(None, -(2**70)), slice(-(2**70), 2**70, 2**64),
+    slice(1, None, 2**63 - 1), slice(None, None, -(2**63)), slice(None, None, -(2**70)),
+    slice(2**63, None, -1), slice(-(2**63), None), slice(None, 2**63),
+    (slice(None, None, 2**63 - 1), slice(2**70, None)), (Ellipsis, slice(None, None, -(2**64))),
+    (slice(None, None, -(2**63)), slice(None, None, 2**63)), (None, slice(None, None, 2**63)),
 )  # fmt: skip
 
 #: Keys of x[i]: Python ints within axis 0 (from either end) and past it, and what is
@@ -207,13 +220,37 @@ def check_backend(
             raise AssertionError(f"{op.__name__}: the fast path took no call on {backend!r}")
 
 
+def check_huge_slices(backend: Any, kinds: tuple[dtypes.DType, ...]) -> None:
+    """``x[key]`` for every key of :data:`HUGE_SLICES` on a 4×3 tensor of each dtype of
+    ``kinds`` on ``backend``, through Tensor's operator and through the Python path: the
+    values, shape and dtype numpy gives, and no warning (torch warns of a step it
+    truncates). Works with the compiled module off too."""
+    python = _tensor.python_method("__getitem__")
+    for d in kinds:
+        host = sample(d, (4, 3), 0)
+        x = nx.tensor(host, dtype=d, backend=backend)
+        for key in HUGE_SLICES:
+            want = host[key]
+            for way, f in (("x[key]", type(x).__getitem__), ("the Python path", python)):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    got = f(x, key)
+                    values = got.to_numpy()
+                if got.shape != want.shape or got.dtype is not d or values.dtype != want.dtype:
+                    raise AssertionError(f"{way} of {x.describe()}[{key!r}]: {got.describe()}, "
+                                         f"numpy gives {want.dtype}{list(want.shape)}")  # fmt: skip
+                if values.tobytes() != want.tobytes():
+                    raise AssertionError(f"{way} of {x.describe()}[{key!r}]: {values.tolist()}, "
+                                         f"numpy gives {want.tolist()}")  # fmt: skip
+
+
 def shortcuts(backend: Any) -> set[tuple[str, str, str]]:
     """(op, dtype, form) of every memo entry on ``backend`` that uses the backend's own
     shortcut (:meth:`~numerix.backend.Backend.fast_kernel`)."""
     out: set[tuple[str, str, str]] = set()
     if _fast.SPEEDUPS is None:
         return out
-    for op in [*fast_ops(), _fast.SLICE_OP, _fast.RESHAPE_OP]:
+    for op in [*fast_ops(), *_fast.METHOD_OPS.values()]:
         for b, d, form, taken, short in op.memo():
             if b is backend and taken and short:
                 out.add((getattr(op, "__name__", op.primitive.name), d.name, form))
