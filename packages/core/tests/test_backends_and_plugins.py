@@ -472,6 +472,77 @@ def _dist(site: Any, module: str, dist_name: str, source: str) -> None:
     (info / "entry_points.txt").write_text(f"[numerix.plugins]\n{module} = {module}\n")
 
 
+def test_a_misspelt_hook_is_a_named_error(tmp_path):
+    # a marked function under a name no hook has, and a plain function (in a plugin
+    # object) named like one: pluggy alone would let both by, and the backends they meant
+    # to name would never exist
+    site = tmp_path / "site"
+    site.mkdir()
+    _dist(
+        site,
+        "nxp_marked",
+        "nxp-marked",
+        """
+        from numerix.hookspecs import hookimpl
+        from numerix.plugins import BackendEntry
+
+        @hookimpl
+        def numerix_backend():
+            return [BackendEntry("marked", "numerix_binary.backend:BinaryBackend")]
+        """,
+    )
+    _dist(
+        site,
+        "nxp_object",
+        "nxp-object",
+        """
+        from numerix.plugins import BackendEntry
+
+        class Plugin:
+            def numerix_register_backend(self):
+                return [BackendEntry("plain", "numerix_binary.backend:BinaryBackend")]
+
+            def helper(self):
+                return 1
+
+        plugin = Plugin()
+        """,
+    )
+    (site / "nxp_object-0.1.dist-info" / "entry_points.txt").write_text(
+        "[numerix.plugins]\nnxp_object = nxp_object:plugin\n"
+    )
+    code = textwrap.dedent(f"""
+        import sys; sys.path.insert(0, {str(site)!r})
+        import numerix as nx
+        from numerix import plugins
+        for b in sorted(plugins.broken_plugins(), key=lambda b: b.name):
+            print(b.name, "|", b.distribution, "|", b.reason)
+        print(sorted(plugins.backend_entries()))
+        try:
+            nx.tensor([1], backend="nxp_marked")
+        except nx.NumerixError as e:
+            print(type(e).__name__, e)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    hooks = "The hooks are numerix_backends, numerix_compilers, numerix_settings_models"
+    assert lines[0] == (
+        "nxp_marked | nxp-marked | PluginError: 'numerix_backend' is not a numerix hook; did "
+        f"you mean 'numerix_backends'? {hooks}; rename it, or take the numerix_ prefix off a "
+        "function that is not a hook"
+    )
+    assert lines[1].startswith(
+        "nxp_object | nxp-object | PluginError: 'numerix_register_backend' is not a numerix "
+        "hook; did you mean 'numerix_backends'?"
+    )
+    assert "marked" not in lines[2] and "plain" not in lines[2]
+    assert lines[3].startswith(
+        "PluginError get_backend: backend 'nxp_marked': the plugin providing it (nxp-marked) "
+        "is broken: PluginError: 'numerix_backend' is not a numerix hook"
+    ), lines[3]
+
+
 def test_misbehaving_plugins_are_listed_broken_and_never_fatal(tmp_path):
     # a hook returning a string, a plugin calling sys.exit() at import, and a plugin
     # taking the name 'binary': each is listed as broken, the rest of numerix works

@@ -14,6 +14,7 @@ listing (:func:`backend_entries`, ``numerix info``), runs the full discovery.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import warnings
 from _thread import RLock  # threading's RLock class, without importing threading
@@ -226,6 +227,7 @@ class _Registry:
                 dver = dist.version if dist is not None else None
                 try:
                     obj = ep.load()
+                    check_hook_names(obj)
                     pm.register(obj, name=ep.name)
                     found = _hook_results(pm, "numerix_backends", obj, BackendEntry)
                     comps = _hook_results(pm, "numerix_compilers", obj, CompilerEntry)
@@ -303,6 +305,42 @@ class _Registry:
             )
             return
         table[entry.name] = entry
+
+
+#: The prefix of every hook's name: a plugin's function named so must be a hook.
+HOOK_PREFIX = "numerix_"
+
+
+def check_hook_names(plugin: Any) -> None:
+    """Refuse a plugin with a function that looks like a hook and is none: one named
+    ``numerix_…`` (the prefix is the hooks' own, as ``pytest_`` is pytest's) or marked
+    with ``hookimpl`` under a name that no hook has. pluggy would ignore the first and
+    hold the second as pending, so a misspelt hook would never run, without a word.
+
+    :raises PluginError: naming the function, the closest hook and every hook.
+    """
+    from numerix import hookspecs
+
+    hooks = sorted(n for n, v in vars(hookspecs).items() if hasattr(v, hookspecs.PROJECT + "_spec"))
+    for attr in sorted(dir(plugin)):
+        try:
+            v = getattr(plugin, attr)
+        except Exception:  # a property that fails is no hook
+            continue
+        opts = getattr(v, hookspecs.PROJECT + "_impl", None)
+        if not isinstance(opts, dict):
+            opts = None
+        if opts is None and not (attr.startswith(HOOK_PREFIX) and callable(v)):
+            continue
+        hook = (opts or {}).get("specname") or attr
+        if hook in hooks:
+            continue
+        close = difflib.get_close_matches(hook, hooks, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise PluginError(
+            f"{attr!r} is not a numerix hook{hint} The hooks are {', '.join(hooks)}; rename "
+            f"it, or take the {HOOK_PREFIX} prefix off a function that is not a hook"
+        )
 
 
 def _hook_results(pm: Any, hook: str, plugin: Any, kind: type | None = None) -> list[Any]:
