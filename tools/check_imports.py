@@ -14,8 +14,9 @@ Three rules, read from the sources (nothing is imported):
 2. **The low layer imports nothing above it** (:data:`LOW`: the tensor, dtypes, shapes,
    errors, the registry of primitives, dispatch, the meeting rule, the backend and
    compiler contracts, plugins and configuration), at module level or in functions.
-3. **Plugins do not import each other**: ``numerix_binary``, ``numerix_xla`` and
-   ``numerix_torch`` import numerix, never one another.
+3. **Plugins do not import each other**: ``numerix_binary``, ``numerix_xla``,
+   ``numerix_torch`` and the pytest plugin's light half ``_numerix_pytestplugin`` import
+   numerix, never one another.
 4. **Plugins stand on the low layer**: from numerix they import the low layer, the
    compiler interface (``numerix.defn``) and the conformance kit (``numerix.testing``),
    never the public ops or the ``numerix`` namespace: a backend's kernels do not call
@@ -32,12 +33,13 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-#: Source folders, relative to the repository's root.
+#: Source folders (or a top-level module's file), relative to the repository's root.
 PACKAGES = {
     "numerix": "packages/core/src/numerix",
     "numerix_binary": "packages/backend-binary/src/numerix_binary",
     "numerix_xla": "packages/backend-xla/src/numerix_xla",
     "numerix_torch": "packages/backend-torch/src/numerix_torch",
+    "_numerix_pytestplugin": "packages/core/src/_numerix_pytestplugin.py",
 }
 
 #: What a plugin may import from numerix besides the low layer.
@@ -71,6 +73,10 @@ def _modules(root: Path) -> dict[str, Path]:
     out = {}
     for name, folder in PACKAGES.items():
         base = root / folder
+        if base.suffix == ".py":
+            if base.is_file():
+                out[name] = base
+            continue
         for path in sorted(base.rglob("*.py")):
             parts = [name, *path.relative_to(base).with_suffix("").parts]
             if parts[-1] == "__init__":

@@ -121,9 +121,23 @@ def _numerix_kit(request: pytest.FixtureRequest, numerix_backend: Any) -> Iterat
     if numerix_backend is None:
         yield
         return
-    from numerix.testing.plugin import run_with_backend
+    # the kit, imported on the first test that selects a backend: it imports nothing of
+    # this module, and is handed what it needs of the test
+    from numerix.testing import plugin as kit
 
-    yield from run_with_backend(request, numerix_backend)
+    register_hypothesis_profile()  # wherever the kit runs, named on the command line or not
+    backend = kit.resolve(numerix_backend)
+    item = request.node
+    op = op_of(item) if is_kit(item) else None
+    if op is not None:  # the op travels with the test's reports (to the xdist controller too)
+        item.user_properties.append((OP, op))
+    kit.prepare(request.config, op, request.config.stash.get(CLEAR_EVERY, 400))
+    item.stash[UNCLAIMED] = (backend, kit.unclaimed_primitives(type(backend)))
+    missing = kit.unclaimed_dtype(backend, item)
+    if missing is not None:
+        item.user_properties.append(("numerix", NOT_CLAIMED))
+        pytest.skip(f"{NOT_CLAIMED}: backend {backend!r} does not claim {missing}")
+    yield from kit.run_with_backend(backend, op)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -88,3 +88,24 @@ def test_a_plugin_calling_the_public_ops_is_found(tmp_path: Path) -> None:
     )
     (problem,) = _checker().check(root)
     assert "plugin numerix_binary imports numerix.ops (inside a function)" in problem
+
+
+def test_the_pytest_plugins_light_half_is_checked_and_in_no_cycle_with_the_kit(
+    tmp_path: Path,
+) -> None:
+    checker = _checker()
+    assert "_numerix_pytestplugin" in checker._modules(ROOT)
+    root = _tree(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "testing/__init__.py": "",
+            "testing/plugin.py": "from _numerix_pytestplugin import OP\n",
+        },
+    )
+    light = root / "packages/core/src/_numerix_pytestplugin.py"
+    light.write_text("OP = 1\ndef kit():\n    from numerix.testing import plugin\n")
+    (problem,) = checker.check(root)
+    assert "numerix.testing.plugin, _numerix_pytestplugin" in problem or (
+        "_numerix_pytestplugin, numerix.testing.plugin" in problem
+    ), problem

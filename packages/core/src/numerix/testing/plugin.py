@@ -5,7 +5,9 @@ pytest loads the plugin through the entry point ``pytest11: numerix``, which nam
 per-op report and the hooks, importing nothing of numerix. This module is what they
 import when a test runs with a backend selected, by the ``numerix_backend`` fixture
 (override it in a conftest) or by ``--numerix-backend=SPEC`` / the ini option
-``numerix_backend``. Once selected, every test runs with that backend as the default.
+``numerix_backend``; it does not import them back (what it needs of the test, the op and
+the ini option, it is given). Once selected, every test runs with that backend as the
+default.
 A backend claims what it implements, and the kit reports what it does not claim as
 *not claimed* (neither passed nor failed):
 
@@ -46,15 +48,6 @@ from typing import Any
 import pytest
 
 import numerix as nx
-from _numerix_pytestplugin import (
-    CLEAR_EVERY,
-    NOT_CLAIMED,
-    OP,
-    UNCLAIMED,
-    is_kit,
-    op_of,
-    register_hypothesis_profile,
-)
 from numerix import _dispatch
 from numerix.dtypes import DType
 from numerix.plugins import clear_caches
@@ -62,12 +55,9 @@ from numerix.primitives import REGISTRY
 from numerix.testing.tolerances import current_op
 
 __all__ = [
-    "NOT_CLAIMED", "current_op", "missing_primitive", "op_of", "run_with_backend",
-    "unclaimed_primitives",
+    "current_op", "missing_primitive", "prepare", "resolve", "run_with_backend",
+    "unclaimed_dtype", "unclaimed_primitives",
 ]  # fmt: skip
-
-# the profile exists wherever the kit runs, named on the command line or not
-register_hypothesis_profile()
 
 
 class _Clearing:
@@ -124,11 +114,22 @@ _TRIM = _malloc_trim() if sys.platform.startswith("linux") else None
 _CLEARING = pytest.StashKey[_Clearing]()
 
 
-def _clearing(config: pytest.Config) -> _Clearing:
-    clearing = config.stash.get(_CLEARING, None)
-    if clearing is None:
-        clearing = config.stash[_CLEARING] = _Clearing(config.stash.get(CLEAR_EVERY, 400))
-    return clearing
+def resolve(spec: Any) -> Any:
+    """The backend the kit runs on, from the plugin's spec (a name, ``name:field``, or
+    ``(name, options)``)."""
+    return nx.configuration.resolve_backend(spec, "numerix kit")
+
+
+def prepare(config: pytest.Config, op: str | None, clear_every: int) -> None:
+    """Before a test that runs with a backend: every kernel's result checked against its
+    primitive's rules (once on, it stays); for a kit test of ``op``, the compiled caches
+    cleared when the op changes after ``clear_every`` kit tests (or 1 GiB of growth)."""
+    _dispatch.check_rules(True)
+    if op is not None:
+        clearing = config.stash.get(_CLEARING, None)
+        if clearing is None:
+            clearing = config.stash[_CLEARING] = _Clearing(clear_every)
+        clearing.before(op)
 
 
 def unclaimed_primitives(backend_class: type) -> frozenset[str]:
@@ -173,28 +174,20 @@ def _dtypes_of(item: pytest.Item) -> list[DType]:
     return out
 
 
-def run_with_backend(request: pytest.FixtureRequest, spec: Any) -> Iterator[None]:
-    """The body of the plugin's autouse fixture for a test that runs with the backend
-    ``spec``: that backend is the default around the test; a kit test of a dtype it does
-    not claim is skipped as not claimed."""
-    backend = nx.configuration.resolve_backend(spec, "numerix kit")
-    # every kernel's result is checked against its primitive's rules (once on, it stays)
-    _dispatch.check_rules(True)
-    item = request.node
-    kit = is_kit(item)
-    if kit:
-        op = op_of(item)
-        # the op travels with the test's reports (to the xdist controller too)
-        item.user_properties.append((OP, op))
-        _clearing(request.config).before(op)
-    item.stash[UNCLAIMED] = (backend, unclaimed_primitives(type(backend)))
+def unclaimed_dtype(backend: Any, item: pytest.Item) -> DType | None:
+    """The first dtype among ``item``'s parameters that ``backend`` does not claim, or
+    None: the plugin reports such a test as not claimed."""
     claimed = type(backend).supported_dtypes
-    if claimed is not None:
-        missing = [d for d in _dtypes_of(item) if d not in claimed]
-        if missing:
-            item.user_properties.append(("numerix", NOT_CLAIMED))
-            pytest.skip(f"{NOT_CLAIMED}: backend {backend!r} does not claim {missing[0]}")
-    token = current_op.set(op if kit else None)
+    if claimed is None:
+        return None
+    missing = [d for d in _dtypes_of(item) if d not in claimed]
+    return missing[0] if missing else None
+
+
+def run_with_backend(backend: Any, op: str | None) -> Iterator[None]:
+    """Around a test that runs with ``backend``: that backend is the default, and ``op``
+    (a kit test's, else None) is the op the tolerances are read for."""
+    token = current_op.set(op)
     try:
         with nx.default_backend(backend):
             yield

@@ -28,9 +28,9 @@ import numpy as np
 import pytest
 
 import numerix as nx
+from _numerix_pytestplugin import NOT_CLAIMED
 from numerix import dtypes, ops
 from numerix.primitives import REGISTRY
-from numerix.testing.plugin import NOT_CLAIMED
 from numerix.testing.tolerances import tolerance
 
 # ---------------------------------------------------------------- input domains

@@ -23,12 +23,12 @@ import numpy as np
 import pytest
 
 import numerix as nx
+from _numerix_pytestplugin import NOT_CLAIMED
 from numerix import dtypes
 from numerix.defn.expr import BLOCK, CONSTANT, ELEM, PARAMETER, TENSOR, Graph, Node
 from numerix.ops._core import bind, new_out, run_block
 from numerix.primitives import BLOCKS, REGISTRY
 from numerix.primitives._registry import NONDIFFERENTIABLE
-from numerix.testing.plugin import NOT_CLAIMED
 
 EPS = 1e-5
 
