@@ -472,6 +472,58 @@ def _dist(site: Any, module: str, dist_name: str, source: str) -> None:
     (info / "entry_points.txt").write_text(f"[numerix.plugins]\n{module} = {module}\n")
 
 
+def test_a_backend_subclass_is_registered_under_its_own_name_only(tmp_path, monkeypatch):
+    # a subclass that inherits binary's name would be keyed as binary: it would take over
+    # backend="binary" tensors, or backend="boom" would hand back binary itself
+    class Boom(BinaryBackend):
+        def exp(self, out: Any, x: Any) -> Any:
+            raise RuntimeError("boom's kernel")
+
+    msg = (
+        r"^register_backend: backend 'boom': class .*Boom has name 'binary' \(inherited from "
+        r"BinaryBackend\), and a backend's name is its identity .*; set name = 'boom' in "
+    )
+    with pytest.raises(nx.PluginError, match=msg):
+        nx.register_backend("boom", Boom)
+    with pytest.raises(nx.PluginError, match=msg):
+        nx.register_backend("boom", Boom, replace=True)
+    with pytest.raises(nx.BackendNotFoundError):
+        nx.get_backend("boom")
+    # binary's tensors stay binary's, before and after the refused registration
+    t = nx.tensor([0.0], backend="binary")
+    assert type(t.backend) is BinaryBackend and nx.exp(t).tolist() == [1.0]
+
+    Boom.name = "boom"  # what the message asks for
+    nx.register_backend("boom", Boom)
+    try:
+        b = nx.tensor([0.0], backend="boom")
+        assert type(b.backend) is Boom and repr(b.backend) == "boom(cpu)"
+        with pytest.raises(RuntimeError, match="boom's kernel"):
+            nx.exp(b)
+        t = nx.tensor([0.0], backend="binary")
+        assert type(t.backend) is BinaryBackend and nx.exp(t).tolist() == [1.0]
+        assert nx.get_backend("binary") is not nx.get_backend("boom")
+    finally:
+        nx.unregister_backend("boom")
+
+    # a "module:Class" target is checked when it loads
+    (tmp_path / "numerix_nameless_probe.py").write_text(
+        "from numerix_binary.backend import BinaryBackend\n"
+        "class Nameless(BinaryBackend):\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    nx.register_backend("nameless", "numerix_nameless_probe:Nameless")
+    try:
+        with pytest.raises(
+            nx.PluginError,
+            match=r"^get_backend: backend 'nameless': class Nameless has name 'binary' "
+            r"\(inherited from BinaryBackend\)",
+        ):
+            nx.tensor([1.0], backend="nameless")
+    finally:
+        nx.unregister_backend("nameless")
+
+
 def test_a_misspelt_hook_is_a_named_error(tmp_path):
     # a marked function under a name no hook has, and a plain function (in a plugin
     # object) named like one: pluggy alone would let both by, and the backends they meant

@@ -417,6 +417,14 @@ def _register(entry: PluginEntry, replace: bool) -> None:
                 f"{op}: {kind} {name!r} is already registered by "
                 f"{table[name].distribution or 'a runtime registration'}; pass replace=True"
             )
+        target = entry.target
+        if (
+            kind == "backend"
+            and entry.contract == CONTRACTS[kind]
+            and isinstance(target, type)
+            and issubclass(target, Backend)
+        ):
+            _check_name(name, target, op)
         table.pop(name, None)
         if kind == "backend":
             _drop(name)
@@ -566,8 +574,27 @@ def backend_class(name: str, op: str = "get_backend") -> type[Backend]:
         raise PluginError(
             f"{op}: backend {name!r} target {target!r} is not a numerix Backend class"
         )
+    _check_name(name, cls, op)
     _REG.classes[name] = cls
     return cls
+
+
+def _check_name(name: str, cls: type, op: str) -> None:
+    """Refuse a backend class registered as ``name`` whose own ``name`` differs: instances
+    are keyed by the class's name, so a subclass that inherits its parent's would serve
+    the parent's tensors, or hand back the parent's instance for its own name."""
+    have = getattr(cls, "name", None)
+    if have == name:
+        return
+    owner = next((b for b in cls.__mro__ if "name" in vars(b)), None)
+    inherited = (
+        f" (inherited from {owner.__qualname__})" if owner is not None and owner is not cls else ""
+    )
+    raise PluginError(
+        f"{op}: backend {name!r}: class {cls.__qualname__} has name {have!r}{inherited}, "
+        f"and a backend's name is its identity (its instances, its tensors' backend); set "
+        f"name = {name!r} in {cls.__qualname__}"
+    )
 
 
 def _find(table: dict[str, Any], name: str) -> Any:
