@@ -181,7 +181,7 @@ def test_every_entry_names_an_unknown_spelling(entry: str) -> None:
     ("spelling", "message"),
     [
         (None, r"^astype: None \(type NoneType\) is not a dtype; use one of bool \(pred\)"),
-        ("S3", r"^zeros: 'S3' \(numpy's \|S3\) has no numerix equivalent; use one of bool"),
+        ("S3", r"^zeros: unknown dtype 'S3': numpy's \|S3 has no numerix equivalent; use one of"),
         (np.longdouble, r"^zeros: <class 'numpy.longdouble'> \(numpy's float128\) has no numerix"),
         (object, r"^zeros: <class 'object'> \(numpy's \|O\) has no numerix equivalent"),
         (

@@ -278,7 +278,12 @@ def _not_a_dtype(x: Any, op: str) -> DTypeError:
             f"{op}: {what} (type {t.__name__}) is not a dtype; use one of {_accepted()}"
         )
     label = npd.name if npd.kind in "biufc" and npd.isnative else npd.str  # float128, not <f16
-    said = f"numpy dtype {label}" if x is npd else f"{x!r} (numpy's {label})"
+    if x is npd:
+        said = f"numpy dtype {label}"
+    elif isinstance(x, str):
+        said = f"unknown dtype {x!r}: numpy's {label}"
+    else:
+        said = f"{x!r} (numpy's {label})"
     native = npd.newbyteorder("=")
     if npd.byteorder in "<>" and npd.isnative is False and _FROM_NUMPY.get(native) is not None:
         return DTypeError(
