@@ -1,9 +1,15 @@
 """numerix-xla's kernels: indices, slice starts and scalars are runtime operands, so a new
-index compiles nothing; the kernel cache is a bounded LRU that releases what it drops."""
+index compiles nothing; the kernel cache is a bounded LRU that releases what it drops, and
+its bound holds XLA's executables whatever shapes the eager ops meet."""
 
 from __future__ import annotations
 
 import gc
+import json
+import os
+import subprocess
+import sys
+import textwrap
 import weakref
 from collections import OrderedDict
 
@@ -223,3 +229,113 @@ def test_constants_are_kept_in_the_kernels_lru(monkeypatch):
     assert len(xk._CONSTANT_IDS) == 2
     nx.clear_caches()
     assert not xk._CONSTANTS and not xk._CONSTANT_IDS
+
+
+def _live_executables() -> int:
+    """The executables alive on the xla backend's device (released ones are gone)."""
+    gc.collect()
+    return len(nx.get_backend("xla").jax_device.client.live_executables())
+
+
+def _vector(n: int) -> nx.Tensor:
+    return nx.tensor(np.linspace(0.5, 2.0, n, dtype=np.float32), backend="xla")
+
+
+def _matrix(n: int) -> nx.Tensor:
+    return nx.tensor(np.linspace(0.5, 2.0, 2 * n, dtype=np.float32).reshape(n, 2), backend="xla")
+
+
+# every kernel family, each op fed one new shape per length n: (the op, numpy's of v, m, n)
+_EAGER = {
+    "sum": (lambda n: _vector(n).sum(), lambda v, m, n: v.sum()),
+    "sum axis=0": (lambda n: nx.sum(_matrix(n), axis=0), lambda v, m, n: m.sum(axis=0)),
+    "max axis=-1": (lambda n: nx.max(_matrix(n), axis=-1), lambda v, m, n: m.max(axis=-1)),
+    "argmax": (lambda n: nx.argmax(_vector(n)), lambda v, m, n: np.argmax(v)),
+    "exp": (lambda n: nx.exp(_vector(n)), lambda v, m, n: np.exp(v)),
+    "x * x": (lambda n: _vector(n) * _vector(n), lambda v, m, n: v * v),
+    "x * 1.5": (lambda n: _vector(n) * 1.5, lambda v, m, n: v * np.float32(1.5)),
+    "where": (lambda n: nx.where(_vector(n) > 1.0, _vector(n), 0.0),
+              lambda v, m, n: np.where(v > 1.0, v, np.float32(0.0))),
+    "matmul": (lambda n: _matrix(n) @ nx.transpose(_matrix(n)), lambda v, m, n: m @ m.T),
+    "reshape": (lambda n: nx.reshape(_vector(n), (1, n)), lambda v, m, n: v.reshape(1, n)),
+    "transpose": (lambda n: nx.transpose(_matrix(n)), lambda v, m, n: m.T),
+    "broadcast_to": (lambda n: nx.broadcast_to(_vector(n), (2, n)),
+                     lambda v, m, n: np.broadcast_to(v, (2, n))),
+    "concatenate": (lambda n: nx.concatenate([_vector(n), _vector(n)]),
+                    lambda v, m, n: np.concatenate([v, v])),
+    "x[1:]": (lambda n: _vector(n)[1:], lambda v, m, n: v[1:]),
+    "x[1]": (lambda n: _matrix(n)[1], lambda v, m, n: m[1]),
+    "flip": (lambda n: nx.flip(_vector(n)), lambda v, m, n: np.flip(v)),
+    "take": (lambda n: nx.take(_matrix(n), nx.tensor([1, 0], backend="xla"), axis=0),
+             lambda v, m, n: m[[1, 0]]),
+    "astype": (lambda n: _vector(n).astype(nx.int32), lambda v, m, n: v.astype(np.int32)),
+    "softmax": (lambda n: nx.softmax(_vector(n)),
+                lambda v, m, n: np.exp(v - v.max()) / np.exp(v - v.max()).sum()),
+    "sort": (lambda n: nx.sort(nx.flip(_vector(n))), lambda v, m, n: v),
+    "cumsum": (lambda n: nx.cumsum(_vector(n)), lambda v, m, n: np.cumsum(v)),
+    "pad": (lambda n: nx.pad(_vector(n), 1), lambda v, m, n: np.pad(v, 1)),
+    "full": (lambda n: nx.full((n,), 2.5, backend="xla"), lambda v, m, n: np.full(n, np.float32(2.5))),
+    "eye": (lambda n: nx.eye(n, backend="xla"), lambda v, m, n: np.eye(n, dtype=np.float32)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("op", list(_EAGER))
+def test_eager_ops_over_new_shapes_keep_at_most_the_bound_of_executables(kernels, op):
+    # a kernel kept per (op, static parameters) held one executable per shape it met,
+    # outside the bound: x.sum() over 2,000 lengths kept 2,000 (3 GB)
+    run, ref = _EAGER[op]
+    kernels(3)
+    before = _live_executables()
+    for n in range(2, 14):
+        r = run(n)
+        v = np.linspace(0.5, 2.0, n, dtype=np.float32)
+        m = np.linspace(0.5, 2.0, 2 * n, dtype=np.float32).reshape(n, 2)
+        want = np.asarray(ref(v, m, n))
+        assert r.shape == want.shape and r.dtype.numpy_dtype == want.dtype, (r, want)
+        np.testing.assert_allclose(r.to_numpy(), want, rtol=1e-6)
+    run(2)  # an ask of the fast path's shortcuts releases those it retired
+    # the kernels' LRU holds 3, the fast path's shortcuts trace 3 more at most
+    assert _live_executables() - before <= 2 * 3
+    assert xk.cache_info().currsize <= 3
+
+
+def test_memory_over_300_new_shapes_stays_bounded_by_the_setting():
+    # RSS in a process of its own: x.sum() over 300 lengths with kernel_cache_size = 8
+    # grew by about 1.5 MB a length (450 MB) when the reduction kernel kept one
+    # executable per shape; within the bound it stays near 8 executables' worth
+    script = textwrap.dedent("""
+        import gc, json, os
+        import numpy as np
+        import numerix as nx
+
+        def rss():
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+        def step(n):
+            x = nx.tensor(np.ones(n, np.float32), backend="xla")
+            r = x.sum()
+            assert r.dtype is nx.float32 and r.shape == () and r.item() == n
+            r = nx.max(x, axis=0, keepdims=True)
+            assert r.dtype is nx.float32 and r.shape == (1,) and r.item() == 1.0
+
+        for n in range(1, 21):  # warm: JAX's and numerix's first-call costs
+            step(n)
+        gc.collect()
+        before = rss()
+        for n in range(21, 321):
+            step(n)
+        gc.collect()
+        client = nx.get_backend("xla").jax_device.client
+        print(json.dumps({"growth": (rss() - before) / 2**20,
+                          "live": len(client.live_executables())}))
+    """)
+    env = dict(os.environ, NUMERIX_BACKENDS__XLA__KERNEL_CACHE_SIZE="8")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    # the old kernels held 640 executables and grew 900 MB; now 8 kernels (and the fast
+    # path's shortcuts, 8 more at most) and their programs
+    assert figures["live"] <= 2 * 8, figures
+    assert figures["growth"] < 120, figures

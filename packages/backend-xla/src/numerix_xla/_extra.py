@@ -1,9 +1,9 @@
 """Xla kernels of the shape-indexing, window, conv, sort, cumulative, fft and linear-algebra
 families (mixed into XlaBackend).
 
-Each kernel is a ``jax.jit``-compiled ``lax`` function cached per primitive and static
-parameters (:func:`numerix_xla._kernels.jitted`); jit's own cache then keys on shapes and dtypes. float16 and
-bfloat16 accumulate in float32 and round once, as the binary backend does.
+Each kernel is a ``jax.jit``-compiled ``lax`` function cached per primitive, static
+parameters and operand types (:func:`numerix_xla._kernels.jitted`), one executable each.
+float16 and bfloat16 accumulate in float32 and round once, as the binary backend does.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from jax.lax import linalg as lxl
 
 from numerix.dtypes import reduction_identity
 from numerix.primitives._registry import BLOCKS
-from numerix_xla._kernels import check_64bit, jitted
+from numerix_xla._kernels import check_64bit, jitted, types
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -352,20 +352,22 @@ class ExtraKernels:
     # ------------------------------------------------------------ shape
     def pad(self, out: Tensor, x: Tensor, pad_value: Tensor, *,
             config: tuple[tuple[int, int, int], ...]) -> Tensor:  # fmt: skip
-        f = jitted(("pad", config), lambda: lambda a, v: lax.pad(a, v, config))
+        f = jitted(
+            ("pad", config, *types(x, pad_value)), lambda: lambda a, v: lax.pad(a, v, config)
+        )
         out.data = f(x.data, pad_value.data)
         return out
 
     def dynamic_slice(self, out: Tensor, x: Tensor, *starts: Tensor,
                       sizes: tuple[int, ...]) -> Tensor:  # fmt: skip
         # allow_negative_indices=False: XLA's plain clamp, no wrapping of negative starts
-        f = jitted(("dynamic_slice", sizes), lambda: lambda a, *s: lax.dynamic_slice(
+        f = jitted(("dynamic_slice", sizes, *types(x, *starts)), lambda: lambda a, *s: lax.dynamic_slice(
             a, s, sizes, allow_negative_indices=False))  # fmt: skip
         out.data = f(x.data, *(s.data for s in starts))
         return out
 
     def put_slice(self, out: Tensor, x: Tensor, update: Tensor, *starts: Tensor) -> Tensor:
-        f = jitted("put_slice", lambda: lambda a, u, *s: lax.dynamic_update_slice(
+        f = jitted(("put_slice", *types(x, update, *starts)), lambda: lambda a, u, *s: lax.dynamic_update_slice(
             a, u, s, allow_negative_indices=False))  # fmt: skip
         out.data = f(x.data, update.data, *(s.data for s in starts))
         return out
@@ -373,13 +375,17 @@ class ExtraKernels:
     # ------------------------------------------------------------ indexing
     def indexed_add(self, out: Tensor, x: Tensor, indices: Tensor, updates: Tensor, *,
                     axes: tuple[int, ...]) -> Tensor:  # fmt: skip
-        f = jitted(("indexed_add", axes), lambda: _build_indexed_add(axes))
+        f = jitted(
+            ("indexed_add", axes, *types(x, indices, updates)), lambda: _build_indexed_add(axes)
+        )
         out.data = f(x.data, indices.data, updates.data)
         return out
 
     def indexed_put(self, out: Tensor, x: Tensor, indices: Tensor, updates: Tensor, *,
                     axes: tuple[int, ...]) -> Tensor:  # fmt: skip
-        f = jitted(("indexed_put", axes), lambda: _build_indexed_put(axes))
+        f = jitted(
+            ("indexed_put", axes, *types(x, indices, updates)), lambda: _build_indexed_put(axes)
+        )
         out.data = f(x.data, indices.data, updates.data)
         return out
 
@@ -390,7 +396,7 @@ class ExtraKernels:
     ) -> Tensor:  # fmt: skip
         if 0 in out.shape:
             return self._zeros(out)
-        key = ("window", kind, window_dimensions, strides, padding, window_dilations)
+        key = ("window", kind, window_dimensions, strides, padding, window_dilations, *types(x))
         f = jitted(key, lambda: _build_window_reduce(
             kind, window_dimensions, strides, padding, window_dilations))  # fmt: skip
         out.data = f(x.data)
@@ -403,7 +409,8 @@ class ExtraKernels:
         if 0 in out.shape:
             return self._zeros(out)
         lowest = kind == "min"
-        key = ("window_scatter", lowest, window_dimensions, strides, padding)
+        key = ("window_scatter", lowest, window_dimensions, strides, padding,
+               *types(x, source, init_value))  # fmt: skip
         f = jitted(key, lambda: _build_window_scatter(lowest, window_dimensions, strides, padding))
         out.data = f(x.data, source.data, init_value.data)
         return out
@@ -417,7 +424,7 @@ class ExtraKernels:
         if 0 in out.shape:
             return self._zeros(out)
         key = ("conv", strides, padding, input_dilation, kernel_dilation, feature_group_count,
-               batch_group_count)  # fmt: skip
+               batch_group_count, *types(x, kernel))  # fmt: skip
         f = jitted(key, lambda: _build_conv(strides, padding, input_dilation, kernel_dilation,
                                           feature_group_count, batch_group_count))  # fmt: skip
         out.data = f(x.data, kernel.data)
@@ -425,14 +432,14 @@ class ExtraKernels:
 
     # ------------------------------------------------------------ sort
     def sort(self, out: Tensor, x: Tensor, *, axis: int, descending: bool) -> Tensor:
-        f = jitted(("sort", axis, descending),
+        f = jitted(("sort", axis, descending, *types(x)),
                  lambda: lambda a: _sorted(a, axis, descending, False)[0])  # fmt: skip
         out.data = f(x.data)
         return out
 
     def argsort(self, out: Tensor, x: Tensor, *, axis: int, descending: bool) -> Tensor:
         check_64bit("argsort", self, (out.dtype,))
-        f = jitted(("argsort", axis, descending),
+        f = jitted(("argsort", axis, descending, *types(x)),
                  lambda: lambda a: _sorted(a, axis, descending, True)[1])  # fmt: skip
         out.data = f(x.data)
         return out
@@ -446,7 +453,7 @@ class ExtraKernels:
             self._zeros(values)
             self._zeros(indices)
             return out
-        f = jitted(("top_k", k, axis), lambda: _build_top_k(k, axis))
+        f = jitted(("top_k", k, axis, *types(x)), lambda: _build_top_k(k, axis))
         values.data, indices.data = f(x.data)
         return out
 
@@ -454,7 +461,9 @@ class ExtraKernels:
         self, out: tuple[Tensor, Tensor], k1: Tensor, k2: Tensor, x1: Tensor, x2: Tensor
     ) -> tuple[Tensor, Tensor]:
         shape = out[0].shape
-        f = jitted(("threefry2x32", shape), lambda: _build_threefry2x32(shape))
+        f = jitted(
+            ("threefry2x32", shape, *types(k1, k2, x1, x2)), lambda: _build_threefry2x32(shape)
+        )
         out[0].data, out[1].data = f(k1.data, k2.data, x1.data, x2.data)
         return out
 
@@ -462,7 +471,8 @@ class ExtraKernels:
         if 0 in out.shape:
             return self._zeros(out)
         f = jitted(
-            ("cumulative", kind, axis, reverse), lambda: _build_cumulative(kind, axis, reverse)
+            ("cumulative", kind, axis, reverse, *types(x)),
+            lambda: _build_cumulative(kind, axis, reverse),
         )
         out.data = f(x.data)
         return out
@@ -471,13 +481,13 @@ class ExtraKernels:
     def fft(self, out: Tensor, x: Tensor, *, length: int) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        out.data = jitted(("fft", length), lambda: _build_fft(False, length))(x.data)
+        out.data = jitted(("fft", length, *types(x)), lambda: _build_fft(False, length))(x.data)
         return out
 
     def ifft(self, out: Tensor, x: Tensor, *, length: int) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        out.data = jitted(("ifft", length), lambda: _build_fft(True, length))(x.data)
+        out.data = jitted(("ifft", length, *types(x)), lambda: _build_fft(True, length))(x.data)
         return out
 
     # ------------------------------------------------------------ linear algebra blocks
@@ -498,7 +508,7 @@ class ExtraKernels:
 
             return f
 
-        out.data = jitted(("cholesky", upper), build)(x.data)
+        out.data = jitted(("cholesky", upper, *types(x)), build)(x.data)
         return out
 
     def block_triangular_solve(
@@ -508,7 +518,7 @@ class ExtraKernels:
         if 0 in out.shape or 0 in a.shape:
             return _from_fallback(out, "triangular_solve", a, b, lower=lower,
                                   left_side=left_side, transform_a=transform_a)  # fmt: skip
-        key = ("triangular_solve", lower, left_side, transform_a)
+        key = ("triangular_solve", lower, left_side, transform_a, *types(a, b))
         f = jitted(key, lambda: lambda m, r: lxl.triangular_solve(
             m, r, left_side=left_side, lower=lower, transpose_a=transform_a != "none",
             conjugate_a=transform_a == "adjoint"))  # fmt: skip
@@ -518,19 +528,19 @@ class ExtraKernels:
     def block_solve(self, out: Tensor, a: Tensor, b: Tensor) -> Tensor:
         if 0 in out.shape or 0 in a.shape:
             return _from_fallback(out, "solve", a, b)
-        out.data = jitted("solve", lambda: jnp.linalg.solve)(a.data, b.data)
+        out.data = jitted(("solve", *types(a, b)), lambda: jnp.linalg.solve)(a.data, b.data)
         return out
 
     def block_inv(self, out: Tensor, x: Tensor) -> Tensor:
         if 0 in x.shape:
             return _from_fallback(out, "inv", x)
-        out.data = jitted("inv", lambda: jnp.linalg.inv)(x.data)
+        out.data = jitted(("inv", *types(x)), lambda: jnp.linalg.inv)(x.data)
         return out
 
     def block_det(self, out: Tensor, x: Tensor) -> Tensor:
         if 0 in x.shape:
             return _from_fallback(out, "det", x)
-        out.data = jitted("det", lambda: jnp.linalg.det)(x.data)
+        out.data = jitted(("det", *types(x)), lambda: jnp.linalg.det)(x.data)
         return out
 
     def block_qr(
@@ -539,7 +549,7 @@ class ExtraKernels:
         if 0 in x.shape:
             return _from_fallback(out, "qr", x, mode=mode)
         full = mode == "complete"
-        f = jitted(("qr", full), lambda: lambda a: lxl.qr(a, full_matrices=full))
+        f = jitted(("qr", full, *types(x)), lambda: lambda a: lxl.qr(a, full_matrices=full))
         q, r = out
         q.data, r.data = f(x.data)
         return out
@@ -547,7 +557,9 @@ class ExtraKernels:
     def block_eigh(self, out: tuple[Tensor, Tensor], x: Tensor) -> tuple[Tensor, Tensor]:
         if 0 in x.shape:
             return _from_fallback(out, "eigh", x)
-        f = jitted("eigh", lambda: lambda a: lxl.eigh(a, lower=True, symmetrize_input=False))
+        f = jitted(
+            ("eigh", *types(x)), lambda: lambda a: lxl.eigh(a, lower=True, symmetrize_input=False)
+        )
         w, v = out
         v.data, w.data = f(x.data)
         return out
@@ -557,7 +569,7 @@ class ExtraKernels:
     ) -> tuple[Tensor, Tensor, Tensor]:
         if 0 in x.shape:
             return _from_fallback(out, "svd", x, full_matrices=full_matrices)
-        f = jitted(("svd", full_matrices), lambda: lambda a: lxl.svd(
+        f = jitted(("svd", full_matrices, *types(x)), lambda: lambda a: lxl.svd(
             a, full_matrices=full_matrices, compute_uv=True))  # fmt: skip
         u, s, vh = out
         u.data, s.data, vh.data = f(x.data)
@@ -569,7 +581,7 @@ class ExtraKernels:
         if 0 in x.shape:
             return _from_fallback(out, "lu", x)
         p, low, up = out
-        p.data, low.data, up.data = jitted("lu", _build_lu)(x.data)
+        p.data, low.data, up.data = jitted(("lu", *types(x)), _build_lu)(x.data)
         return out
 
 

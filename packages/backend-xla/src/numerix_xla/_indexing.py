@@ -3,8 +3,8 @@
 
 The core hands an int64 index whose entries are in range (it refuses the others and
 wraps negative ones), so the gather promises in-bounds indices: XLA's default mode
-would clamp an index silently, and ``jnp.take``'s default fills. One kernel serves
-every shape (jit's cache keys on them); the index gets its unit last axis inside the
+would clamp an index silently, and ``jnp.take``'s default fills. One kernel per
+operand types (:func:`numerix_xla._kernels.kernel`); the index gets its unit last axis inside the
 kernel, where the reshape costs nothing. An output with no element is made without a
 program, as the slice kernel makes it.
 """
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from numerix._tensor import Tensor
 
 
-def _take() -> Any:
+def _take(*types: Any) -> Any:
     def f(a: Any, i: Any) -> Any:
         batch = i.ndim
         dn = lax.GatherDimensionNumbers(
@@ -42,7 +42,7 @@ def _take() -> Any:
 
 def _lowering(params: Mapping[str, Any], ins: Any, out: Any) -> Any:
     # an empty output has no program: the method makes it
-    return None if 0 in out[0] else _kernels.kernel(_take)
+    return None if 0 in out[0] else _kernels.kernel(_take, *ins[0], *ins[1])
 
 
 class IndexingKernels:
@@ -58,5 +58,6 @@ class IndexingKernels:
     def block_take(self, out: Tensor, x: Tensor, indices: Tensor) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)
-        out.data = _kernels.kernel(_take)(x.data, indices.data)
+        k = _kernels.kernel(_take, x.shape, x.dtype, indices.shape, indices.dtype)
+        out.data = k(x.data, indices.data)
         return out

@@ -1,14 +1,15 @@
 """The process-wide cache of the xla backend's jitted kernels: a bounded LRU.
 
-Every kernel with static parameters is a ``jax.jit`` function built once per
-(primitive, static parameters) and kept here; jit's own cache then keys on shapes and
-dtypes. Static parameters are structural only (axes, output shapes, dtypes): indices,
-slice starts and scalar values go to the kernels as runtime operands, so a new index
-compiles nothing.
+Every kernel is a ``jax.jit`` function built once per (primitive, static parameters,
+operand types) and kept here: the operand types (each operand's shape and dtype) are
+part of the key, so each kernel compiles one XLA executable and the bound counts
+executables, whatever shapes a program meets. Static parameters are structural only
+(axes, output shapes, dtypes): indices, slice starts and scalar values go to the
+kernels as runtime operands, so a new index compiles nothing.
 
 The cache holds at most :data:`CACHE_SIZE` kernels; past that, the least recently used
-one is dropped, and with it JAX's executables for it (they live as long as the jitted
-function does). :func:`clear` drops them all, with JAX's own caches.
+one is dropped, and with it its executable (it lives as long as the jitted function
+does). :func:`clear` drops them all, with JAX's own caches.
 """
 
 from __future__ import annotations
@@ -25,13 +26,12 @@ from numerix_xla._x64 import WIDE, check_64bit, x64_error, x64_on
 
 __all__ = [
     "CACHE_SIZE", "WIDE", "cache_info", "check_64bit", "clear", "constant", "is_constant",
-    "jitted", "kernel", "set_cache_size", "x64_error", "x64_on",
+    "jitted", "kernel", "set_cache_size", "types", "x64_error", "x64_on",
 ]  # fmt: skip
 
 #: The most kernels kept at once (``[backends.xla] kernel_cache_size``, set when the
-#: backend loads, with :func:`set_cache_size`). Element-wise kernels are cached per
-#: operand types, so each of those holds one XLA executable (about 1.5 MB on CPU); a
-#: kernel with static parameters holds one per input signature it met.
+#: backend loads, with :func:`set_cache_size`). Each is kept per operand types and holds
+#: one XLA executable (about 1.5 MB on CPU) per device it ran on.
 CACHE_SIZE = 512
 
 _lock = threading.Lock()
@@ -40,18 +40,28 @@ _lock = threading.Lock()
 # ---------------------------------------------------------------- the kernels' LRU
 # One functools.lru_cache holds every kernel: its lookup (hash, find, move to the recent
 # end) runs in C, a third of what an OrderedDict touched from Python costs on each eager
-# op. The hot kernels are looked up as kernel(build, *params), where build is a
-# module-level function and params its static parameters: the call's arguments are the
-# key. jitted(key, build) serves kernels built by closures (the key names them).
+# op. The hot kernels are looked up as kernel(build, *params, *types), where build is a
+# module-level function, params its static parameters and types the operands' shapes and
+# dtypes (which build takes and ignores): the call's arguments are the key. jitted(key,
+# build) serves kernels built by closures (the key names them, types included).
+
+
+def _jit(fn: Callable[..., Any], **jit_options: Any) -> Callable[..., Any]:
+    # JAX keeps a jitted function's executables under the function it wraps, for as long
+    # as that function lives, whichever jax.jit wrapper compiled them: wrapping a module's
+    # function (jnp.linalg.solve) would keep them past the kernel's eviction. A fresh
+    # function per kernel dies with the kernel, and its executable with it.
+    #
+    # inline: traced inside another jit (the xla compiler's program), the kernel's lax
+    # operations go into the caller's body, not one nested jitted call per kernel; an
+    # eager call is the same cached executable as without it
+    return jax.jit(lambda *a: fn(*a), inline=True, **jit_options)
 
 
 def _build(build: Any, *params: Any) -> Callable[..., Any]:
     if type(build) is _Keyed:
         return build.make()
-    # inline: traced inside another jit (the xla compiler's program), the kernel's lax
-    # operations go into the caller's body, not one nested jitted call per kernel; an
-    # eager call is the same cached executable as without it
-    return jax.jit(build(*params), inline=True)
+    return _jit(build(*params))
 
 
 class _Keyed:
@@ -73,14 +83,16 @@ class _Keyed:
         return type(other) is _Keyed and other.key == self.key
 
     def make(self) -> Callable[..., Any]:
-        return jax.jit(self.build(), inline=True, **self.jit_options)
+        return _jit(self.build(), **self.jit_options)
 
 
 kernel: functools._lru_cache_wrapper[Callable[..., Any]] = functools.lru_cache(maxsize=CACHE_SIZE)(
     _build
 )
-"""``kernel(build, *params)``: the jitted ``build(*params)``, built on first use and kept
-while among the :data:`CACHE_SIZE` most recently used (``params`` hashable)."""
+"""``kernel(build, *params, *types)``: the jitted ``build(*params, *types)``, built on first
+use and kept while among the :data:`CACHE_SIZE` most recently used (every argument
+hashable); ``types`` are the shape and dtype of each operand it is called with (as
+:func:`types` gives them), so that it holds one executable."""
 
 
 def set_cache_size(size: int) -> None:
@@ -100,11 +112,16 @@ def cache_info() -> Any:
 def jitted(
     key: Any, build: Callable[[], Callable[..., Any]], **jit_options: Any
 ) -> Callable[..., Any]:
-    """The jitted kernel for ``key`` (a primitive name and its static parameters), built
-    by ``build()`` on first use and kept as :func:`kernel` keeps its own; ``jit_options``
-    go to ``jax.jit`` (``out_shardings`` for kernels without inputs, whose device is part
-    of ``key``)."""
+    """The jitted kernel for ``key`` (a primitive name, its static parameters and the
+    :func:`types` of its operands), built by ``build()`` on first use and kept as
+    :func:`kernel` keeps its own; ``jit_options`` go to ``jax.jit`` (``out_shardings``
+    for kernels without inputs, whose device is part of ``key``)."""
     return kernel(_Keyed(key, build, jit_options))
+
+
+def types(*operands: Any) -> tuple[Any, ...]:
+    """The part of a kernel's key its operands make: each one's shape and dtype."""
+    return tuple(x for t in operands for x in (t.shape, t.dtype))
 
 
 # ---------------------------------------------------------------- 0-d constants

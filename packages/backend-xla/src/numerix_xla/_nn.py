@@ -1,6 +1,6 @@
 """Xla kernels of the softmax blocks (mixed into XlaBackend).
 
-Each is one jitted ``lax`` function per (block, axes) (:func:`numerix_xla._kernels.kernel`),
+Each is one jitted ``lax`` function per (block, axes, operand type) (:func:`numerix_xla._kernels.kernel`),
 the computation of ``jax.nn.softmax`` / ``jax.nn.log_softmax`` written with ``lax``
 itself: jax's own functions are a ``custom_jvp`` and a nested ``jax.jit``, which would
 sit as calls inside the xla compiler's program. The result is the core's composite: the
@@ -28,8 +28,8 @@ _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 _F32 = np.dtype(np.float32)
 
 
-def _softmax(axes: tuple[int, ...], log: bool) -> Callable[[Any], Any]:
-    """The kernel of softmax (``log``: log_softmax) over ``axes``."""
+def _softmax(axes: tuple[int, ...], log: bool, *types: Any) -> Callable[[Any], Any]:
+    """The kernel of softmax (``log``: log_softmax) over ``axes``, for operands of ``types``."""
 
     def f(x: Any) -> Any:
         a = lax.convert_element_type(x, _F32) if x.dtype in _HALF else x
@@ -54,12 +54,12 @@ class NnKernels:
 
     __slots__ = ()
 
-    @lowers(lambda params, ins, out: _kernels.kernel(_softmax, params["axes"], False))
+    @lowers(lambda params, ins, out: _kernels.kernel(_softmax, params["axes"], False, *ins[0]))
     def block_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = _kernels.kernel(_softmax, axes, False)(x.data)
+        out.data = _kernels.kernel(_softmax, axes, False, x.shape, x.dtype)(x.data)
         return out
 
-    @lowers(lambda params, ins, out: _kernels.kernel(_softmax, params["axes"], True))
+    @lowers(lambda params, ins, out: _kernels.kernel(_softmax, params["axes"], True, *ins[0]))
     def block_log_softmax(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = _kernels.kernel(_softmax, axes, True)(x.data)
+        out.data = _kernels.kernel(_softmax, axes, True, x.shape, x.dtype)(x.data)
         return out

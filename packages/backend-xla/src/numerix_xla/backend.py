@@ -1,9 +1,10 @@
 """The XLA backend: every primitive as a jitted ``jax.lax`` kernel on one XLA device.
 
-Kernels are ``jax.jit``-compiled ``lax`` functions cached per primitive and static
-parameters (:func:`jitted`): an eager ``lax`` call dispatches op by op and is slower
-than a cached jitted one. The core has already validated and promoted the inputs, so
-``jax.numpy``'s checks would be wasted time; kernels call ``lax`` directly.
+Kernels are ``jax.jit``-compiled ``lax`` functions cached per primitive, static
+parameters and operand types (:func:`jitted`), one executable each: an eager ``lax``
+call dispatches op by op and is slower than a cached jitted one. The core has already
+validated and promoted the inputs, so ``jax.numpy``'s checks would be wasted time;
+kernels call ``lax`` directly.
 
 Indices, slice starts and scalar values are runtime operands of the kernels, never
 part of a kernel's key: ``t[i, j]`` with a new ``i, j`` runs the kernel compiled for
@@ -322,7 +323,7 @@ def _select(p: Any, t: Any, f: Any) -> Any:
     return lax.select(_bcast(p, shape), _bcast(t, shape), _bcast(f, shape))
 
 
-def _as_type(d: DType) -> Callable[[Any], Any]:
+def _as_type(d: DType, *types: Any) -> Callable[[Any], Any]:
     dtype = _np_dtype(d)
 
     def k(a: Any) -> Any:
@@ -361,7 +362,7 @@ def _keep(r: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
     return lax.reshape(r, tuple(1 if i in axes else d for i, d in enumerate(shape)))
 
 
-def _reduction(kind: str, axes: tuple[int, ...], keepdims: bool, d: DType) -> Any:
+def _reduction(kind: str, axes: tuple[int, ...], keepdims: bool, d: DType, *types: Any) -> Any:
     """reduce's kernel of ``kind``: lax's own reduction (bool max/min as or/and)."""
     dtype = _np_dtype(d)
 
@@ -387,7 +388,7 @@ def _reduction(kind: str, axes: tuple[int, ...], keepdims: bool, d: DType) -> An
     return k
 
 
-def _arg_reduction(kind: str, axis: int | None, keepdims: bool) -> Any:
+def _arg_reduction(kind: str, axis: int | None, keepdims: bool, *types: Any) -> Any:
     def k(a: Any) -> Any:
         shape = a.shape
         if a.dtype == np.bool_:
@@ -407,7 +408,7 @@ def _arg_reduction(kind: str, axis: int | None, keepdims: bool) -> Any:
 
 
 def _dot(cx: tuple[int, ...], bx: tuple[int, ...], cy: tuple[int, ...], by: tuple[int, ...],
-         d: DType) -> Any:  # fmt: skip
+         d: DType, *types: Any) -> Any:  # fmt: skip
     dtype = _np_dtype(d)
     dims = ((cx, cy), (bx, by))
     if _is_float(dtype) or dtype.kind == "c":
@@ -423,7 +424,7 @@ def _dot(cx: tuple[int, ...], bx: tuple[int, ...], cy: tuple[int, ...], by: tupl
     return k
 
 
-def _gather(axes: tuple[int, ...]) -> Any:
+def _gather(axes: tuple[int, ...], *types: Any) -> Any:
     def k(a: Any, idx: Any) -> Any:
         k_ = len(axes)
         batch = idx.ndim - 1
@@ -452,7 +453,7 @@ def _eye(shape: tuple[int, ...], dtype: np.dtype) -> Any:
     return f
 
 
-def _slice(sizes: tuple[int, ...], strides: tuple[int, ...]) -> Any:
+def _slice(sizes: tuple[int, ...], strides: tuple[int, ...], *types: Any) -> Any:
     """``a[start : start + (sizes - 1) * strides + 1 : strides]`` with ``start`` a runtime
     operand (one integer per axis): one kernel serves every start."""
     n = len(sizes)
@@ -485,35 +486,36 @@ def _iota(shape: tuple[int, ...], axis: int | None, dtype: np.dtype) -> Any:
     return f
 
 
-def _bitcast(d: DType) -> Callable[[Any], Any]:
+def _bitcast(d: DType, *types: Any) -> Callable[[Any], Any]:
     dtype = _np_dtype(d)
     return lambda a: lax.bitcast_convert_type(a, dtype)
 
 
-def _reshape(shape: tuple[int, ...]) -> Callable[[Any], Any]:
+def _reshape(shape: tuple[int, ...], *types: Any) -> Callable[[Any], Any]:
     return lambda a: lax.reshape(a, shape)
 
 
-def _transpose(axes: tuple[int, ...]) -> Callable[[Any], Any]:
+def _transpose(axes: tuple[int, ...], *types: Any) -> Callable[[Any], Any]:
     return lambda a: lax.transpose(a, axes)
 
 
-def _broadcast(shape: tuple[int, ...], axes: tuple[int, ...]) -> Callable[[Any], Any]:
+def _broadcast(shape: tuple[int, ...], axes: tuple[int, ...], *types: Any) -> Callable[[Any], Any]:
     return lambda a: lax.broadcast_in_dim(a, shape, axes)
 
 
-def _concatenate(axis: int) -> Callable[..., Any]:
+def _concatenate(axis: int, *types: Any) -> Callable[..., Any]:
     return lambda *a: lax.concatenate(a, axis)
 
 
-def _reverse(axes: tuple[int, ...]) -> Callable[[Any], Any]:
+def _reverse(axes: tuple[int, ...], *types: Any) -> Callable[[Any], Any]:
     return lambda a: lax.rev(a, axes)
 
 
 # ====================================================================== jitted kernels
-# Element-wise kernels are cached per operand shapes and dtypes, one jitted function
-# each, so that the LRU bound holds executables, not only functions (a module-level
-# jitted function would keep one executable per shape it ever met). Each method carries
+# Kernels are cached per operand shapes and dtypes, one jitted function each, so that
+# the LRU bound holds executables, not only functions (a jitted function kept per
+# primitive and static parameters keeps one executable per shape it ever met: a sum over
+# 2,000 lengths held 3 GB). Each element-wise method carries
 # the same kernel as its lowering (numerix.backend.lowers): the evaluator's programs
 # call it on the jax arrays directly.
 #
@@ -649,14 +651,15 @@ def _shortcut_body(kernel: Any, op: str, form: str, dtype: DType) -> Callable[..
 
         def matrix(a: Any, b: Any) -> Any:
             _count_trace(key)
-            return _kernels.kernel(_dot, (1,), (), (0,), (), dtype)(a, b)
+            k = _kernels.kernel(_dot, (1,), (), (0,), (), dtype, a.shape, dtype, b.shape, dtype)
+            return k(a, b)
 
         return matrix
     if form == "rs":
 
         def reshape(a: Any, shape: tuple[int, ...]) -> Any:
             _count_trace(key)
-            return _kernels.kernel(_reshape, shape)(a)
+            return _kernels.kernel(_reshape, shape, a.shape, dtype)(a)
 
         return reshape
     # "sl": the shortcut would receive a Python slice, which jit cannot take as a static
@@ -819,7 +822,8 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
             return out
         v = np.array(value, dtype=dt)
         shape = out.shape
-        out.data = self._created(("full", shape), lambda: lambda s: lax.broadcast(s, shape))(v)
+        key = ("full", shape, out.dtype)
+        out.data = self._created(key, lambda: lambda s: lax.broadcast(s, shape))(v)
         return out
 
     def iota(self, out: Tensor, *, axis: int | None) -> Tensor:
@@ -865,13 +869,13 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
             check_64bit("astype", self, (out.dtype,))
         if 0 in out.shape:
             return self._zeros(out)
-        out.data = _kernels.kernel(_as_type, out.dtype)(x.data)
+        out.data = _kernels.kernel(_as_type, out.dtype, x.shape, x.dtype)(x.data)
         return out
 
     def bitcast(self, out: Tensor, x: Tensor) -> Tensor:
         if out.dtype in WIDE:
             check_64bit("bitcast", self, (out.dtype,))
-        k = _kernels.kernel(_bitcast, out.dtype)
+        k = _kernels.kernel(_bitcast, out.dtype, x.shape, x.dtype)
         out.data = k(x.data)
         return out
 
@@ -951,14 +955,15 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
         d = out.dtype
         if d in WIDE:
             check_64bit(kind, self, (d,))
-        out.data = _kernels.kernel(_reduction, kind, axes, keepdims, d)(x.data)
+        out.data = _kernels.kernel(_reduction, kind, axes, keepdims, d, x.shape, x.dtype)(x.data)
         return out
 
     def argreduce(
         self, out: Tensor, x: Tensor, *, kind: str, axis: int | None, keepdims: bool
     ) -> Tensor:
         check_64bit("arg" + kind, self, (out.dtype,))
-        out.data = _kernels.kernel(_arg_reduction, kind, axis, keepdims)(x.data)
+        k = _kernels.kernel(_arg_reduction, kind, axis, keepdims, x.shape, x.dtype)
+        out.data = k(x.data)
         return out
 
     # ------------------------------------------------------------ linalg
@@ -968,25 +973,26 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
         d = out.dtype
         if d in WIDE:
             check_64bit("dot", self, (d,))
-        k = _kernels.kernel(_dot, contract_x, batch_x, contract_y, batch_y, d)
+        k = _kernels.kernel(_dot, contract_x, batch_x, contract_y, batch_y, d,
+                            x.shape, x.dtype, y.shape, y.dtype)  # fmt: skip
         out.data = k(x.data, y.data)
         return out
 
     # ------------------------------------------------------------ shape
     def reshape(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = _kernels.kernel(_reshape, out.shape)(x.data)
+        out.data = _kernels.kernel(_reshape, out.shape, x.shape, x.dtype)(x.data)
         return out
 
     def transpose(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = _kernels.kernel(_transpose, axes)(x.data)
+        out.data = _kernels.kernel(_transpose, axes, x.shape, x.dtype)(x.data)
         return out
 
     def broadcast(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = _kernels.kernel(_broadcast, out.shape, axes)(x.data)
+        out.data = _kernels.kernel(_broadcast, out.shape, axes, x.shape, x.dtype)(x.data)
         return out
 
     def concatenate(self, out: Tensor, *xs: Tensor, axis: int) -> Tensor:
-        out.data = _kernels.kernel(_concatenate, axis)(*[x.data for x in xs])
+        out.data = _kernels.kernel(_concatenate, axis, *_kernels.types(*xs))(*[x.data for x in xs])
         return out
 
     def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
@@ -997,17 +1003,18 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
         if not sizes:  # a 0-d operand has nothing to slice
             out.data = x.data
             return out
-        k = _kernels.kernel(_slice, sizes, strides)
+        k = _kernels.kernel(_slice, sizes, strides, x.shape, x.dtype)
         out.data = k(x.data, _index_operand(start, x.shape))
         return out
 
     def reverse(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = _kernels.kernel(_reverse, axes)(x.data)
+        out.data = _kernels.kernel(_reverse, axes, x.shape, x.dtype)(x.data)
         return out
 
     # ------------------------------------------------------------ indexing
     def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = _kernels.kernel(_gather, axes)(x.data, indices.data)
+        k = _kernels.kernel(_gather, axes, x.shape, x.dtype, indices.shape, indices.dtype)
+        out.data = k(x.data, indices.data)
         return out
 
     # ------------------------------------------------------------ benchmarks
