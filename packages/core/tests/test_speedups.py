@@ -683,3 +683,20 @@ def test_jit_with_its_hit_count_emptied_raises_instead_of_reading_past_the_list(
     g.jitted._stats.clear()
     with pytest.raises(IndexError):
         g(x)
+
+
+def test_the_docs_describe_the_fast_path_as_it_is() -> None:
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    lines = len((root / "packages/core/src/numerix/_speedups.c").read_text().splitlines())
+    decisions = (root / "docs/decisions.md").read_text()
+    d38 = decisions[decisions.index("## 38. ") : decisions.index("## 39. ")]
+    arch = (root / "docs/architecture.md").read_text()
+    arch = arch[arch.index("With the compiled fast path") :][:2000]
+    for text in (d38, arch):
+        (size,) = re.findall(r"about ([\d,]+)\s+lines", text)
+        assert abs(int(size.replace(",", "")) - lines) <= lines // 10, (size, lines)
+        for form in ("JitCall", "x[i]" if text is d38 else "x[1]", "sum", "reshape"):
+            assert form in text, form
