@@ -90,6 +90,19 @@ def _bcast2(a: Any, b: Any) -> tuple[Any, Any]:
     return _bcast(a, shape), _bcast(b, shape)
 
 
+def _bcast_divisor(a: Any, b: Any) -> tuple[Any, Any]:
+    """``_bcast2`` for a division: XLA rewrites ``a / broadcast(b)`` as ``a *
+    broadcast(1 / b)``, a rounding more than numpy's quotient, and 0 where ``1 / b`` is
+    subnormal and flushed (``1e308 / 1e308`` was 0.0 in float64). A broadcast float
+    divisor goes through an optimization barrier, which keeps the division one."""
+    if a.shape == b.shape:
+        return a, b
+    a2, b2 = _bcast2(a, b)
+    if b2 is not b and b.dtype.kind in "fcV":
+        b2 = lax.optimization_barrier(b2)
+    return a2, b2
+
+
 def _cvt(a: Any, dtype: Any) -> Any:
     return a if a.dtype == dtype else lax.convert_element_type(a, dtype)
 
@@ -148,6 +161,28 @@ def _round(a: Any) -> Any:
     if a.dtype.kind in "iu":
         return a
     return lax.round(a, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
+def _divide(a: Any, b: Any) -> Any:
+    a, b = _bcast_divisor(a, b)
+    if a.dtype in _LOW:
+        return _cvt(lax.div(_cvt(a, _F32), _cvt(b, _F32)), a.dtype)
+    return lax.div(a, b)
+
+
+def _log(a: Any) -> Any:
+    # XLA's complex log reads a subnormal imaginary part neither as itself nor as a zero of
+    # its sign: log(-1 + 1e-310j) was -pi j, where numpy (and the flushed +0) give +pi j.
+    # The parts are flushed first, as XLA flushes real operands.
+    if a.dtype.kind == "c":
+        a = lax.complex(_flushed(lax.real(a)), _flushed(lax.imag(a)))
+    return lax.log(a)
+
+
+def _flushed(a: Any) -> Any:
+    """``a`` with its subnormal values replaced by zeros of their sign."""
+    tiny = _const(a, np.finfo(a.dtype).tiny)
+    return lax.select(lax.abs(a) < tiny, a * _const(a, 0), a)
 
 
 def _int_identity(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -244,7 +279,7 @@ def _int_divmod(a: Any, b: Any) -> tuple[Any, Any]:
 
 
 def _floor_divide(a: Any, b: Any) -> Any:
-    a, b = _bcast2(a, b)
+    a, b = _bcast_divisor(a, b)
     if a.dtype.kind in "iu":
         return _int_divmod(a, b)[0]
     if a.dtype in _LOW:
@@ -253,7 +288,7 @@ def _floor_divide(a: Any, b: Any) -> Any:
 
 
 def _remainder(a: Any, b: Any) -> Any:
-    a, b = _bcast2(a, b)
+    a, b = _bcast_divisor(a, b)
     if a.dtype.kind in "iu":
         return _int_divmod(a, b)[1]
     if a.dtype in _LOW:
@@ -886,7 +921,7 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
     ceil = _unary(_int_identity(lax.ceil))
     round = _unary(_round)
     exp = _unary(_math1(lax.exp))
-    log = _unary(_math1(lax.log))
+    log = _unary(_math1(_log))
     sqrt = _unary(_math1(_sqrt))
     tanh = _unary(_math1(lax.tanh))
     sigmoid = _unary(_math1(lax.logistic))
@@ -922,7 +957,7 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
     add = _binary(_plain2(lax.add))
     subtract = _binary(_plain2(lax.sub))
     multiply = _binary(_plain2(lax.mul))
-    divide = _binary(_math2(lax.div))
+    divide = _binary(_divide)
     floor_divide = _binary(_floor_divide)
     remainder = _binary(_remainder)
     pow = _binary(_pow)
