@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from numerix._frozen import Frozen
-from numerix.errors import BackendOptionError, NumerixError, UnsupportedDTypeError
+from numerix.errors import BackendOptionError, NumerixError, UnsupportedDTypeError, close_name
 from numerix.primitives._registry import REGISTRY
 
 if TYPE_CHECKING:
@@ -135,7 +135,7 @@ class Option(Frozen):
             else:
                 listed = ", ".join(str(c) for c in self.choices)
                 msg = f"{owner}: unknown {self.name} {value!r}; {self.name}s are {listed}"
-                msg += _close(value, self.choices)
+                msg += close_name(value, self.choices)
             return msg + (f"; {self.fix}" if self.fix else "")
         t = self.type
         if t is None:
@@ -156,15 +156,6 @@ class Option(Frozen):
         return f"{owner}: {self.name} must be {what}, got {value!r}" + (
             f"; {self.fix}" if self.fix else ""
         )
-
-
-def _close(value: Any, names: Sequence[Any]) -> str:
-    if not isinstance(value, str):
-        return ""
-    import difflib  # for an error message: loaded when one is made
-
-    close = difflib.get_close_matches(value, [str(n) for n in names], n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def option_table(cls: Any) -> tuple[Option, ...]:
@@ -209,7 +200,7 @@ def check_options(
         accepted = ", ".join(names) or "no options"
         raise error(
             f"{owner} does not take option(s) {', '.join(map(repr, unknown))}; it accepts: "
-            f"{accepted}{_close(unknown[0], names)}"
+            f"{accepted}{close_name(unknown[0], names)}"
         )
     merged: dict[str, Any] = {}
     for o in table:

@@ -8,6 +8,7 @@ the fix.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 __all__ = [
     "NumerixError",
@@ -27,12 +28,23 @@ __all__ = [
     "NumpyFunctionError",
     "RuleCheckError",
     "clip_long_words",
+    "close_name",
 ]
 
 #: A run of non-space characters longer than this is cut in messages that echo values.
 LONG_WORD = 120
 #: compiled on the first message long enough to hold such a run (``re``'s own cache)
 _LONG = rf"\S{{{LONG_WORD + 1},}}"
+
+
+def close_name(name: object, names: Iterable[object], cutoff: float = 0.6) -> str:
+    """``"; did you mean 'binary'?"`` when ``name`` is close to one of ``names``, else ``""``."""
+    if not isinstance(name, str):
+        return ""
+    import difflib  # for error messages only: loaded when one is made, not with numerix
+
+    close = difflib.get_close_matches(name, [str(n) for n in names], n=1, cutoff=cutoff)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def clip_long_words(text: str) -> str:

@@ -14,7 +14,6 @@ listing (:func:`backend_entries`, ``numerix info``), runs the full discovery.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import warnings
 from _thread import RLock  # threading's RLock class, without importing threading
@@ -25,7 +24,7 @@ import numerix.backend
 from numerix._frozen import Frozen
 from numerix.backend import Backend
 from numerix.compiler import Compiler
-from numerix.errors import BackendNotFoundError, ConfigError, NumerixError, PluginError
+from numerix.errors import BackendNotFoundError, ConfigError, NumerixError, PluginError, close_name
 from numerix.primitives._registry import CONTRACT_CHANGES, CONTRACT_VERSION
 
 __all__ = [
@@ -335,8 +334,7 @@ def check_hook_names(plugin: Any) -> None:
         hook = (opts or {}).get("specname") or attr
         if hook in hooks:
             continue
-        close = difflib.get_close_matches(hook, hooks, n=1, cutoff=0.5)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = close_name(hook, hooks, cutoff=0.5)
         raise PluginError(
             f"{attr!r} is not a numerix hook{hint} The hooks are {', '.join(hooks)}; rename "
             f"it, or take the {HOOK_PREFIX} prefix off a function that is not a hook"
@@ -631,16 +629,6 @@ def _not_found(name: str, op: str) -> NumerixError:
     elif name in RESERVED_BACKENDS and name != "binary":
         msg += f". Install it with: {install_command(RESERVED_BACKENDS[name])}"
     return BackendNotFoundError(msg)
-
-
-def close_name(name: Any, names: list[str] | Any) -> str:
-    """``"; did you mean 'binary'?"`` when ``name`` is close to one of ``names``, else ``""``."""
-    if not isinstance(name, str):
-        return ""
-    import difflib  # for an error message: loaded when one is made
-
-    close = difflib.get_close_matches(name, list(names), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 #: The folder of each of the project's distributions inside a checkout of numerix.
