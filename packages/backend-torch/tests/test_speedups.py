@@ -96,6 +96,11 @@ def test_slices_with_bounds_past_int64_clamp_as_numpy_does_on_torch(backend) -> 
     speedups.check_huge_slices(backend, kinds)
 
 
+def test_x_i_of_every_row_is_numpys_and_past_the_ends_the_same_error_on_torch(backend) -> None:
+    kinds = tuple(as_dtype(d) for d in ("float32", "uint64", "complex128", "int8", "bool"))
+    speedups.check_rows(backend, kinds)
+
+
 @pytest.mark.parametrize("where", ["resolver", "scalar"])
 def test_a_keyboard_interrupt_in_python_code_the_fast_path_runs_reaches_the_caller(
     backend, where, monkeypatch

@@ -660,6 +660,40 @@ def test_the_fast_path_replays_the_python_plans(monkeypatch) -> None:
     assert seen == [slice(0, 1, 1), (2, 3)]
 
 
+@compiled
+def test_x_i_is_planned_once_for_every_row_of_a_shape() -> None:
+    from numerix.errors import IndexingError
+    from numerix.ops import indexing  # getitem's Op is made as its family loads
+
+    own = _fast.METHOD_OPS["getitem"]
+    assert own.planner is indexing._fast_plan
+    asked = []
+
+    def counting(form, x, key):
+        asked.append((form, x.shape))
+        return own.planner(form, x, key)
+
+    _fast.SPEEDUPS.serve(getitem=_fast.SPEEDUPS.Op(own.primitive, own.fallback, _fast.UNARY,
+                                                   None, counting))  # fmt: skip
+    try:
+        host = np.arange(400, dtype=np.float32).reshape(100, 4)
+        x = nx.tensor(host)
+        with pytest.raises(IndexingError, match="index 100 is out of bounds"):
+            x[100]  # the shape's plan, asked with an int out of range, still holds every row
+        for i in [*range(100), *range(-100, 0)]:
+            check(x[i], host[i], nx.float32)
+        with pytest.raises(IndexingError, match="index -101 is out of bounds"):
+            x[-101]
+    finally:
+        _fast.SPEEDUPS.serve(getitem=own)
+    assert asked == [("ix", (100, 4))]
+
+
+def test_x_i_of_every_row_is_numpys_and_past_the_ends_the_same_error_on_binary() -> None:
+    kinds = (nx.float32, nx.uint64, nx.complex128, nx.bool_, nx.bfloat16)
+    speedups.check_rows(get_default_backend(), kinds)
+
+
 def test_slices_with_bounds_past_int64_clamp_as_numpy_does_on_binary() -> None:
     kinds = (nx.float32, nx.uint64, nx.complex128, nx.bool_, nx.bfloat16)
     speedups.check_huge_slices(get_default_backend(), kinds)

@@ -266,11 +266,14 @@ typedef struct {
 /* What the op's Python planner decided for one (form, shapes, key): the plan, or NULL for
  * "the Python op takes it". A plan is (out's shape, or None: the answer is x itself; the
  * kernel's keyword names and values, or None for no kernel call; what the shortcut takes
- * after the payloads, or None). The C code compares keys, it does not read shapes. */
+ * after the payloads, or None). x[i]'s is every row's: its last part is (lo, hi, shift),
+ * the ints i it holds for, lo <= i < hi, and what a negative i is shifted by to give the
+ * row the shortcut takes. The C code compares keys, it does not read shapes. */
 typedef struct {
     int form;
     PyObject *key[4]; /* the first operand's shape, then the form's other parts, or NULL */
     PyObject *plan;
+    long long bounds[3]; /* x[i]'s (lo, hi, shift), read from the plan as it is kept */
 } Plan;
 
 typedef struct {
@@ -565,17 +568,37 @@ find_plan(OpObject *op, int form, PyObject *const *key)
     return NULL;
 }
 
-/* Whether r is a plan as the C code reads it (see Plan). */
+/* Whether o is an exact int that fits a long long, stored in *v. */
 static int
-plan_is_valid(PyObject *r)
+long_long_of(PyObject *o, long long *v)
+{
+    int overflow;
+    if (!PyLong_CheckExact(o)) {
+        return 0;
+    }
+    *v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    return !overflow;
+}
+
+/* Whether r is a plan of `form` as the C code reads it (see Plan); x[i]'s bounds are
+ * stored in bounds. */
+static int
+plan_is_valid(int form, PyObject *r, long long *bounds)
 {
     if (!PyTuple_CheckExact(r) || PyTuple_GET_SIZE(r) != 4) {
         return 0;
     }
     PyObject *out = PyTuple_GET_ITEM(r, 0), *names = PyTuple_GET_ITEM(r, 1);
-    PyObject *values = PyTuple_GET_ITEM(r, 2);
+    PyObject *values = PyTuple_GET_ITEM(r, 2), *extra = PyTuple_GET_ITEM(r, 3);
     if (out != Py_None && !PyTuple_CheckExact(out)) {
         return 0;
+    }
+    if (form == FORM_IX) {
+        return out != Py_None && names == Py_None && values == Py_None
+               && PyTuple_CheckExact(extra) && PyTuple_GET_SIZE(extra) == 3
+               && long_long_of(PyTuple_GET_ITEM(extra, 0), &bounds[0])
+               && long_long_of(PyTuple_GET_ITEM(extra, 1), &bounds[1])
+               && long_long_of(PyTuple_GET_ITEM(extra, 2), &bounds[2]);
     }
     if (names == Py_None) {
         return values == Py_None || (PyTuple_CheckExact(values) && PyTuple_GET_SIZE(values) == 0);
@@ -586,17 +609,19 @@ plan_is_valid(PyObject *r)
 }
 
 /* The plan of `key` (form's parts, NULL where unused) for the operand x and the form's
- * argument arg, asking the op's planner on a miss: 1 with *plan (a new reference); 0 for
- * the Python op; -1 with an error that goes up (as lookup's). */
+ * argument arg, asking the op's planner on a miss: 1 with *plan (a new reference) and, for
+ * x[i], its bounds copied; 0 for the Python op; -1 with an error that goes up (as
+ * lookup's). */
 static int
 plan_for(OpObject *op, int form, PyObject *const *key, PyObject *x, PyObject *arg,
-         PyObject **plan)
+         PyObject **plan, long long *bounds)
 {
     *plan = NULL;
     Plan *p = find_plan(op, form, key);
     if (p != NULL) {
         Py_XINCREF(p->plan);
         *plan = p->plan;
+        memcpy(bounds, p->bounds, sizeof p->bounds);
         return p->plan != NULL;
     }
     if (op->planner == NULL || op->planner == Py_None) {
@@ -607,10 +632,12 @@ plan_for(OpObject *op, int form, PyObject *const *key, PyObject *x, PyObject *ar
     if (r == NULL) {
         return drop_exception() ? 0 : -1; /* not kept: the Python op raises it again */
     }
-    if (r != Py_None && !plan_is_valid(r)) {
+    long long parsed[3] = {0, 0, 0};
+    if (r != Py_None && !plan_is_valid(form, r, parsed)) {
         Py_DECREF(r);
         PyErr_Format(PyExc_TypeError, "the planner of %R gave a plan that is not "
-                     "(shape, kwnames, kwvalues, extra)", (PyObject *)op);
+                     "(shape, kwnames, kwvalues, extra), or for x[i] (shape, None, None, "
+                     "(lo, hi, shift))", (PyObject *)op);
         return -1;
     }
     /* the planner ran Python code: the plans may have changed meanwhile */
@@ -633,6 +660,8 @@ plan_for(OpObject *op, int form, PyObject *const *key, PyObject *x, PyObject *ar
         return 0;
     }
     p->plan = r; /* the plan's reference; *plan gets one more */
+    memcpy(p->bounds, parsed, sizeof parsed);
+    memcpy(bounds, parsed, sizeof parsed);
     Py_INCREF(r);
     *plan = r;
     return 1;
@@ -907,10 +936,34 @@ fast_unary(OpObject *op, PyObject *a, int *taken)
     return r;
 }
 
+/* The row x[i] takes under the plan's bounds (lo, hi, shift), for the exact int i: i, or
+ * i + shift when negative, as a new reference; NULL, with no error, when i is outside
+ * lo <= i < hi (the Python op raises its error). */
+static PyObject *
+planned_row(const long long *bounds, PyObject *i)
+{
+    long long v, lo = bounds[0], hi = bounds[1], shift = bounds[2];
+    if (!long_long_of(i, &v) || v < lo || v >= hi) {
+        return NULL;
+    }
+    if (v >= 0) {
+        Py_INCREF(i);
+        return i;
+    }
+    if ((shift > 0 && v > LLONG_MAX - shift) || (shift < 0 && v < LLONG_MIN - shift)) {
+        return NULL;
+    }
+    PyObject *r = PyLong_FromLongLong(v + shift);
+    if (r == NULL) {
+        PyErr_Clear(); /* no memory for an int: the Python op will say so too */
+    }
+    return r;
+}
+
 /* A form the op's planner plans, on the tensor a (fields x) and, for matmul, the tensor
  * b (fields y, else NULL): the kernel memo's hit, then the plan of `key`; the answer is
- * a itself, or the shortcut on the payloads (then `extra`, the plan's), or the kernel
- * with the plan's keywords. */
+ * a itself, or the shortcut on the payloads (then `extra`, the plan's, or for x[i] the
+ * row the plan makes of arg), or the kernel with the plan's keywords. */
 static PyObject *
 fast_planned(OpObject *op, int form, PyObject *a, Fields *x, PyObject *b, Fields *y,
              PyObject *const *key, PyObject *arg, int *taken)
@@ -921,17 +974,24 @@ fast_planned(OpObject *op, int form, PyObject *a, Fields *x, PyObject *b, Fields
         *taken = found < 0;
         return NULL;
     }
-    PyObject *r = NULL, *plan = NULL;
+    PyObject *r = NULL, *plan = NULL, *row = NULL;
+    long long bounds[3];
     if (form == FORM_IX && h.payload == NULL) {
         goto done; /* x[i] has no kernel of its own: the shortcut serves it, or Python */
     }
-    found = plan_for(op, form, key, a, arg, &plan);
+    found = plan_for(op, form, key, a, arg, &plan, bounds);
     if (found <= 0) {
         *taken = found < 0;
         goto done;
     }
     PyObject *out = PyTuple_GET_ITEM(plan, 0), *kwnames = PyTuple_GET_ITEM(plan, 1);
     PyObject *kwvalues = PyTuple_GET_ITEM(plan, 2), *extra = PyTuple_GET_ITEM(plan, 3);
+    if (form == FORM_IX) {
+        row = extra = planned_row(bounds, arg);
+        if (row == NULL) {
+            goto done;
+        }
+    }
     if (out == Py_None) { /* the Python op's answer is x itself */
         *taken = 1;
         Py_INCREF(a);
@@ -949,6 +1009,7 @@ fast_planned(OpObject *op, int form, PyObject *a, Fields *x, PyObject *b, Fields
     r = call_kernel(&h, out, pargs, np, kwvalues == Py_None ? NULL : kargs, y != NULL ? 2 : 1,
                     kwnames, kwvalues, taken);
 done:
+    Py_XDECREF(row);
     Py_XDECREF(plan);
     hit_release(&h);
     return r;
@@ -1271,7 +1332,7 @@ static OpObject *ReshapeOp = NULL;
 /* x[start:stop:step] with Python ints or None (the plan says what it selects: x itself,
  * or the slice kernel's start, stop and strides, and the normalised slice the shortcut
  * takes), and x[i] with a Python int i (served only by the backend's shortcut, with the
- * plan's non-negative i). */
+ * row the plan makes of i: one plan per shape, i is no part of its key). */
 static PyObject *
 fast_key(PyObject *self, PyObject *key, int *taken)
 {
@@ -1285,8 +1346,7 @@ fast_key(PyObject *self, PyObject *key, int *taken)
     k[0] = x.shape;
     if (PyLong_CheckExact(key)) {
         form = FORM_IX;
-        k[1] = key;
-        k[2] = k[3] = NULL;
+        k[1] = k[2] = k[3] = NULL;
     }
     else {
         PySliceObject *s = (PySliceObject *)key;

@@ -99,6 +99,12 @@ def _slice_bounds(r: range) -> tuple[int, int, int, bool]:
     return r[-1], r.start + 1, -r.step, True
 
 
+def _int_bounds(dim: int) -> tuple[int, int, int]:
+    """The Python ints that index an axis of ``dim`` elements, ``lo <= k < hi``, and what a
+    negative one is shifted by to count from the start."""
+    return -dim, dim, dim
+
+
 def _basic_plan(shape: tuple[int, ...], items: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """(the slice's start, stop and strides or None, the sliced shape, the output shape)
     of a basic key, or None when the general path must take it (its errors, negative
@@ -109,9 +115,10 @@ def _basic_plan(shape: tuple[int, ...], items: tuple[Any, ...]) -> tuple[Any, ..
     for ax, dim in enumerate(shape):
         k = items[ax] if ax < len(items) else (None, None, None)
         if type(k) is _int:
-            if not -dim <= k < dim:
+            lo, hi, shift = _int_bounds(dim)
+            if not lo <= k < hi:
                 return None
-            i = k + dim if k < 0 else k
+            i = k + shift if k < 0 else k
             starts.append(i)
             stops.append(i + 1)
             strides.append(1)
@@ -138,26 +145,35 @@ def _fast_plan(form: str, x: Tensor, key: Any) -> Plan | None:
     """The plan of ``x[key]`` for the compiled fast path (:mod:`numerix.ops._fast`), from
     :func:`getitem`'s own (kept in the same table): for a slice (``sl``), x itself, or the
     slice kernel's parameters and the slice it amounts to on axis 0 (its bounds and step
-    as the plan clamped them), which a backend's shortcut takes; for an int (``ix``), the
-    output's shape and the index made non-negative, for the shortcut alone. None where the
-    Python op takes the key."""
+    as the plan clamped them), which a backend's shortcut takes; for an int (``ix``), one
+    plan for every row of x's shape, whatever ``key`` is: the output's shape and
+    ``(lo, hi, shift)``, the ints that index axis 0 and what a negative one is shifted by
+    (the shortcut alone takes the row). None where the Python op takes the key."""
+    if form == "ix":
+        # row 0's plan is every row's but for the row itself; no row 0, no row at all
+        plan = _cached_plan(x.shape, (0,))
+        if plan is None:
+            return None
+        return plan[2], None, None, _int_bounds(x.shape[0])
     hkey = _basic_key(key)
     if hkey is None:
         return None
-    ck = (x.shape, hkey)
-    try:
-        plan = _BASIC[ck]
-    except KeyError:
-        plan = keep_plan(_BASIC, ck, _basic_plan(x.shape, hkey))
+    plan = _cached_plan(x.shape, hkey)
     if plan is None:
         return None
-    params, sliced, out_shape = plan
-    if form == "ix":  # no params: the one row of a 1-row x
-        return out_shape, None, None, 0 if params is None else params[0][0]
+    params, sliced, _ = plan
     if params is None:
         return None, None, None, None
     start, stop, strides = params
     return sliced, _SLICE_KW, params, slice(start[0], stop[0], strides[0])
+
+
+def _cached_plan(shape: tuple[int, ...], hkey: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    ck = (shape, hkey)
+    try:
+        return _BASIC[ck]
+    except KeyError:
+        return keep_plan(_BASIC, ck, _basic_plan(shape, hkey))
 
 
 _SLICE_KW = ("start", "stop", "strides")

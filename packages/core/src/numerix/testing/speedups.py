@@ -25,12 +25,12 @@ import numpy as np
 
 import numerix as nx
 from numerix import _dispatch, _tensor, dtypes
-from numerix.errors import NumerixError
+from numerix.errors import IndexingError, NumerixError
 from numerix.ops import _fast, elementwise, linalg, reduction
 from numerix.testing.oracle import sample
 
 __all__ = [
-    "fast_ops", "same_outcome", "check_backend", "check_huge_slices", "shortcuts",
+    "fast_ops", "same_outcome", "check_backend", "check_huge_slices", "check_rows", "shortcuts",
     "shortcuts_asked", "SCALARS", "INTS", "SLICES", "HUGE_SLICES", "INDEXES", "RESHAPES",
     "SHAPES",
 ]  # fmt: skip
@@ -242,6 +242,44 @@ def check_huge_slices(backend: Any, kinds: tuple[dtypes.DType, ...]) -> None:
                 if values.tobytes() != want.tobytes():
                     raise AssertionError(f"{way} of {x.describe()}[{key!r}]: {values.tolist()}, "
                                          f"numpy gives {want.tolist()}")  # fmt: skip
+
+
+def check_rows(backend: Any, kinds: tuple[dtypes.DType, ...], n: int = 5) -> None:
+    """``x[i]`` for every ``i`` in ``range(-n, n)`` of a vector and an n×3 tensor of each
+    dtype of ``kinds`` on ``backend``, through Tensor's operator and through the Python
+    path: the values, shape and dtype numpy gives; and the same :class:`IndexingError` on
+    both for ints past either end, asked first on a fresh memo (the plan of a shape is
+    made on an int out of range) and again after the rows. Works with the compiled module
+    off too."""
+    python = _tensor.python_method("__getitem__")
+    for d in kinds:
+        for shape in ((n,), (n, 3)):
+            host = sample(d, shape, 0)
+            x = nx.tensor(host, dtype=d, backend=backend)
+            if _fast.SPEEDUPS is not None:
+                _fast.SPEEDUPS.clear()
+            _check_outside(x, python)
+            for i in range(-n, n):
+                want = np.asarray(host[i])
+                for way, f in (("x[i]", type(x).__getitem__), ("the Python path", python)):
+                    got = f(x, i)
+                    values = got.to_numpy()
+                    if got.shape != want.shape or got.dtype is not d or values.dtype != want.dtype:
+                        raise AssertionError(f"{way} of {x.describe()}[{i}]: {got.describe()}, "
+                                             f"numpy gives {want.dtype}{list(want.shape)}")  # fmt: skip
+                    if values.tobytes() != want.tobytes():
+                        raise AssertionError(f"{way} of {x.describe()}[{i}]: {values.tolist()}, "
+                                             f"numpy gives {want.tolist()}")  # fmt: skip
+            _check_outside(x, python)
+
+
+def _check_outside(x: Any, python: Any) -> None:
+    n = x.shape[0]
+    for i in (n, -n - 1, 2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 2**70):
+        fast, slow = _outcome(type(x).__getitem__, x, i), _outcome(python, x, i)
+        if not isinstance(slow, IndexingError):
+            raise AssertionError(f"{x.describe()}[{i}]: the Python path gave {slow!r}")
+        same_outcome(f"{x.describe()}[{i}]", fast, slow)
 
 
 def shortcuts(backend: Any) -> set[tuple[str, str, str]]:
