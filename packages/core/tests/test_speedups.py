@@ -9,6 +9,7 @@ that need the compiled module say so in their names and check which mode they ar
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import pickle
 import subprocess
@@ -620,6 +621,9 @@ def test_a_kernel_that_raises_runs_once_and_its_error_is_raised(monkeypatch) -> 
 @compiled
 def test_the_fast_path_replays_the_python_plans(monkeypatch) -> None:
     from numerix.ops import linalg, reduction
+
+    # a lazy family: loaded first, so x[a:b:c] below asks its planner and not the loader
+    importlib.import_module("numerix.ops.indexing")
 
     b = get_default_backend()
     # matmul checks memory past a size the Python rule holds: the plan follows it
