@@ -183,13 +183,15 @@ class Tensor(_Base):
 
     def __int__(self) -> int:
         check_concrete(self, "int")
+        value = self._scalar("int")  # one element first, as numpy asks
         self._real_only("int")
-        return int(self._scalar("int"))
+        return int(value)
 
     def __float__(self) -> float:
         check_concrete(self, "float")
+        value = self._scalar("float")  # one element first, as numpy asks
         self._real_only("float")
-        return float(self._scalar("float"))
+        return float(value)
 
     def _real_only(self, op: str) -> None:
         if self.dtype.kind == "c":  # a TypeError, as int()/float() of a complex are
