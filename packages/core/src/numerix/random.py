@@ -60,6 +60,7 @@ from numerix.ops.elementwise import (
     equal,
     erf,
     greater,
+    isnan,
     less,
     less_equal,
     log,
@@ -68,6 +69,7 @@ from numerix.ops.elementwise import (
     maximum,
     multiply,
     negative,
+    not_equal,
     remainder,
     sqrt,
     subtract,
@@ -384,7 +386,8 @@ def uniform(
     """Uniform floats in ``[minval, maxval)`` (``jax.random.uniform``).
 
     The random bits fill the mantissa of a float in [1, 2), from which 1 is
-    subtracted; then the result is scaled to the range.
+    subtracted; then the result is scaled to the range with ``u * span + minval``
+    rounded once in float32 and float64, as XLA fuses it (JAX's numbers bit for bit).
 
     :param minval: a number or a tensor broadcasting to ``shape``.
     :param maxval: a number or a tensor broadcasting to ``shape``.
@@ -419,7 +422,121 @@ def _uniform(k: Tensor, shape: tuple[int, ...], d: DType, lo: Any, hi: Any, op: 
     hi_t = _param(op, "maxval", hi, d, k.backend)
     _check_param_shape(op, shape, lo_t, hi_t)
     f, lo_t, hi_t = _together(op, f, lo_t, hi_t)
-    return maximum(lo_t, add(multiply(f, subtract(hi_t, lo_t)), lo_t))
+    span = subtract(hi_t, lo_t)
+    lo_c, hi_c = _constant(lo, d), _constant(hi, d)
+    if d in _FMA:
+        x = _scale_fused(f, span, lo_t, lo_c, hi_c)
+    else:  # float16, bfloat16: XLA rounds the product and the sum
+        x = add(multiply(f, span), lo_t)
+    # max(-0.0, +0.0) is +0.0 on XLA, either zero elsewhere: a zero floor is +0.0
+    zero = full((), 0.0, d, lo_t.backend)
+    if lo_c is not None:
+        floor = zero if lo_c == 0 else lo_t
+    else:
+        floor = where(equal(lo_t, 0.0), zero, lo_t)
+    return maximum(floor, x)
+
+
+# XLA fuses uniform's ``f * span + minval`` into one multiply-add (rounded once) in float32
+# and float64; in float16 and bfloat16 it rounds the product and the sum, as the kernels
+# do. Per dtype: mantissa bits, and the low mantissa bits cleared to split ``f`` and the
+# span into halves whose cross products are exact (``f`` holds at most mantissa-bits
+# significant bits: 12 + 11 and 12 + 12 in float32, 26 + 26 and 27 + 26 in float64).
+_FMA = {dtypes.float32: (23, 12, 12), dtypes.float64: (52, 27, 26)}
+
+
+def _constant(x: Any, d: DType) -> Any:
+    """A bound given as a Python or numpy number, in ``d`` (numpy's scalar); None for a
+    tensor or an array."""
+    if type(x) is Tensor or isinstance(x, bool) or np.ndim(x) != 0:
+        return None
+    if not isinstance(x, (int, float, np.integer, np.floating)):
+        return None
+    with np.errstate(all="ignore"):  # a bound past the dtype's range is infinite
+        return np.asarray(x).astype(d.numpy_dtype)[()]
+
+
+def _high(x: Tensor, low_bits: int) -> Tensor:
+    """``x`` with its ``low_bits`` lowest mantissa bits cleared."""
+    nbits = x.dtype.itemsize * 8
+    return bitcast(bitwise_and(bitcast(x, _UINT[nbits]), (1 << nbits) - (1 << low_bits)), x.dtype)
+
+
+def _scale_fused(f: Tensor, span: Tensor, lo: Tensor, lo_c: Any, hi_c: Any) -> Tensor:
+    """``f * span + lo`` rounded once, as XLA's fused multiply-add: Boldo and Melquiond's
+    emulation ("Emulation of FMA and correctly rounded sums: proved algorithms using
+    rounding to odd", 2008) from ops of ``f``'s dtype: Dekker's exact product ``p + e``,
+    Knuth's exact sum ``s + t`` of ``p`` and ``lo``, then ``s + (t + e)`` with the inner
+    sum rounded to odd. ``f`` is uniform's ``m * 2**-mantissa_bits`` in [0, 1); with
+    constant bounds (``lo_c``, ``hi_c``) the steps they make exact are left out.
+
+    # Note: exact wherever the product's rounding error is a float: every span from
+    # 2**-103 (float32; 2**-970 in float64) to the largest finite one; below that, the
+    # product and the sum are rounded apart.
+    """
+    d = f.dtype
+    npd = d.numpy_dtype
+    nmant, f_low, span_low = _FMA[d]
+    # a compiler that fuses a multiply into the add or subtract reading it (XLA does)
+    # would take p's exact product there, not p: p is read through its bits
+    p = bitcast(bitcast(multiply(f, span), _UINT[d.itemsize * 8]), d)
+    constant = lo_c is not None and hi_c is not None
+    if constant:
+        with np.errstate(all="ignore"):  # the span as the kernel computed it
+            sc = np.subtract(hi_c, lo_c, dtype=npd)
+        a = float(np.abs(sc))
+        if lo_c == 0 or not math.isfinite(a) or a < dtypes.finfo(d).smallest_normal * 2.0**nmant:
+            return add(p, lo)  # one rounding already (or the span is out of reach)
+        if math.frexp(a)[0] == 0.5:  # a power of two: f * span is exact
+            return add(p, lo)
+    ah = _high(f, f_low)
+    al = subtract(f, ah)
+    if constant:
+        bits = np.asarray(sc).view(_UINT[d.itemsize * 8].numpy_dtype)
+        bh = (bits & ~np.asarray((1 << span_low) - 1, bits.dtype)).view(npd)[()]
+        bh, bl = float(bh), float(np.subtract(sc, bh, dtype=npd))
+    else:
+        bh = _high(span, span_low)
+        bl = subtract(span, bh)
+    if type(bl) is float and bl == 0.0:  # a span of few bits: two products less
+        e = add(subtract(multiply(ah, bh), p), multiply(al, bh))
+    else:
+        e = add(add(add(subtract(multiply(ah, bh), p), multiply(ah, bl)), multiply(al, bh)),
+                multiply(al, bl))  # fmt: skip
+    s = add(p, lo)
+    # Knuth's sum, not Dekker's shorter one for |lo| >= |p|: XLA folds its (p + lo) - lo
+    # to p where lo is a constant of the program
+    v = subtract(s, p)
+    t = add(subtract(p, subtract(s, v)), subtract(lo, v))
+    u = add(t, e)
+    if constant and _sum_exact(d, lo_c, sc):
+        return add(s, u)
+    w = subtract(u, t)
+    z = add(subtract(t, subtract(u, w)), subtract(e, w))  # u's rounding error
+    ub = bitcast(u, _UINT[d.itemsize * 8])
+    odd = bitcast(where(equal(less(z, 0.0), less(u, 0.0)), add(ub, 1), subtract(ub, 1)), d)
+    inexact_even = logical_and(not_equal(z, 0.0), equal(bitwise_and(ub, 1), 0))
+    r = add(s, where(inexact_even, odd, u))
+    if constant:
+        return r
+    return where(isnan(e), s, r)  # an infinite span: the product is infinite (or NaN)
+
+
+def _sum_exact(d: DType, lo: Any, span: Any) -> bool:
+    """Whether ``t + e`` in :func:`_scale_fused` is exact for every ``f``: both are
+    multiples of the finest step ``g`` of ``p`` (``ulp(span) * 2**-mantissa``) and of
+    ``lo``, below ``ulp(s) / 2 + ulp(span) / 2``, and a float holds every multiple of ``g``
+    up to ``2**precision * g``."""
+    npd = d.numpy_dtype
+    nmant = _FMA[d][0]
+    g = float(np.spacing(np.abs(span))) * 2.0**-nmant
+    if lo != 0:
+        g = min(g, float(np.spacing(np.abs(lo))))
+    top = 2.0 * max(math.fabs(lo), math.fabs(float(lo) + float(span)))
+    if not math.isfinite(top) or top >= float(dtypes.finfo(d).max):
+        return False
+    bound = float(np.spacing(npd.type(top))) / 2 + float(np.spacing(np.abs(span))) / 2
+    return bound <= 2.0 ** (nmant + 1) * g
 
 
 def normal(
@@ -526,8 +643,11 @@ def _fma_split(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any], c: Any) -> Tens
     aa, ah, al = a
     bb, bh, bl = b
     p = multiply(aa, bb)
-    e = add(add(add(subtract(multiply(ah, bh), p), multiply(ah, bl)), multiply(al, bh)),
-            multiply(al, bl))  # fmt: skip
+    if type(bl) is float and bl == 0.0:  # a span of few bits: two products less
+        e = add(subtract(multiply(ah, bh), p), multiply(al, bh))
+    else:
+        e = add(add(add(subtract(multiply(ah, bh), p), multiply(ah, bl)), multiply(al, bh)),
+                multiply(al, bl))  # fmt: skip
     s = add(p, c)
     v = subtract(s, p)
     t = add(subtract(p, subtract(s, v)), subtract(c, v))
