@@ -57,7 +57,7 @@ LAZY_FAMILIES: dict[str, tuple[str, ...]] = {
     "conv": ("conv",),
     "sort": ("sort", "argsort", "top_k", "cumulative_sum", "cumulative_prod", "cumulative_max",
              "cumulative_min", "cumsum", "cumprod"),
-    "composites": ("logsumexp", "softmax", "log_softmax", "relu", "gelu", "silu", "softplus",
+    "composites": ("logsumexp", "logaddexp", "softmax", "log_softmax", "relu", "gelu", "silu", "softplus",
                    "vector_norm", "matrix_norm", "norm", "split", "array_split", "meshgrid", "diag",
                    "diagonal", "tril", "triu", "one_hot", "isclose", "allclose", "all_close",
                    "quotient", "reduce", "window_reduce", "to_batched"),
@@ -143,3 +143,5 @@ _tensor_ops.__dict__.update((n, v) for n, v in globals().items() if not n.starts
 # Tensor's operators and methods are these ops, in Python and in the compiled base
 _tensor.attach_ops(_tensor_ops)
 _fast.attach(_tensor_ops)
+_tensor.Tensor.copy = _elementwise.tensor_copy  # type: ignore[attr-defined]
+_tensor.Tensor.numpy = _elementwise.tensor_numpy  # type: ignore[attr-defined]

@@ -46,8 +46,10 @@ from numerix.ops.elementwise import (
     log,
     log1p,
     logical_and,
+    logical_not,
     logical_or,
     maximum,
+    minimum,
     not_equal,
     pow,
     remainder,
@@ -85,7 +87,7 @@ from numerix.primitives.nn import (
 from numerix.primitives.window import window_reduce_shape_rule
 
 __all__ = [
-    "logsumexp", "softmax", "log_softmax", "relu", "gelu", "silu", "softplus",
+    "logsumexp", "logaddexp", "softmax", "log_softmax", "relu", "gelu", "silu", "softplus",
     "vector_norm", "matrix_norm", "norm",
     "split", "array_split", "meshgrid", "diag", "diagonal", "tril", "triu", "one_hot",
     "isclose", "allclose", "all_close",
@@ -168,6 +170,40 @@ def logsumexp(x: Any, /, axis: Any = None, keepdims: bool = False) -> Tensor:
     if not keep:
         r = squeeze(r, axes)
     return cast(r, out)
+
+
+def logaddexp(x1: Any, x2: Any, /) -> Tensor:
+    """``log(exp(x1) + exp(x2))`` computed without overflow (numpy's ``logaddexp``),
+    element-wise with broadcasting: ``max(x1, x2) + log1p(exp(-|x1 - x2|))``.
+
+    Two equal infinities give that infinity (not NaN), as numpy; a NaN gives NaN. Bool
+    and integers compute in float32 (as the element-wise float math); float16 and
+    bfloat16 compute in float32 and are rounded once, as numpy's loop does; complex is
+    refused. Its derivative is ``exp(x1 - result)`` and ``exp(x2 - result)`` (a half
+    each where ``x1 == x2``).
+
+    Args:
+        x1: a tensor or a Python number.
+        x2: a tensor or a Python number.
+
+    >>> import numerix as nx
+    >>> nx.logaddexp(nx.tensor([1000.0, -1000.0]), nx.tensor([1000.0, 0.0])).tolist()
+    [1000.6931762695312, 0.0]
+    >>> nx.logaddexp(nx.tensor([1j]), 0.0)
+    Traceback (most recent call last):
+    numerix.errors.DTypeError: logaddexp: complex input is not supported, ...
+    """
+    _, (a, b) = unify("logaddexp", x1, x2)
+    d = result_dtype("logaddexp", x1, x2)
+    a, out = _float_operand(cast(a, d), "logaddexp")
+    b = cast(b, a.dtype)
+    m = maximum(a, b)
+    # minimum - maximum, not -|a - b|: at a tie each passes half the derivative on, where
+    # abs's derivative of 1 at 0 would cancel maximum's half for x1 (and give x2 all)
+    r = m + log1p(exp(minimum(a, b) - m))
+    # both +inf or both -inf: a - b is NaN there, the sum is that infinity
+    both = logical_and(equal(a, b), logical_not(isfinite(a)))
+    return cast(where(both, a, r), out)
 
 
 def _softmax_axes(op: str, axis: Any, t: Tensor) -> tuple[int, ...]:

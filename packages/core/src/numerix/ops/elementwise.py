@@ -20,6 +20,7 @@ from numerix.ops._core import (
     as_tensor,
     bind,
     cast,
+    check_concrete,
     check_scalar_fits,
     elementwise_binary,
     elementwise_unary,
@@ -740,3 +741,22 @@ def bitcast(x: Any, dtype: Any, /) -> Tensor:
     if d is t.dtype:
         return t
     return bind(elementwise_primitives.bitcast, new_out(t.shape, d, t.backend), t)
+
+
+# ---------------------------------------------------------------- Tensor's methods
+# attached to Tensor by numerix.ops (the low layer does not import this one)
+
+
+def tensor_copy(self: Tensor) -> Tensor:
+    """A copy of the tensor on its own backend, sharing no memory with it (numpy's
+    ``copy``, torch's ``clone``); inside a trace, the value itself (a traced value is
+    never written to)."""
+    return astype(self, self.dtype, copy=True)
+
+
+def tensor_numpy(self: Tensor) -> Any:
+    """The values as a numpy array in host memory (torch's ``Tensor.numpy``), read-only
+    as :meth:`Tensor.to_numpy`'s (``np.array(t)`` gives a writable copy). Inside a trace
+    it raises :class:`~numerix.TracingError`: a traced tensor has no values yet."""
+    check_concrete(self, "numpy")
+    return self.to_numpy()

@@ -178,7 +178,8 @@ OPS = [
     # fft
     _c("fft", lambda a: (nx.fft(a), nx.ifft(nx.fft(a, n=8))), t(F)),
     # composites
-    _c("composites", lambda a: (nx.logsumexp(a, axis=1), nx.softmax(a), nx.log_softmax(a, axis=0),
+    _c("composites", lambda a: (nx.logsumexp(a, axis=1), nx.logaddexp(a, a[0] * 3.0),
+                                nx.softmax(a), nx.log_softmax(a, axis=0),
                                 nx.vector_norm(a), nx.matrix_norm(a), nx.norm(a), nx.diag(a[0]),
                                 nx.diagonal(a), nx.tril(a), nx.triu(a, k=1),
                                 nx.isclose(a, a + 1e-9), nx.allclose(a, a)), t(F)),
