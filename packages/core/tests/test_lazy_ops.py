@@ -108,6 +108,23 @@ def test_tensor_methods_reach_the_ops_through_a_plain_module() -> None:
     assert set(nx.ops.__all__) <= set(vars(ns))
 
 
+def test_a_family_imported_by_name_binds_its_ops_for_tensor_methods() -> None:
+    # x[0] is served by the compiled fast path, which never calls the loader left in
+    # Tensor's namespace: importing the family itself must bind its ops there
+    out = _fresh("""
+        import importlib
+        import numerix as nx
+        from numerix import _tensor
+        importlib.import_module("numerix.ops.indexing")
+        import numerix.ops.linalg
+        x = nx.ones((2, 3))
+        x[0]
+        ns = vars(_tensor._ops)
+        print([ns[n] is vars(nx.ops)[n] for n in ("getitem", "take", "matmul", "dot")])
+    """)
+    assert out == [str([True] * 4)]
+
+
 def test_a_family_that_shares_its_name_with_an_op_keeps_the_op() -> None:
     # numerix.random imports numerix.ops.sort, which binds the submodule on numerix.ops
     out = _fresh("""

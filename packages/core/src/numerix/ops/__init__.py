@@ -91,7 +91,10 @@ _internal = (ShapeError, check_concrete, is_concrete)
 
 def load_family(family: str) -> None:
     """Import the lazy ``family`` and bind its names here and for Tensor's methods."""
-    module = _importlib.import_module(f"{__name__}.{family}")
+    _bind_family(family, _importlib.import_module(f"{__name__}.{family}"))
+
+
+def _bind_family(family: str, module: _types.ModuleType) -> None:
     names = {n: getattr(module, n) for n, f in _FAMILY_OF.items() if f == family}
     globals().update(names)
     _tensor_ops.__dict__.update(names)
@@ -110,11 +113,16 @@ def __dir__() -> list[str]:
 
 
 class _Ops(_types.ModuleType):
-    # importing the family numerix.ops.sort binds the submodule as the attribute `sort`
-    # of this package, where numerix.ops.sort is the function: keep the function
+    # importing a family (`import numerix.ops.indexing`, not only a first use) sets it as
+    # an attribute of this package once it has run: its names are bound then, for Tensor's
+    # methods too, whose compiled forms would otherwise never call the loader left there.
+    # The family numerix.ops.sort binds as `sort`, where numerix.ops.sort is the function:
+    # keep the function
     def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, _types.ModuleType) and LAZY.get(name) == name:
-            value = getattr(value, name)
+        if isinstance(value, _types.ModuleType) and name in LAZY_FAMILIES:
+            _bind_family(name, value)
+            if LAZY.get(name) == name:
+                value = getattr(value, name)
         super().__setattr__(name, value)
 
 
