@@ -272,3 +272,43 @@ def test_the_setting_is_typed():
             pass
     with nx.config(backends={"xla": {"x64": False}}) as s:
         assert s.backends.xla.x64 is False
+
+
+_THIRTY_TWO_BIT = textwrap.dedent(
+    """
+    import json, warnings
+    warnings.simplefilter("error")
+    import jax
+    import numerix as nx
+    from numerix import random
+    with nx.default_backend("xla"):
+        k = random.key(3)
+        x = random.normal(k, (4, 4))
+        for f in (
+            lambda: random.normal(k, (5,), dtype="float16"),
+            lambda: random.truncated_normal(k, -1.0, 1.0, (5,)),
+            lambda: random.uniform(k, (5,), minval=-3.0, maxval=2.0),
+            lambda: random.randint(k, (5,), 0, 10, dtype="int32"),
+            lambda: random.gumbel(k, (5,)),
+            lambda: random.exponential(k, (5,)),
+            lambda: random.bernoulli(k, 0.3, (5,)),
+            lambda: nx.jit(lambda k: random.normal(k, (3,)), compiler="xla")(k),
+            lambda: nx.softmax(x @ x).sum() + nx.var(x),
+            lambda: nx.grad(lambda a: nx.logaddexp(a, a).sum())(x),
+        ):
+            f()
+    print(json.dumps(bool(jax.config.jax_enable_x64)))
+    """
+)
+
+
+def test_a_32_bit_program_on_xla_leaves_jax_alone(tmp_path):
+    # numerix's own compositions make no 64-bit tensor for 32-bit work: normal's erf_inv
+    # runs XLA's own (block xla_erf_inv), randint's int bounds take the draw's dtype
+    env = {k: v for k, v in os.environ.items() if k not in ("JAX_ENABLE_X64",
+                                                            "NUMERIX_BACKENDS__XLA__X64")}  # fmt: skip
+    env.pop("NUMERIX_DEFAULT_BACKEND", None)
+    out = subprocess.run([sys.executable, "-c", _THIRTY_TWO_BIT], env=env, capture_output=True,
+                         text=True, timeout=600, cwd=tmp_path)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) is False

@@ -13,7 +13,7 @@ import pytest
 import numerix as nx
 from numerix import _log_table
 from numerix import random as R
-from numerix.random import _counters, _log_c64
+from numerix.random import _counters, _erf_inv, _log_c64
 
 K = R.key(0)
 
@@ -162,3 +162,14 @@ def test_float64_log_inside_normal_is_the_c_librarys():
     got = _log_c64(nx.tensor(x))
     assert got.dtype is nx.float64 and got.shape == x.shape
     np.testing.assert_array_equal(got.to_numpy(), want, strict=True)
+
+
+def test_xla_erf_inv_block_gradient_is_erf_invs() -> None:
+    # d/dx erfinv(x) = sqrt(pi) / 2 * exp(erfinv(x) ** 2), checked against a central
+    # difference of the core's composite in float64
+    x = nx.tensor(np.array([-0.9, -0.3, 0.0, 0.2, 0.75]), dtype=nx.float64)
+    got = nx.grad(lambda a: _erf_inv(a).sum())(x)
+    h = 1e-6
+    want = (_erf_inv(x + h).to_numpy() - _erf_inv(x - h).to_numpy()) / (2 * h)
+    assert got.dtype is nx.float64 and got.shape == (5,)
+    np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-6)

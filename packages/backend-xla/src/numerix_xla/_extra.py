@@ -467,6 +467,11 @@ class ExtraKernels:
         out[0].data, out[1].data = f(k1.data, k2.data, x1.data, x2.data)
         return out
 
+    def block_xla_erf_inv(self, out: Tensor, x: Tensor) -> Tensor:
+        # XLA's own erf_inv is the block's definition: no float64 is needed for float32
+        out.data = jitted(("xla_erf_inv", *types(x)), lambda: lax.erf_inv)(x.data)
+        return out
+
     def cumulative(self, out: Tensor, x: Tensor, *, kind: str, axis: int, reverse: bool) -> Tensor:
         if 0 in out.shape:
             return self._zeros(out)

@@ -568,7 +568,7 @@ def _normal_real(k: Tensor, shape: tuple[int, ...], d: DType) -> Tensor:
     npd = d.numpy_dtype
     lo = float(np.nextafter(np.array(-1.0, npd), np.array(0.0, npd)))
     u = _uniform(k, shape, d, lo, 1.0, "random.normal")
-    return multiply(_erf_inv_xla(u), float(np.array(np.sqrt(2), npd)))
+    return multiply(_erf_inv(u), float(np.array(np.sqrt(2), npd)))
 
 
 # XLA's ``ErfInv32`` (M. Giles, "Approximating the erfinv function"): with
@@ -795,6 +795,14 @@ def _log1p_xla(x: Tensor) -> Tensor:
     return where(less(abs(x), 0.41421356237309504880), small, large)
 
 
+def _erf_inv(x: Tensor) -> Tensor:
+    """XLA's ``erf_inv``: the backend's block ``xla_erf_inv`` where it has one (a backend
+    whose own ``erf_inv`` is XLA's, which needs no float64 for a float32 ``x``), else
+    :func:`_erf_inv_xla`."""
+    out = new_out(x.shape, x.dtype, x.backend)
+    return run_block(random_primitives.xla_erf_inv, out, _erf_inv_xla, x)  # type: ignore[no-any-return]
+
+
 def _erf_inv_xla(x: Tensor) -> Tensor:
     """The inverse error function as XLA approximates it (``lax.erf_inv``), from numerix
     ops: ``normal`` and ``truncated_normal`` give JAX's numbers on every backend, where
@@ -889,7 +897,7 @@ def truncated_normal(
     a = erf(lo / sqrt2)
     b = erf(hi / sqrt2)
     u = _uniform(k, s, d, a, b, op)
-    out = multiply(_erf_inv_xla(u), sqrt2)
+    out = multiply(_erf_inv(u), sqrt2)
     return clip(out, _nextafter(lo, True), _nextafter(hi, False))
 
 
@@ -981,11 +989,15 @@ def _clip_convert(v: Tensor, d: DType) -> Tensor:
     return astype(v, d)
 
 
-def _int_bound(op: str, name: str, v: Any, backend: Any) -> Tensor:
+def _int_bound(op: str, name: str, v: Any, backend: Any, d: DType) -> Tensor:
     if type(v) is Tensor:
         t = v
     elif isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        t = tensor(int(v), dtype=dtypes.int64 if int(v) < 2**63 else dtypes.uint64, backend=backend)
+        # a bound within the draw's dtype takes that dtype: an int32 draw on xla makes no
+        # 64-bit tensor, which would turn JAX's 64-bit mode on; one outside it saturates
+        info = dtypes.iinfo(d)
+        wide = dtypes.int64 if int(v) < 2**63 else dtypes.uint64
+        t = tensor(int(v), dtype=d if info.min <= int(v) <= info.max else wide, backend=backend)
     elif isinstance(v, (list, tuple, np.ndarray)):
         t = tensor(v, backend=backend)
     else:
@@ -1035,8 +1047,8 @@ def randint(
             f"{op}: dtype must be an integer dtype, got {d}: use numerix.random.uniform for floats"
         )
     s = check_shape(op, shape)
-    lo = _int_bound(op, "minval", minval, k.backend)
-    hi = _int_bound(op, "maxval", maxval, k.backend)
+    lo = _int_bound(op, "minval", minval, k.backend, d)
+    hi = _int_bound(op, "maxval", maxval, k.backend, d)
     _check_param_shape(op, s, lo, hi)
     k, lo, hi = _together(op, k, lo, hi)
     info = dtypes.iinfo(d)

@@ -26,7 +26,7 @@ import pytest
 import numerix as nx
 from numerix import dtypes, random
 from numerix.defn.compilers import compilers_serving
-from numerix.random import _threefry2x32_core
+from numerix.random import _erf_inv, _erf_inv_xla, _threefry2x32_core
 from numerix.testing.tolerances import tolerance
 
 # Random123 kat_vectors, threefry2x32_20: (key words, counter words) -> output words
@@ -226,6 +226,32 @@ def test_random_threefry_block_matches_core() -> None:
         for name in names:
             got = nx.jit(random.threefry2x32, compiler=name)(*words)
             _compare(list(got), want, exact=True, op=None, where=f"{shapes} {name}")
+
+
+def test_random_xla_erf_inv_block_matches_core() -> None:
+    # the backend's block_xla_erf_inv, when it has one, against the core's composite on
+    # binary, bit for bit: 0, the ends and their neighbours, tiny and a spread, in
+    # every float dtype the backend claims, over 0-d, empty and 2-d shapes
+    claimed = type(nx.get_default_backend()).supported_dtypes
+    names = compilers_serving(nx.get_default_backend())
+    rng = np.random.default_rng(7)
+    for d in (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64):
+        if claimed is not None and d not in claimed:
+            continue
+        npd = d.numpy_dtype
+        edge = [0.0, -0.0, 1.0, -1.0, 0.5, -0.999, 1e-30]
+        edge += [
+            float(np.nextafter(npd.type(1), npd.type(0))),
+            float(np.nextafter(npd.type(-1), npd.type(0))),
+        ]
+        for host in (np.asarray(0.25, npd), np.zeros((0, 3), npd), np.asarray(edge, npd),
+                     rng.uniform(-1, 1, (4, 5)).astype(npd)):  # fmt: skip
+            want = _erf_inv_xla(nx.tensor(host, backend="binary"))
+            x = nx.tensor(host)
+            _compare(_erf_inv(x), want, exact=True, op=None, where=f"{d} {host.shape}")
+            for name in names:
+                got = nx.jit(_erf_inv, compiler=name)(x)
+                _compare(got, want, exact=True, op=None, where=f"{d} {host.shape} {name}")
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
