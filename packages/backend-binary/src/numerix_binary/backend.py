@@ -316,7 +316,9 @@ class BinaryBackend(
         return _KERNEL_CONTEXT  # numpy's warnings off, as for the kernels
 
     # ------------------------------------------------------------ the compiled fast path
-    def fast_kernel(self, op: str, form: str, dtype: Any) -> tuple[Callable[..., Any], type] | None:
+    def fast_kernel(
+        self, op: str, form: str, dtype: Any
+    ) -> tuple[Callable[..., Any], type] | tuple[Callable[..., Any], type, Any] | None:
         # the kernel's own ufunc in the kernel context: what the kernel runs, less its two
         # Python frames (the fast path enters the context; where it is in use, the kernel
         # takes its thread's own); a 0-d result (a numpy scalar) is not an ndarray, so the

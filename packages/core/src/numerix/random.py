@@ -491,6 +491,8 @@ def _scale_fused(f: Tensor, span: Tensor, lo: Tensor, lo_c: Any, hi_c: Any) -> T
             return add(p, lo)
     ah = _high(f, f_low)
     al = subtract(f, ah)
+    bh: Any  # the span's halves: floats for constant bounds, else tensors
+    bl: Any
     if constant:
         bits = np.asarray(sc).view(_UINT[d.itemsize * 8].numpy_dtype)
         bh = (bits & ~np.asarray((1 << span_low) - 1, bits.dtype)).view(npd)[()]
@@ -800,7 +802,7 @@ def _erf_inv(x: Tensor) -> Tensor:
     whose own ``erf_inv`` is XLA's, which needs no float64 for a float32 ``x``), else
     :func:`_erf_inv_xla`."""
     out = new_out(x.shape, x.dtype, x.backend)
-    return run_block(random_primitives.xla_erf_inv, out, _erf_inv_xla, x)  # type: ignore[no-any-return]
+    return run_block(random_primitives.xla_erf_inv, out, _erf_inv_xla, x)
 
 
 def _erf_inv_xla(x: Tensor) -> Tensor:

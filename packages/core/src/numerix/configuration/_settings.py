@@ -384,10 +384,10 @@ def _read_env(cls: type[BaseSettings]) -> dict[str, Any]:
             f"{cause} (tables and lists are written as JSON in the environment)"
         ) from None
     data = _normalise(data)
-    deep = _state.too_deep(data)
-    if deep is not None:
+    path = _state.too_deep(data)
+    if path is not None:
         raise ConfigError(
-            f"environment variable {_env_var_for(deep)}: {'.'.join(deep[:6])}: nested more "
+            f"environment variable {_env_var_for(path)}: {'.'.join(path[:6])}: nested more "
             f"than {_state.MAX_DEPTH} levels deep; no numerix setting nests so deep"
         )
     return data
