@@ -53,7 +53,7 @@ _SAME_NAME = (
     "dot", "tensordot", "einsum", "clip", "sort", "argsort", "flip", "ravel", "zeros_like",
     "ones_like", "full_like", "isclose", "allclose", "tril", "triu",
     "take", "take_along_axis", "broadcast_to", "tile", "repeat", "roll", "real", "imag",
-    "astype", "cumulative_sum", "split", "meshgrid", "pad",
+    "astype", "cumulative_sum", "split", "meshgrid", "pad", "nonzero",
 )  # fmt: skip
 
 # numpy keyword -> numerix keyword
@@ -192,10 +192,10 @@ def _round(a: Any, decimals: int = 0, out: Any = None) -> Any:
 
 
 def _where(condition: Any, *xy: Any) -> Any:
-    if len(xy) != 2:
+    if len(xy) == 1:
         raise _refuse(
-            "where", (condition,), "the one-argument form (the indices of nonzero elements) "
-            "has a shape that depends on the values", _copy_fix("where"),
+            "where", (condition, *xy), "got the condition and one branch",
+            "give both branches, or the condition alone for numerix.nonzero of it",
         )  # fmt: skip
     return ops.where(condition, *xy)
 

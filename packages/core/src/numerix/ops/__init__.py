@@ -60,7 +60,7 @@ LAZY_FAMILIES: dict[str, tuple[str, ...]] = {
     "composites": ("logsumexp", "logaddexp", "softmax", "log_softmax", "relu", "gelu", "silu", "softplus",
                    "vector_norm", "matrix_norm", "norm", "split", "array_split", "meshgrid", "diag",
                    "diagonal", "tril", "triu", "one_hot", "isclose", "allclose", "all_close",
-                   "quotient", "reduce", "window_reduce", "to_batched"),
+                   "quotient", "reduce", "window_reduce", "to_batched", "nonzero"),
     "fft": ("fft", "ifft", "fftfreq"),
     "einsum": ("einsum",),
 }  # fmt: skip

@@ -20,19 +20,21 @@ from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.configuration import get_default_backend
 from numerix.dtypes import DType
-from numerix.errors import ArgumentError, DTypeError, ShapeError
+from numerix.errors import ArgumentError, DTypeError, ShapeError, TracingError
 from numerix.ops._core import (
     _PY_SCALARS,
     as_tensor,
     cast,
+    check_concrete,
     check_scalar_fits,
+    is_concrete,
     new_out,
     result_dtype,
     run_block,
     scalar,
     unify,
 )
-from numerix.ops.creation import iota
+from numerix.ops.creation import full, iota
 from numerix.ops.elementwise import (
     abs,
     equal,
@@ -75,6 +77,7 @@ from numerix.ops.shape import (
     reshape,
     squeeze,
 )
+from numerix.ops.sort import sort
 from numerix.ops.window import Padding
 from numerix.ops.window import _params as _window_params
 from numerix.primitives._registry import fallback_rule
@@ -91,7 +94,7 @@ __all__ = [
     "vector_norm", "matrix_norm", "norm",
     "split", "array_split", "meshgrid", "diag", "diagonal", "tril", "triu", "one_hot",
     "isclose", "allclose", "all_close",
-    "quotient", "reduce", "window_reduce", "to_batched",
+    "quotient", "reduce", "window_reduce", "to_batched", "nonzero",
 ]  # fmt: skip
 
 _HALF = (dtypes.float16, dtypes.bfloat16)
@@ -1192,3 +1195,83 @@ def _batches(t: Tensor, size: int, repeat: bool) -> Iterator[Tensor]:
             parts.append(t[:take])
             need -= take
         yield concatenate(parts)
+
+
+# ---------------------------------------------------------------- nonzero
+
+
+def _fill_values(t: Tensor, fill_value: Any) -> tuple[int, ...]:
+    if fill_value is None:
+        return (0,) * t.ndim
+    fills = tuple(fill_value) if isinstance(fill_value, (tuple, list)) else (fill_value,) * t.ndim
+    if len(fills) != t.ndim or not all(_is_int(f) for f in fills):
+        raise ArgumentError(
+            f"nonzero: fill_value must be an int or a tuple of {t.ndim} ints (one per axis of "
+            f"{t.describe()}), got {fill_value!r}"
+        )
+    for f in fills:
+        check_scalar_fits("nonzero", int(f), dtypes.int64)
+    return tuple(int(f) for f in fills)
+
+
+def nonzero(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> tuple[Tensor, ...]:
+    """The indices of the nonzero elements of ``x``, one int64 tensor per axis, in
+    row-major order (numpy ``nonzero``, array API ``nonzero``). NaN and ``-0.0`` count as
+    nonzero and zero, as in numpy; a complex element is nonzero if either part is.
+
+    The output's length depends on the values, so inside :func:`numerix.jit` give
+    ``size`` (a static int, as in ``jax.numpy.nonzero``): the first ``size`` indices,
+    padded with ``fill_value`` (an int, or one per axis; default 0) when there are fewer.
+
+    :raises ShapeError: for a 0-d ``x`` (as numpy 2 and the array API).
+    :raises TracingError: for a traced ``x`` without ``size``.
+
+    >>> import numerix as nx
+    >>> rows, cols = nx.nonzero(nx.tensor([[0, 3], [4, 0]]))
+    >>> rows.tolist(), cols.tolist()
+    ([0, 1], [1, 0])
+    >>> [i.tolist() for i in nx.nonzero(nx.tensor([0.0, 2.0, 5.0]), size=4, fill_value=-1)]
+    [[1, 2, -1, -1]]
+    """
+    op = "nonzero"
+    t = as_tensor(x, op)
+    if t.ndim == 0:
+        raise ShapeError(
+            f"nonzero: needs a tensor of at least 1 dimension, got {t.describe()} (numpy 2 and "
+            f"the array API refuse a 0-d input); make it 1-d first, as numpy's atleast_1d "
+            f"does: numerix.nonzero(numerix.reshape(x, (1,)))"
+        )
+    if size is not None and (not _is_int(size) or size < 0):
+        raise ArgumentError(f"nonzero: size must be a non-negative int, got {size!r}")
+    fills = _fill_values(t, fill_value)
+    mask = t if t.dtype is dtypes.bool_ else not_equal(t, 0)
+    if size is None:
+        if not is_concrete(t):
+            raise TracingError(
+                f"nonzero: {t.describe()} is traced inside numerix.jit/defn, and the "
+                f"output's shape depends on its values (how many are nonzero); pass a static "
+                f"size=, e.g. nonzero(x, size=n, fill_value=-1), as jax.numpy.nonzero takes"
+            )
+        check_concrete(t, op)
+        size = int(_sum(mask))
+    size = int(size)
+    n = t.size
+    b = t.backend
+    if n == 0 or size == 0:
+        return tuple(full((size,), f, dtype=dtypes.int64, backend=b) for f in fills)
+    flat = reshape(mask, (n,))
+    # the positions of the nonzeros, and n for the rest: sorted, the nonzeros come first,
+    # in order
+    keys = sort(where(flat, iota((n,), backend=b), n))
+    if size < n:
+        keys = keys[:size]
+    elif size > n:
+        keys = concatenate([keys, full((size - n,), n, dtype=dtypes.int64, backend=b)])
+    found = less(keys, n)
+    out = []
+    stride = n
+    for d, f in zip(t.shape, fills):
+        stride //= d
+        idx = remainder(floor_divide(keys, stride), d) if stride > 1 else remainder(keys, d)
+        out.append(where(found, idx, f))
+    return tuple(out)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from numerix import dtypes
+from numerix import _tensor, dtypes
 from numerix._meeting import DEALLOCATED
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
-from numerix.errors import DTypeError, ShapeError
+from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import (
     _PY_SCALARS,
     _scalar_for,
@@ -22,6 +22,7 @@ from numerix.ops._core import (
     cast,
     check_concrete,
     check_scalar_fits,
+    describe,
     elementwise_binary,
     elementwise_unary,
     keep_plan,
@@ -495,14 +496,29 @@ def bitwise_right_shift(x1: Any, x2: Any, /) -> Tensor:
 # ---------------------------------------------------------------- where, clip, astype
 
 
-def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
+def where(
+    condition: Any,
+    x1: Any = None,
+    x2: Any = None,
+    /,
+    *,
+    size: int | None = None,
+    fill_value: Any = None,
+) -> Any:
     """``x1`` where ``condition`` is true, else ``x2``, broadcasting all three (array API
     ``where``; Nx ``select``). The branches promote together; Python scalars are weak.
+
+    With ``condition`` alone it is :func:`nonzero` of it (as numpy's and JAX's one-argument
+    ``where``), taking ``size`` and ``fill_value``; they belong to that form only.
 
     >>> import numerix as nx
     >>> nx.where(nx.tensor([True, False]), 1.0, nx.tensor([5.0, 6.0])).tolist()
     [1.0, 6.0]
+    >>> [i.tolist() for i in nx.where(nx.tensor([0, 7, 0, 8]))]
+    [[1, 3]]
     """
+    if x1 is None:
+        return _where_one(condition, x2, size, fill_value)
     if type(condition) is Tensor and type(x1) is Tensor and type(x2) is Tensor:
         cb = condition.backend
         if (
@@ -555,6 +571,8 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
             out = new_out(shape, d, cb)
             return cb.select(out, condition, st, t) if w1 else cb.select(out, condition, t, st)
     op = "where"
+    if x2 is None or size is not None or fill_value is not None:
+        _where_refuse(condition, x1, x2, size, fill_value)
     cond = _truth(condition, op) if type(condition) in _PY_SCALARS else as_tensor(condition, op)
     if cond.dtype is not dtypes.bool_:
         raise DTypeError(
@@ -591,6 +609,28 @@ def where(condition: Any, x1: Any, x2: Any, /) -> Tensor:
         # three tensors met on the condition's backend, none moved
         keep_plan(_WHERES, (cond.shape, x1.shape, x2.shape, x1.dtype, x2.dtype), (d, shape))
     return bind(elementwise_primitives.select, new_out(shape, d, backend), cond, a, b)
+
+
+def _where_one(condition: Any, x2: Any, size: Any, fill_value: Any) -> Any:
+    if x2 is not None:
+        _where_refuse(condition, None, x2, size, fill_value)
+    # through the namespace of Tensor's ops, which loads the composites family on first
+    # use: elementwise loads before it
+    return _tensor._ops.nonzero(condition, size=size, fill_value=fill_value)
+
+
+def _where_refuse(condition: Any, x1: Any, x2: Any, size: Any, fill_value: Any) -> None:
+    given = ", ".join(describe(v) for v in (condition, x1, x2) if v is not None)
+    if x1 is None or x2 is None:
+        raise ArgumentError(
+            f"where: got the condition and one branch ({given}); give both branches, "
+            f"where(condition, x1, x2), or the condition alone for the indices of its nonzero "
+            f"elements, where(condition)"
+        )
+    raise ArgumentError(
+        f"where: size= and fill_value= belong to the one-argument form, where(condition), "
+        f"got them with both branches ({given}); drop them"
+    )
 
 
 # where's eager plans (decision 34) for a bool condition and two tensors on its backend,
