@@ -147,10 +147,15 @@ def test_where_with_one_branch_is_an_argument_error() -> None:
         nx.where(m, nx.tensor([1, 2]))
     with pytest.raises(nx.ArgumentError, match=r"^where: got the condition and one branch"):
         nx.where(m, None, 1.0)
-    with pytest.raises(
-        nx.ArgumentError, match=r"^where: size= and fill_value= belong to the one-argument"
-    ):
-        nx.where(m, 1.0, 2.0, size=2)
+    # with both branches, size= and fill_value= are refused on every path, the eager
+    # plans' (three tensors, a tensor and a scalar) too
+    a = nx.tensor([1.0, 2.0])
+    for branches in ((1.0, 2.0), (a, a), (a, 0.0), (0.0, a)):
+        for extra in ({"size": 2}, {"fill_value": 0}):
+            with pytest.raises(
+                nx.ArgumentError, match=r"^where: size= and fill_value= belong to the one-argument"
+            ):
+                nx.where(m, *branches, **extra)
 
 
 def test_where_three_arguments_unchanged() -> None:

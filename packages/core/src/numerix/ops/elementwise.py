@@ -519,6 +519,8 @@ def where(
     """
     if x1 is None:
         return _where_one(condition, x2, size, fill_value)
+    if size is not None or fill_value is not None:
+        _where_refuse(condition, x1, x2, size, fill_value)
     if type(condition) is Tensor and type(x1) is Tensor and type(x2) is Tensor:
         cb = condition.backend
         if (
@@ -571,7 +573,7 @@ def where(
             out = new_out(shape, d, cb)
             return cb.select(out, condition, st, t) if w1 else cb.select(out, condition, t, st)
     op = "where"
-    if x2 is None or size is not None or fill_value is not None:
+    if x2 is None:
         _where_refuse(condition, x1, x2, size, fill_value)
     cond = _truth(condition, op) if type(condition) in _PY_SCALARS else as_tensor(condition, op)
     if cond.dtype is not dtypes.bool_:
