@@ -488,7 +488,7 @@ def test_a_tensors_fields_cannot_be_deleted_and_its_shape_and_dtype_are_fixed() 
 
 
 _FIELDS_RACE = """
-import sys, threading
+import sys, threading, time
 import numpy as np
 import numerix as nx
 from numerix import _dispatch
@@ -523,7 +523,6 @@ try:
 finally:
     type(b).full = own_full
 
-sys.setswitchinterval(1e-6)
 stop = False
 
 
@@ -539,12 +538,20 @@ def mutate():
             x.shape = (2, 4)
         except AttributeError:
             pass
+        time.sleep(0)  # the GIL offered each round: CPython 3.10 let this loop starve the
+        # main thread's lock waits (t.start() never returned)
 
 
 t = threading.Thread(target=mutate)
 t.start()
+sys.setswitchinterval(1e-6)
+# 3,000 rounds or 20 s, whichever ends first: the Python path on a loaded machine with
+# a switch every microsecond is slow, and a race that crashes does so early
+deadline = time.monotonic() + 20
 try:
     for i in range(3000):
+        if time.monotonic() > deadline:
+            break
         try:
             x * (i + 0.5), x + x, x[1:3], x[i % 8], x.reshape((2, 4)), nx.sum(x), nx.exp(x)
             x.reshape((8, 1)) @ x.reshape((1, 8)), 2 - x, x @ m
