@@ -482,9 +482,27 @@ def test_a_tensors_fields_cannot_be_deleted_and_its_shape_and_dtype_are_fixed() 
         x.shape = (1, 2)
     with pytest.raises(AttributeError, match=r"cannot set Tensor\.dtype"):
         x.dtype = nx.float64
+    with pytest.raises(AttributeError, match=r"cannot set Tensor\.shape"):
+        setattr(x, "".join(["sha", "pe"]), (2,))  # a name made at run time, not interned
     x.data = np.array([3.0, 4.0], np.float32)  # the kernels fill data; deallocation swaps both
     check(x + x, np.array([6.0, 8.0]), nx.float32)
     check(pickle.loads(pickle.dumps(x)), np.array([3.0, 4.0]), nx.float32)
+
+
+@compiled
+def test_a_field_deleted_through_its_descriptor_is_an_error_not_a_crash() -> None:
+    # the slots' own descriptors write past the type's rules: the fast path checks what
+    # it reads, so every form answers the missing field with an AttributeError
+    x = nx.tensor(np.arange(4, dtype=np.float32))
+    m = nx.tensor(np.ones((4, 4), np.float32))
+    for field in ("data", "shape", "dtype", "backend"):
+        y = nx.tensor(np.arange(4, dtype=np.float32))
+        vars(_tensor._speedups.TensorBase)[field].__delete__(y)
+        for form in (lambda a: a + x, lambda a: a * 2.0, lambda a: 2 - a, lambda a: a[1],
+                     lambda a: a[1:3], nx.sum, nx.exp, lambda a: a @ m,
+                     lambda a: a.reshape((2, 2))):  # fmt: skip
+            with pytest.raises(AttributeError):
+                form(y)
 
 
 _FIELDS_RACE = """

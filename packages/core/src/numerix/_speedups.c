@@ -83,12 +83,18 @@ tensor_dealloc(TensorObject *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* The four fields. A field the fast path read is never deleted (the C code would read
- * NULL), and shape and dtype, once set, are fixed: the Python ops set all four on a
- * tensor they have just made and never again. data and backend stay writable: the
- * kernels fill out.data, backend_deallocate and autodiff's custom_grad swap both. */
-enum { FIELD_DATA, FIELD_SHAPE, FIELD_DTYPE, FIELD_BACKEND };
+/* The four fields are slots, read as slots are (CPython specialises `x.shape` on a member
+ * descriptor; a getter would be a call per read, which every op of the Python path pays
+ * several times). Writes go through the type's setattro, which keeps the rules: no field
+ * is deleted, and shape and dtype, once set, are fixed (the Python ops set all four on a
+ * tensor they have just made and never again). data and backend stay writable: the
+ * kernels fill out.data, backend_deallocate and autodiff's custom_grad swap both. The
+ * member descriptors themselves can still write past these rules
+ * (TensorBase.shape.__set__): the fast path holds what it reads (Fields, below), so even
+ * then nothing is read freed or NULL. */
+enum { FIELD_DATA, FIELD_SHAPE, FIELD_DTYPE, FIELD_BACKEND, FIELD_COUNT };
 static const char *FIELD_NAMES[] = {"data", "shape", "dtype", "backend"};
+static PyObject *field_names[FIELD_COUNT];  /* interned, made once per process */
 
 static PyObject **
 field_slot(TensorObject *self, int which)
@@ -101,24 +107,31 @@ field_slot(TensorObject *self, int which)
     }
 }
 
-static PyObject *
-tensor_get_field(TensorObject *self, void *closure)
+static int
+field_of(PyObject *name)
 {
-    int which = (int)(Py_ssize_t)closure;
-    PyObject *v = *field_slot(self, which);
-    if (v == NULL) {
-        PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%s'",
-                     Py_TYPE(self)->tp_name, FIELD_NAMES[which]);
-        return NULL;
+    for (int i = 0; i < FIELD_COUNT; i++) {
+        if (name == field_names[i]) {
+            return i;
+        }
     }
-    Py_INCREF(v);
-    return v;
+    if (PyUnicode_Check(name)) {  /* a name built at run time is not the interned one */
+        for (int i = 0; i < FIELD_COUNT; i++) {
+            if (PyUnicode_CompareWithASCIIString(name, FIELD_NAMES[i]) == 0) {
+                return i;
+            }
+        }
+    }
+    return -1;
 }
 
 static int
-tensor_set_field(TensorObject *self, PyObject *value, void *closure)
+tensor_setattro(TensorObject *self, PyObject *name, PyObject *value)
 {
-    int which = (int)(Py_ssize_t)closure;
+    int which = field_of(name);
+    if (which < 0) {
+        return PyObject_GenericSetAttr((PyObject *)self, name, value);
+    }
     PyObject **slot = field_slot(self, which);
     if (value == NULL) {
         PyErr_Format(PyExc_AttributeError,
@@ -144,19 +157,12 @@ tensor_set_field(TensorObject *self, PyObject *value, void *closure)
     return 0;
 }
 
-static PyGetSetDef tensor_getset[] = {
-    {"data", (getter)tensor_get_field, (setter)tensor_set_field, "the backend's native array",
-     (void *)FIELD_DATA},
-    {"shape", (getter)tensor_get_field, (setter)tensor_set_field,
-     "the shape, a tuple of ints (set once)", (void *)FIELD_SHAPE},
-    {"dtype", (getter)tensor_get_field, (setter)tensor_set_field, "the numerix dtype (set once)",
-     (void *)FIELD_DTYPE},
-    {"backend", (getter)tensor_get_field, (setter)tensor_set_field, "the backend holding data",
-     (void *)FIELD_BACKEND},
-    {NULL}
-};
-
 static PyMemberDef tensor_members[] = {
+    {"data", T_OBJECT_EX, offsetof(TensorObject, data), 0, "the backend's native array"},
+    {"shape", T_OBJECT_EX, offsetof(TensorObject, shape), 0,
+     "the shape, a tuple of ints (set once)"},
+    {"dtype", T_OBJECT_EX, offsetof(TensorObject, dtype), 0, "the numerix dtype (set once)"},
+    {"backend", T_OBJECT_EX, offsetof(TensorObject, backend), 0, "the backend holding data"},
     {"__weaklistoffset__", T_PYSSIZET, offsetof(TensorObject, weakreflist), READONLY, NULL},
     {NULL}
 };
@@ -1455,7 +1461,7 @@ static PyTypeObject TensorBaseType = {
     .tp_weaklistoffset = offsetof(TensorObject, weakreflist),
     .tp_methods = tensor_methods,
     .tp_members = tensor_members,
-    .tp_getset = tensor_getset,
+    .tp_setattro = (setattrofunc)tensor_setattro,
     .tp_new = PyType_GenericNew,
 };
 
@@ -2124,7 +2130,15 @@ make_constants(void)
         forms[i] = PyUnicode_InternFromString(FORM_NAMES[i]);
         ok = forms[i] != NULL;
     }
+    PyObject *fields[FIELD_COUNT] = {NULL};
+    for (int i = 0; ok && i < FIELD_COUNT; i++) {
+        fields[i] = PyUnicode_InternFromString(FIELD_NAMES[i]);
+        ok = fields[i] != NULL;
+    }
     if (!ok) {
+        for (int i = 0; i < FIELD_COUNT; i++) {
+            Py_XDECREF(fields[i]);
+        }
         Py_XDECREF(one);
         Py_XDECREF(add);
         Py_XDECREF(sub);
@@ -2142,6 +2156,7 @@ make_constants(void)
     str_divide = div;
     str_matmul = mat;
     memcpy(FormNames, forms, sizeof forms);
+    memcpy(field_names, fields, sizeof fields);
     One = one;
     return 0;
 }
