@@ -10,20 +10,10 @@ import numpy as np
 import pytest
 
 import numerix as nx
+from numerix import plugins
 
-
-def _backends() -> list[str]:
-    out = ["binary"]
-    for name, module in (("torch", "numerix_torch"), ("xla", "numerix_xla")):
-        try:
-            __import__(module)
-        except ImportError:
-            continue
-        out.append(name)
-    return out
-
-
-BACKENDS = _backends()
+# the backends installed beside numerix (core and binary alone on the light CI steps)
+BACKENDS = [b for b in ("binary", "torch", "xla") if b in plugins.backend_entries()]
 
 
 # complex128 is left out on xla: it would turn JAX's 64-bit mode on for the whole test
