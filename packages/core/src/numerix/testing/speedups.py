@@ -235,13 +235,7 @@ def check_huge_slices(backend: Any, kinds: tuple[dtypes.DType, ...]) -> None:
                 with warnings.catch_warnings():
                     warnings.simplefilter("error")
                     got = f(x, key)
-                    values = got.to_numpy()
-                if got.shape != want.shape or got.dtype is not d or values.dtype != want.dtype:
-                    raise AssertionError(f"{way} of {x.describe()}[{key!r}]: {got.describe()}, "
-                                         f"numpy gives {want.dtype}{list(want.shape)}")  # fmt: skip
-                if values.tobytes() != want.tobytes():
-                    raise AssertionError(f"{way} of {x.describe()}[{key!r}]: {values.tolist()}, "
-                                         f"numpy gives {want.tolist()}")  # fmt: skip
+                    _same_as_numpy(f"{way} of {x.describe()}[{key!r}]", got, want, d)
 
 
 def check_rows(backend: Any, kinds: tuple[dtypes.DType, ...], n: int = 5) -> None:
@@ -262,15 +256,19 @@ def check_rows(backend: Any, kinds: tuple[dtypes.DType, ...], n: int = 5) -> Non
             for i in range(-n, n):
                 want = np.asarray(host[i])
                 for way, f in (("x[i]", type(x).__getitem__), ("the Python path", python)):
-                    got = f(x, i)
-                    values = got.to_numpy()
-                    if got.shape != want.shape or got.dtype is not d or values.dtype != want.dtype:
-                        raise AssertionError(f"{way} of {x.describe()}[{i}]: {got.describe()}, "
-                                             f"numpy gives {want.dtype}{list(want.shape)}")  # fmt: skip
-                    if values.tobytes() != want.tobytes():
-                        raise AssertionError(f"{way} of {x.describe()}[{i}]: {values.tolist()}, "
-                                             f"numpy gives {want.tolist()}")  # fmt: skip
+                    _same_as_numpy(f"{way} of {x.describe()}[{i}]", f(x, i), want, d)
             _check_outside(x, python)
+
+
+def _same_as_numpy(what: str, got: Any, want: np.ndarray, d: dtypes.DType) -> None:
+    """``got`` has numpy's answer ``want``: its shape, the dtype ``d`` and the same bytes."""
+    values = got.to_numpy()
+    if got.shape != want.shape or got.dtype is not d or values.dtype != want.dtype:
+        raise AssertionError(
+            f"{what}: {got.describe()}, numpy gives {want.dtype}{list(want.shape)}"
+        )
+    if values.tobytes() != want.tobytes():
+        raise AssertionError(f"{what}: {values.tolist()}, numpy gives {want.tolist()}")
 
 
 def _check_outside(x: Any, python: Any) -> None:
