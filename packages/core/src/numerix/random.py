@@ -500,11 +500,7 @@ def _scale_fused(f: Tensor, span: Tensor, lo: Tensor, lo_c: Any, hi_c: Any) -> T
     else:
         bh = _high(span, span_low)
         bl = subtract(span, bh)
-    if type(bl) is float and bl == 0.0:  # a span of few bits: two products less
-        e = add(subtract(multiply(ah, bh), p), multiply(al, bh))
-    else:
-        e = add(add(add(subtract(multiply(ah, bh), p), multiply(ah, bl)), multiply(al, bh)),
-                multiply(al, bl))  # fmt: skip
+    e = _product_error(p, ah, al, bh, bl)
     s = add(p, lo)
     # Knuth's sum, not Dekker's shorter one for |lo| >= |p|: XLA folds its (p + lo) - lo
     # to p where lo is a constant of the program
@@ -645,15 +641,20 @@ def _fma_split(a: tuple[Any, Any, Any], b: tuple[Any, Any, Any], c: Any) -> Tens
     aa, ah, al = a
     bb, bh, bl = b
     p = multiply(aa, bb)
-    if type(bl) is float and bl == 0.0:  # a span of few bits: two products less
-        e = add(subtract(multiply(ah, bh), p), multiply(al, bh))
-    else:
-        e = add(add(add(subtract(multiply(ah, bh), p), multiply(ah, bl)), multiply(al, bh)),
-                multiply(al, bl))  # fmt: skip
+    e = _product_error(p, ah, al, bh, bl)
     s = add(p, c)
     v = subtract(s, p)
     t = add(subtract(p, subtract(s, v)), subtract(c, v))
     return add(s, add(t, e))
+
+
+def _product_error(p: Tensor, ah: Any, al: Any, bh: Any, bl: Any) -> Tensor:
+    """Dekker's ``a * b - p`` for the product ``p`` of ``a = ah + al`` and ``b = bh + bl``,
+    exactly, the halves split so that each partial product is exact."""
+    if type(bl) is float and bl == 0.0:  # b of few bits: two products less
+        return add(subtract(multiply(ah, bh), p), multiply(al, bh))
+    return add(add(add(subtract(multiply(ah, bh), p), multiply(ah, bl)), multiply(al, bh)),
+               multiply(al, bl))  # fmt: skip
 
 
 # XLA's float32 ``log`` on CPU (Cephes' ``logf``, as Eigen evaluates it): log(2**e * m)
