@@ -33,6 +33,7 @@ from numerix import dtypes
 from numerix.configuration import ConfigWarning
 from numerix.dtypes import DType
 from numerix.errors import UnsupportedDTypeError
+from numerix_xla.clients import x64_setting
 
 __all__ = ["WIDE", "X64Warning", "check_64bit", "x64_error", "x64_on"]
 
@@ -67,8 +68,6 @@ def check_64bit(op: str, backend: Any, dts: Iterable[DType]) -> None:
 
 
 def _need_x64(op: str, backend: Any, dtype: DType) -> None:
-    from numerix_xla.clients import x64_setting
-
     setting = x64_setting()
     with _lock:
         if x64_on():  # another thread turned it on meanwhile
