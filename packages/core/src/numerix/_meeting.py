@@ -55,6 +55,7 @@ class _Deallocated(Backend):
     host exchange raises :class:`DeallocatedError` naming the operation."""
 
     name = "deallocated"
+    install_fallbacks = False  # every primitive raises (__getattr__)
 
     def device_name(self) -> str:
         return "none"

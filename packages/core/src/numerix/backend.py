@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from numerix._frozen import Frozen
 from numerix.errors import BackendOptionError, NumerixError, UnsupportedDTypeError, close_name
-from numerix.primitives._registry import REGISTRY
+from numerix.primitives._registry import REGISTRY, Primitive
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Backend", "Option", "SliceByIndexing", "check_options", "clamp_starts", "lowers",
-    "option_table", "pad_plan", "forget_fast_kernels", "ShortcutDeclined",
+    "option_table", "pad_plan", "forget_fast_kernels", "ShortcutDeclined", "is_fallback", "fallback_kernel",
+    "native_primitives",
 ]  # fmt: skip
 
 
@@ -80,6 +81,70 @@ def lowers(build: Lowering) -> Callable[[Any], Any]:
         return method
 
     return attach
+
+
+# ------------------------------------------------------------------ fallbacks
+
+
+def fallback_kernel(prim: Primitive) -> Callable[..., Any]:
+    """The kernel a backend class without a method for optional primitive ``prim`` gets:
+    the core's fallback (:attr:`Primitive.fallback`, looked up per call: the ops layer
+    attaches it), its result's data put in ``out``."""
+    name = prim.name
+    outs = prim.out_params
+
+    def kernel(self: Backend, out: Tensor, *inputs: Any, **params: Any) -> Tensor:
+        fallback = prim.fallback
+        if fallback is None:
+            load_fallbacks()  # the ops layer attaches them on first need
+            fallback = prim.fallback
+        if fallback is None:
+            raise NotImplementedError(
+                f"backend {self.name!r} does not implement primitive {name!r}, and the core has "
+                f"no fallback for it; move the tensor to a backend that does with "
+                f"numerix.backend_transfer(t, 'binary')"
+            )
+        if outs:  # what the kernel reads of out, the fallback reads as a keyword
+            params = {**params, **{k: getattr(out, k) for k in outs}}
+        r = fallback(out, *inputs, **params)
+        out.data = r.data
+        return out
+
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = f"``{name}`` by the core's fallback (the backend has no method for it)."
+    kernel.numerix_fallback = prim  # type: ignore[attr-defined]
+    return kernel
+
+
+def _no_fallbacks() -> None:
+    pass
+
+
+#: ``() -> None``: attach the core's fallbacks (:mod:`numerix.ops.fallbacks`) if they
+#: are not attached yet. The ops layer (above this module) installs it as it loads, and
+#: the fallbacks load on the first call of one.
+load_fallbacks: Callable[[], None] = _no_fallbacks
+
+
+def _install_fallbacks(cls: type) -> None:
+    for prim in REGISTRY:
+        if not prim.required and getattr(cls, prim.name, None) is None:
+            setattr(cls, prim.name, fallback_kernel(prim))
+
+
+def is_fallback(method: Any) -> bool:
+    """Whether a backend class's ``method`` for a primitive is the core's fallback."""
+    inner = getattr(method, "_numerix_unchecked", method)  # under the rule check
+    return getattr(inner, "numerix_fallback", None) is not None
+
+
+def native_primitives(cls: type) -> list[str]:
+    """The primitives backend class ``cls`` implements itself (not by a core fallback)."""
+    return [
+        p.name
+        for p in REGISTRY
+        if callable(getattr(cls, p.name, None)) and not is_fallback(getattr(cls, p.name))
+    ]
 
 
 # ------------------------------------------------------------------ options
@@ -242,11 +307,18 @@ class Backend:
     #: (``docs/known-differences.md``); ``numerix info`` lists them.
     numeric_notes: ClassVar[tuple[str, ...]] = ()
 
+    #: Whether the class gets the core's fallback kernel for each optional primitive it
+    #: has no method for (docs/contract.md). False for the core's own backends that answer
+    #: every primitive through ``__getattr__`` (the tracer, the deallocated).
+    install_fallbacks: ClassVar[bool] = True
+
     __slots__ = ("_key", "device", "options")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _derive_defaults(cls)
+        if cls.install_fallbacks:
+            _install_fallbacks(cls)
 
     def __init__(self, **options: Any) -> None:
         self.options = self.validate_options(options)

@@ -25,7 +25,7 @@ from numerix._frozen import Frozen
 from numerix.backend import Backend
 from numerix.compiler import Compiler
 from numerix.errors import BackendNotFoundError, ConfigError, NumerixError, PluginError, close_name
-from numerix.primitives._registry import CONTRACT_CHANGES, CONTRACT_VERSION
+from numerix.primitives._registry import CONTRACT_CHANGES, CONTRACT_VERSION, required_missing
 
 __all__ = [
     "PluginEntry",
@@ -423,6 +423,7 @@ def _register(entry: PluginEntry, replace: bool) -> None:
             and issubclass(target, Backend)
         ):
             _check_name(name, target, op)
+            _check_required(name, target, op)
         table.pop(name, None)
         if kind == "backend":
             _drop(name)
@@ -573,8 +574,23 @@ def backend_class(name: str, op: str = "get_backend") -> type[Backend]:
             f"{op}: backend {name!r} target {target!r} is not a numerix Backend class"
         )
     _check_name(name, cls, op)
+    _check_required(name, cls, op)
     _REG.classes[name] = cls
     return cls
+
+
+def _check_required(name: str, cls: type, op: str) -> None:
+    """Refuse a backend class without a method for every required primitive (the
+    registry's ``REQUIRED``; ``REQUIRED_FOR_COMPLEX`` where it holds complex dtypes),
+    naming each one missing."""
+    missing = required_missing(cls)
+    if missing:
+        raise PluginError(
+            f"{op}: backend {name!r}: class {cls.__qualname__} does not implement the "
+            f"required primitive(s) {', '.join(missing)}; every backend implements the "
+            f"required core (docs/contract.md, 'The required core'), and the core composes "
+            f"the other primitives from it"
+        )
 
 
 def _check_name(name: str, cls: type, op: str) -> None:

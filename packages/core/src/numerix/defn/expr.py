@@ -311,6 +311,7 @@ class LiteralBackend(Backend):
 
     name = "literal"
     is_host = True
+    install_fallbacks = False  # it computes nothing: folding runs on binary
 
     def device_name(self) -> str:
         return "host"
@@ -349,6 +350,7 @@ class ExprBackend(Backend):
 
     name = "expr"
     is_tracing = True
+    install_fallbacks = False  # it records every primitive (__getattr__)
     depth: int
 
     def __init__(self, parent: ExprBackend | None = None, *, op: str = "defn") -> None:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from numerix import _tensor
+from numerix import backend as _backend
 from numerix.errors import ShapeError
 from numerix.ops import _fast
 from numerix.ops import creation as _creation
@@ -87,6 +88,15 @@ __all__ += LAZY_FAMILIES["fft"]
 __all__ += LAZY_FAMILIES["einsum"]
 
 _internal = (ShapeError, check_concrete, is_concrete)
+
+
+def _load_fallbacks() -> None:
+    # the core's fallbacks of the optional primitives, written with these ops: loaded on
+    # the first call of a fallback kernel (numerix.backend.load_fallbacks)
+    _importlib.import_module(f"{__name__}.fallbacks")
+
+
+_backend.load_fallbacks = _load_fallbacks
 
 
 def load_family(family: str) -> None:

@@ -19,13 +19,19 @@ from numerix.primitives._registry import (
     BLOCKS,
     CONTRACT_VERSION,
     REGISTRY,
+    REQUIRED,
+    REQUIRED_FOR_COMPLEX,
     Block,
     Primitive,
     PrimitiveRegistry,
+    fallback_rule,
 )
 
 __all__ = [
     "REGISTRY",
+    "REQUIRED",
+    "REQUIRED_FOR_COMPLEX",
+    "fallback_rule",
     "BLOCKS",
     "Block",
     "conv",

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Primitive", "PrimitiveRegistry", "REGISTRY", "CONTRACT_VERSION", "Block", "BLOCKS",
     "declare_block", "vjp_rule", "fallback_rule", "nondifferentiable", "NONDIFFERENTIABLE", "CONTRACT_CHANGES",
-    "op_name", "unknown_kind",
+    "op_name", "unknown_kind", "REQUIRED", "REQUIRED_FOR_COMPLEX", "required_missing",
 ]  # fmt: skip
 
 #: The version of the backend contract this core implements. A plugin declares the
@@ -65,8 +65,8 @@ class Primitive(Frozen):
     """
 
     __slots__ = (
-        "doc", "dtype_rule", "extra", "family", "inputs", "name", "out_params", "params",
-        "shape_rule", "vjp",
+        "doc", "dtype_rule", "extra", "fallback", "family", "inputs", "name", "out_params",
+        "params", "shape_rule", "vjp",
     )  # fmt: skip
 
     name: str
@@ -79,6 +79,9 @@ class Primitive(Frozen):
     vjp: Callable[..., Any] | None
     extra: dict[str, Any]
     out_params: tuple[str, ...]
+    #: the core's version of an optional primitive, ``fallback(out, *inputs, **params)``
+    #: (see :func:`fallback_rule`); None for a required one (:data:`REQUIRED`)
+    fallback: Callable[..., Any] | None
 
     # a declaration is itself: equal to and hashed as no other
     __eq__ = object.__eq__
@@ -100,7 +103,7 @@ class Primitive(Frozen):
         self._set(
             name=name, family=family, inputs=inputs, params=params, shape_rule=shape_rule,
             dtype_rule=dtype_rule, doc=doc, vjp=vjp, extra={} if extra is None else extra,
-            out_params=out_params,
+            out_params=out_params, fallback=None,
         )  # fmt: skip
 
     #: ``prim.bind(*inputs, backend=None, **params) -> Tensor``: run the rules, build
@@ -117,6 +120,13 @@ class Primitive(Frozen):
     def differentiable(self) -> bool:
         """Whether a derivative flows through this primitive (it has a rule)."""
         return self.vjp is not None and self.vjp is not NONDIFFERENTIABLE
+
+    @property
+    def required(self) -> bool:
+        """Whether every backend implements it (:data:`REQUIRED`, and for a backend
+        holding complex dtypes :data:`REQUIRED_FOR_COMPLEX`); the others have a core
+        fallback written with the required ones."""
+        return self.name in REQUIRED or self.name in REQUIRED_FOR_COMPLEX
 
 
 def op_name(name: str, params: Mapping[str, Any]) -> str:
@@ -181,6 +191,54 @@ class PrimitiveRegistry:
 
 
 REGISTRY = PrimitiveRegistry()
+
+#: The required core: the primitives every backend implements, each with why no
+#: composition of the others gives it exactly (numpy's results, special values and
+#: all). Every other primitive is optional: the core's fallback, written with these,
+#: runs where a backend has no method for it. ``docs/contract.md`` lists both sets.
+REQUIRED: dict[str, str] = {
+    "from_numpy": "the host's way in: every constant, and the creation ops' fallbacks",
+    "as_type": "dtype conversion (rounding, saturation, NaN to 0) is the library's own",
+    "bitcast": "reading a value's bits (random bits, sign bits) has no arithmetic form",
+    "add": "IEEE-rounded arithmetic: no composition rounds as the operation does",
+    "subtract": "IEEE-rounded; a + (-1 * b) is wrong for complex infinities",
+    "multiply": "IEEE-rounded, wrapping for integers",
+    "divide": "IEEE-rounded; a * (1 / b) rounds twice",
+    "floor_divide": "integer division (no exact composition for 64-bit integers)",
+    "remainder": "the exact floating remainder (fmod) and integer remainder",
+    "pow": "IEEE pow and wrapping integer powers; exp(b * log(a)) loses digits",
+    "exp": "the exponential (expm1, sinh, cosh, tanh, sigmoid and exp2 are composed from it)",
+    "log": "the logarithm (log1p and the inverse hyperbolics are composed from it)",
+    "sin": "a transcendental base (tan is sin / cos)",
+    "cos": "a transcendental base",
+    "atan2": "the angle (atan, asin, acos and complex angles are composed from it)",
+    "sqrt": "correctly rounded square root (rsqrt, hypot and cbrt's start use it)",
+    "equal": "equality, NaN-aware (not_equal and the classifiers are composed from it)",
+    "less": "order, NaN-aware (greater, less_equal, maximum and minimum are composed from it)",
+    "bitwise_and": "bit logic (xor, invert, shifts and bit counts are composed from it and or)",
+    "bitwise_or": "bit logic",
+    "select": "choice by a mask, broadcasting its operands (broadcast is composed from it)",
+    "reduce": "sum, prod, max, min, all and any over axes: no loop-free composition",
+    "reshape": "a new shape over the same elements in order",
+    "gather": "reading elements by index (slices, transposes, reversals, sorts compose it)",
+}
+
+#: Required of a backend that holds complex dtypes: the parts of a complex number, as no
+#: composition of real arithmetic builds or splits one exactly (``0 * inf`` is NaN).
+REQUIRED_FOR_COMPLEX: dict[str, str] = {
+    "real": "the real part of a complex number",
+    "imag": "the imaginary part of a complex number",
+    "conj": "the conjugate of a complex number",
+}
+
+
+def required_missing(cls: type) -> list[str]:
+    """The required primitives backend class ``cls`` has no method for (the complex ones
+    where it holds complex dtypes), in registry order."""
+    claimed = getattr(cls, "supported_dtypes", None)
+    complex_ = claimed is None or any(getattr(d, "kind", "") == "c" for d in claimed)
+    need = [*REQUIRED, *(REQUIRED_FOR_COMPLEX if complex_ else ())]
+    return [n for n in need if not callable(getattr(cls, n, None))]
 
 
 class Block(Frozen):
@@ -330,18 +388,33 @@ def vjp_rule(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 
 def fallback_rule(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Record ``fn`` as block ``name``'s core version (:attr:`Block.fallback`), written
-    in the module of the public op, beside its call::
+    """Record ``fn`` as the core's version of block or optional primitive ``name``,
+    written in the module of the public op, beside its call.
+
+    A block's fallback takes the block's inputs and params (:attr:`Block.fallback`)::
 
         @fallback_rule("cholesky")
         def cholesky_fallback(x, *, upper): ...
+
+    An optional primitive's takes what its kernel takes, ``(out, *inputs, **params)``
+    (``out`` carries the inferred shape, dtype and backend, and the rules-only
+    parameters are read from it), and returns a tensor of ``out``'s shape and dtype on
+    ``out.backend``, computed with numerix ops that bottom out in required primitives
+    (:attr:`Primitive.fallback`); a backend without the primitive runs it, eagerly and
+    under every compiler::
+
+        @fallback_rule("sigmoid")
+        def sigmoid_fallback(out, x):
+            return 1 / (1 + ops.exp(-x))
     """
 
     def attach(fn: Callable[..., Any]) -> Callable[..., Any]:
-        block = BLOCKS[name]
-        if block.fallback is not None:
-            raise ValueError(f"block {name!r} already has a fallback")
-        object.__setattr__(block, "fallback", fn)  # frozen: set once, beside the op
+        target = _target(name)
+        if isinstance(target, Primitive) and target.required:
+            raise ValueError(f"primitive {name!r} is required: it has no fallback")
+        if target.fallback is not None:
+            raise ValueError(f"{name!r} already has a fallback")
+        object.__setattr__(target, "fallback", fn)  # frozen: set once, beside the op
         return fn
 
     return attach

@@ -51,6 +51,8 @@ import numerix as nx
 from numerix import _dispatch
 from numerix.dtypes import DType
 from numerix.plugins import clear_caches
+from numerix.backend import is_fallback
+from numerix.errors import UnsupportedDTypeError
 from numerix.primitives import REGISTRY
 from numerix.testing.tolerances import current_op
 
@@ -133,9 +135,14 @@ def prepare(config: pytest.Config, op: str | None, clear_every: int) -> None:
 
 
 def unclaimed_primitives(backend_class: type) -> frozenset[str]:
-    """The primitives of the registry ``backend_class`` has no method for: the kit
-    reports the tests that reach them as not claimed."""
-    return frozenset(n for n in REGISTRY.names() if not callable(getattr(backend_class, n, None)))
+    """The primitives of the registry ``backend_class`` has no method for, neither its own
+    nor the core's fallback: the kit reports the tests that reach them as not claimed."""
+    out = set()
+    for p in REGISTRY:
+        method = getattr(backend_class, p.name, None)
+        if not callable(method) or (is_fallback(method) and p.fallback is None):
+            out.add(p.name)
+    return frozenset(out)
 
 
 # the message of Backend.__getattr__ for a primitive a backend has no method for
@@ -143,7 +150,9 @@ _MISSING = re.compile(r"does not implement primitive '(\w+)'")
 
 
 def missing_primitive(exc: BaseException | None, unclaimed: frozenset[str]) -> str | None:
-    """The unclaimed primitive ``exc`` (or what caused it) reports as missing, or None."""
+    """What ``exc`` (or what caused it) reports as not claimed, or None: an unclaimed
+    primitive's name, or ``"dtype"`` for a dtype the backend does not hold (a grouped
+    test walking dtypes reaches one the backend does not claim)."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
@@ -155,6 +164,8 @@ def missing_primitive(exc: BaseException | None, unclaimed: frozenset[str]) -> s
             m = _MISSING.search(str(exc))
             if m is not None and m.group(1) in unclaimed:
                 return m.group(1)
+        if isinstance(exc, UnsupportedDTypeError):
+            return "dtype"
         exc = exc.__cause__ or exc.__context__
     return None
 

@@ -271,7 +271,9 @@ EPS = 1e-6
 def _spy(name: str) -> Iterator[list[tuple[Any, tuple[Any, ...], dict[str, Any]]]]:
     """Record every call of primitive ``name`` on the default backend."""
     cls = type(nx.get_default_backend())
-    original = getattr(cls, name)
+    original = getattr(cls, name, None)
+    if original is None:  # the backend lacks it and the core has no fallback: not claimed
+        raise NotImplementedError(f"backend {cls.name!r} does not implement primitive {name!r}")
     calls: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = []
 
     def spy(self: Any, out: Any, *inputs: Any, **params: Any) -> Any:

@@ -1,0 +1,3 @@
+"""The conformance kit, run on binary_core (selected in conftest.py)."""
+
+from numerix.testing.suite import *  # noqa: F403

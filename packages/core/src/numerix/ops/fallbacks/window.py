@@ -1,0 +1,3 @@
+"""Fallbacks of the window family (see :mod:`numerix.ops.fallbacks`)."""
+
+from __future__ import annotations
