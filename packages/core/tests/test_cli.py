@@ -21,6 +21,7 @@ import pytest
 import numerix
 from numerix.cli import main
 from numerix.plugins import install_command, register_backend, unregister_backend
+from numerix.testing.core_only import core_backend
 
 BENCH = ["bench", "matmul", "--repeat", "2", "--warmup", "1", "--rows", "200", "--json"]
 
@@ -64,7 +65,7 @@ def test_info_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert info["default_backend"] == "binary(cpu)"
 
 
-class _Unloadable(numerix.Backend):
+class _Unloadable(core_backend()):
     name = "unloadable"
 
     @classmethod
@@ -87,7 +88,7 @@ def test_info_reports_a_backend_that_fails_without_failing(
         unregister_backend("unloadable")
 
 
-class _Flushing(numerix.Backend):
+class _Flushing(core_backend()):
     name = "flushing"
     numeric_notes = ("subnormal floats are flushed to zero",)
 
@@ -287,7 +288,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     config_state.base = config_state.base_backend = None
 
 
-class _ReadsSettings(numerix.Backend):
+class _ReadsSettings(core_backend()):
     """A healthy backend whose probes read the settings, as xla's and torch's do."""
 
     name = "readssettings"
@@ -416,7 +417,7 @@ def test_doctor_reports_numerix_torch_without_torch() -> None:
     assert p["fix"].startswith(install_command("numerix-torch", reinstall=True))
 
 
-class _NoDevice(numerix.Backend):
+class _NoDevice(core_backend()):
     name = "nodevice"
     spec_fields = ("device",)
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from numerix.backend import Backend, fallback_kernel
+from numerix.plugins import backend_class
 from numerix.primitives._registry import BLOCKS, REGISTRY
 
-__all__ = ["core_only"]
+__all__ = ["core_backend", "core_only"]
 
 
 def core_only(cls: type[Backend], name: str, keep: tuple[str, ...] = ()) -> type[Backend]:
@@ -45,3 +46,11 @@ def core_only(cls: type[Backend], name: str, keep: tuple[str, ...] = ()) -> type
 
     sub.fast_kernel = fast_kernel  # type: ignore[method-assign]
     return sub
+
+
+
+def core_backend() -> type[Backend]:
+    """A base class for a test's own backend: ``binary`` restricted to the required core
+    (:func:`core_only`), which registers (registration refuses a class without the
+    required core). Subclass it and set ``name``."""
+    return core_only(backend_class("binary"), "")
