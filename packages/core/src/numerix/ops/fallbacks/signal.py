@@ -3,7 +3,8 @@
 Both are contractions: conv gathers its patches by a static index grid built on the host
 and contracts them with the kernel in one ``dot``; the transforms contract with twiddle
 matrices built on the host in complex128 from exact angles, factored into ``dot``s of
-length about ``sqrt(n)`` for long composite lengths. Neither uses the other, and neither
+length about ``sqrt(n)`` for long composite lengths (Cooley-Tukey) and turned into
+power-of-two ones for long prime lengths (Bluestein). Neither uses the other, and neither
 reaches back here: they use ``dot``, ``transpose``, ``slice`` and ``pad`` (whose fallbacks
 are in :mod:`numerix.ops.fallbacks.shape`) and the required core.
 """
@@ -170,36 +171,72 @@ def _split(n: int) -> int:
     return 1
 
 
+def _dense(out: Tensor, t: Tensor, axis: int, rows: int, n: int, sign: int) -> Tensor:
+    # t's axis (rows long, the first rows of an n-point transform's input) contracted with
+    # the [rows, n] twiddle matrix: the zeros past rows are left out, not multiplied
+    tw = _twiddles(np.arange(rows)[:, None], np.arange(n)[None, :], n, sign, t.dtype.numpy_dtype)
+    return linalg_primitives.dot.bind(
+        t, _const(out, tw), contract_x=(axis,), batch_x=(), contract_y=(0,), batch_y=()
+    )
+
+
 def _dft(out: Tensor, t: Tensor, axis: int, sign: int) -> Tensor:
     """The unnormalised transform of ``t`` along ``axis`` (exactly ``n`` long), the result
-    with that axis last. Up to :data:`_LEAF` points or at a prime length, one ``dot`` with
-    the ``[n, n]`` twiddle matrix; above, Cooley-Tukey over ``n = n1 * n2`` (the
-    "four-step" form): transforms of ``n1`` points, the twiddles ``w_n ** (j2 * k1)``, then
-    transforms of ``n2`` points. Rounding grows with the transform sizes summed, about
-    ``(n1 + n2) * eps``, where the dense product's grows with ``n``."""
+    with that axis last. Up to :data:`_LEAF` points, one ``dot`` with the ``[n, n]``
+    twiddle matrix; above, Cooley-Tukey over ``n = n1 * n2`` (the "four-step" form):
+    transforms of ``n1`` points, the twiddles ``w_n ** (j2 * k1)``, then transforms of
+    ``n2`` points, and a prime length by :func:`_bluestein`. Rounding grows with the
+    transform sizes summed, about ``(n1 + n2) * eps``, where one dense product's grows
+    with ``n``; memory stays ``O(n)`` per lane."""
     n = t.shape[axis]
-    dt = t.dtype.numpy_dtype
-    n1 = 1 if n <= _LEAF else _split(n)
-    if n1 == 1:
-        j = np.arange(n)
-        w = _const(out, _twiddles(j[:, None], j[None, :], n, sign, dt))
-        return linalg_primitives.dot.bind(
-            t, w, contract_x=(axis,), batch_x=(), contract_y=(0,), batch_y=()
-        )
+    if n <= _LEAF:
+        return _dense(out, t, axis, n, n, sign)
     nd = t.ndim
     if axis != nd - 1:
-        perm = tuple(a for a in range(nd) if a != axis) + (axis,)
-        t = _transpose(t, perm)
+        t = _transpose(t, (*(a for a in range(nd) if a != axis), axis))
+    n1 = _split(n)
+    if n1 == 1:
+        return _bluestein(out, t, sign)
     lead = t.shape[:-1]
     n2 = n // n1
     t = _reshape(t, (*lead, n1, n2))  # [..., j1, j2], j = j1 * n2 + j2
     a = _dft(out, t, nd - 1, sign)  # [..., j2, k1]
-    tw = _twiddles(np.arange(n2)[:, None], np.arange(n1)[None, :], n, sign, dt)
+    tw = _twiddles(np.arange(n2)[:, None], np.arange(n1)[None, :], n, sign, t.dtype.numpy_dtype)
     a = elementwise_primitives.multiply.bind(a, _const(out, tw))
     b = _dft(out, a, nd - 1, sign)  # [..., k1, k2]
     # k = k1 + n1 * k2: k2 is the slower index
     b = _transpose(b, (*range(nd - 1), nd, nd - 1))
     return _reshape(b, (*lead, n))
+
+
+def _bluestein(out: Tensor, t: Tensor, sign: int) -> Tensor:
+    """A prime length ``n`` along the last axis as a cyclic convolution of power-of-two
+    length ``size >= 2n - 1`` (Bluestein's chirp z-transform): with ``w_j = exp(sign * i *
+    pi * j**2 / n)`` (exact angles, ``j**2 mod 2n`` half turns), ``X_k = w_k * sum_j (x_j
+    * w_j) * conj(w_(k - j))``; the convolution is two transforms of ``size`` points by
+    :func:`_dft` and the transform of the chirp, a constant computed on the host in
+    complex128 (scaled by ``1 / size`` there, the inverse's normalisation). Rounding is
+    a few ``log2(size) * eps``."""
+    n = t.shape[-1]
+    nd = t.ndim
+    dt = t.dtype.numpy_dtype
+    size = 1 << (2 * n - 2).bit_length()
+    j = np.arange(n, dtype=np.int64)
+    half_turns = (j * j) % (2 * n)
+    chirp = np.exp(sign * 1j * np.pi * (half_turns / n))
+    kernel = np.zeros(size, np.complex128)
+    kernel[:n] = np.conj(chirp)
+    kernel[size - n + 1 :] = np.conj(chirp[1:])[::-1]
+    spectrum = np.fft.fft(kernel) / size
+    w = _const(out, chirp.astype(dt))
+    a = elementwise_primitives.multiply.bind(t, w)
+    zero = _const(out, np.zeros((), dt))
+    a = shape_primitives.pad.bind(a, zero, config=((0, 0, 0),) * (nd - 1) + ((0, size - n, 0),))
+    a = _dft(out, a, nd - 1, -1)
+    a = elementwise_primitives.multiply.bind(a, _const(out, spectrum.astype(dt)))
+    c = _dft(out, a, nd - 1, 1)
+    c = shape_primitives.slice.bind(c, start=(0,) * nd, stop=(*c.shape[:-1], n), strides=(1,) * nd)
+    return elementwise_primitives.multiply.bind(c, w)
 
 
 def _transform(out: Tensor, x: Tensor, length: int, sign: int) -> Tensor:
@@ -212,14 +249,8 @@ def _transform(out: Tensor, x: Tensor, length: int, sign: int) -> Tensor:
             x, start=(0,) * nd, stop=(*x.shape[:-1], length), strides=(1,) * nd
         )
     elif m < length:
-        if length <= _LEAF or _split(length) == 1:
-            # the zero padding is the rows of the twiddle matrix it would meet: leave it out
-            j = np.arange(m)
-            k = np.arange(length)
-            tw = _twiddles(j[:, None], k[None, :], length, sign, out.dtype.numpy_dtype)
-            return linalg_primitives.dot.bind(
-                x, _const(out, tw), contract_x=(nd - 1,), batch_x=(), contract_y=(0,), batch_y=()
-            )
+        if length <= _LEAF:
+            return _dense(out, x, nd - 1, m, length, sign)
         zero = _const(out, np.zeros((), out.dtype.numpy_dtype))
         config = ((0, 0, 0),) * (nd - 1) + ((0, length - m, 0),)
         x = shape_primitives.pad.bind(x, zero, config=config)
