@@ -144,7 +144,8 @@ def conv(
 
 # ---------------------------------------------------------------- fft
 
-#: lengths up to this are one dense twiddle matrix: above it, a composite length splits
+#: lengths up to this are one dense twiddle matrix; a longer one splits (Cooley-Tukey) or,
+#: prime, goes through Bluestein
 _LEAF = 64
 
 
