@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from numerix._frozen import Frozen
 from numerix.errors import BackendOptionError, NumerixError, UnsupportedDTypeError, close_name
-from numerix.primitives._registry import REGISTRY, Primitive
+from numerix.primitives._registry import REGISTRY, REQUIRED, REQUIRED_FOR_COMPLEX, Primitive
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Backend", "Option", "SliceByIndexing", "check_options", "clamp_starts", "lowers",
     "option_table", "pad_plan", "forget_fast_kernels", "ShortcutDeclined", "is_fallback", "fallback_kernel",
-    "native_primitives",
+    "native_primitives", "required_missing",
 ]  # fmt: skip
 
 
@@ -143,8 +143,23 @@ def native_primitives(cls: type) -> list[str]:
     return [
         p.name
         for p in REGISTRY
-        if callable(getattr(cls, p.name, None)) and not is_fallback(getattr(cls, p.name))
+        if callable(m := getattr(cls, p.name, None))
+        and not is_fallback(m)
+        and m is not getattr(Backend, p.name, None)
     ]
+
+
+def required_missing(cls: type) -> list[str]:
+    """The required primitives backend class ``cls`` has no method of its own for (the
+    complex ones where it holds complex dtypes), in registry order; the host exchange
+    :class:`Backend` declares for it to override counts as missing."""
+    claimed = getattr(cls, "supported_dtypes", None)
+    complex_ = claimed is None or any(d.kind == "c" for d in claimed)
+    need = [*REQUIRED, *(REQUIRED_FOR_COMPLEX if complex_ else ())]
+    return [
+        n for n in need
+        if not callable(getattr(cls, n, None)) or getattr(cls, n) is getattr(Backend, n, None)
+    ]  # fmt: skip
 
 
 # ------------------------------------------------------------------ options

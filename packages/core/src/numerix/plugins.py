@@ -22,10 +22,10 @@ from typing import Any, ClassVar
 
 import numerix.backend
 from numerix._frozen import Frozen
-from numerix.backend import Backend
+from numerix.backend import Backend, required_missing
 from numerix.compiler import Compiler
 from numerix.errors import BackendNotFoundError, ConfigError, NumerixError, PluginError, close_name
-from numerix.primitives._registry import CONTRACT_CHANGES, CONTRACT_VERSION, required_missing
+from numerix.primitives._registry import CONTRACT_CHANGES, CONTRACT_VERSION
 
 __all__ = [
     "PluginEntry",

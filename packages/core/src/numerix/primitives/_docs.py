@@ -58,9 +58,7 @@ def contract_markdown() -> str:
     lines.append(
         "Each has a fallback in the core, written with the required core "
         "(`numerix/ops/fallbacks/`), which runs where a backend has no method for it, "
-        "eagerly and under every compiler: "
-        + ", ".join(f"`{n}`" for n in optional)
-        + "."
+        "eagerly and under every compiler: " + ", ".join(f"`{n}`" for n in optional) + "."
     )
     if bare:
         lines += [

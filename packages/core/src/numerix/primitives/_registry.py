@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Primitive", "PrimitiveRegistry", "REGISTRY", "CONTRACT_VERSION", "Block", "BLOCKS",
     "declare_block", "vjp_rule", "fallback_rule", "nondifferentiable", "NONDIFFERENTIABLE", "CONTRACT_CHANGES",
-    "op_name", "unknown_kind", "REQUIRED", "REQUIRED_FOR_COMPLEX", "required_missing",
+    "op_name", "unknown_kind", "REQUIRED", "REQUIRED_FOR_COMPLEX",
 ]  # fmt: skip
 
 #: The version of the backend contract this core implements. A plugin declares the
@@ -230,15 +230,6 @@ REQUIRED_FOR_COMPLEX: dict[str, str] = {
     "imag": "the imaginary part of a complex number",
     "conj": "the conjugate of a complex number",
 }
-
-
-def required_missing(cls: type) -> list[str]:
-    """The required primitives backend class ``cls`` has no method for (the complex ones
-    where it holds complex dtypes), in registry order."""
-    claimed = getattr(cls, "supported_dtypes", None)
-    complex_ = claimed is None or any(getattr(d, "kind", "") == "c" for d in claimed)
-    need = [*REQUIRED, *(REQUIRED_FOR_COMPLEX if complex_ else ())]
-    return [n for n in need if not callable(getattr(cls, n, None))]
 
 
 class Block(Frozen):

@@ -35,7 +35,6 @@ def core_only(cls: type[Backend], name: str, keep: tuple[str, ...] = ()) -> type
     for b in BLOCKS.values():
         if hasattr(cls, b.method):
             body[b.method] = None  # run_block finds no method: the core's composite runs
-    sub = type(f"{cls.__name__}CoreOnly", (cls,), body)
 
     def fast_kernel(self: Any, op: str, form: str, dtype: Any) -> Any:
         # the parent's shortcuts are its own kernels: only a required primitive's is kept
@@ -44,9 +43,9 @@ def core_only(cls: type[Backend], name: str, keep: tuple[str, ...] = ()) -> type
             return None
         return cls.fast_kernel(self, op, form, dtype)
 
-    sub.fast_kernel = fast_kernel  # type: ignore[method-assign]
+    body["fast_kernel"] = fast_kernel
+    sub: type[Backend] = type(f"{cls.__name__}CoreOnly", (cls,), body)
     return sub
-
 
 
 def core_backend() -> type[Backend]:

@@ -49,10 +49,10 @@ import pytest
 
 import numerix as nx
 from numerix import _dispatch
-from numerix.dtypes import DType
-from numerix.plugins import clear_caches
 from numerix.backend import is_fallback
+from numerix.dtypes import DType
 from numerix.errors import UnsupportedDTypeError
+from numerix.plugins import clear_caches
 from numerix.primitives import REGISTRY
 from numerix.testing.tolerances import current_op
 

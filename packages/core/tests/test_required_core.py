@@ -1,0 +1,145 @@
+"""The required core and the fallbacks: what a backend must implement, what the core
+composes for it, and how registration and the kit treat a backend of the core alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import numerix as nx
+from numerix import dtypes
+from numerix.backend import Backend, is_fallback, native_primitives, required_missing
+from numerix.errors import PluginError
+from numerix.primitives import REGISTRY, REQUIRED, REQUIRED_FOR_COMPLEX
+from numerix.primitives._registry import fallback_rule
+from numerix.testing.core_only import core_backend, core_only
+from numerix.testing.oracle import Cases
+
+
+def test_the_required_core_is_small_and_declared() -> None:
+    assert len(REQUIRED) <= 30
+    for name in (*REQUIRED, *REQUIRED_FOR_COMPLEX):
+        assert name in REGISTRY, name
+        assert REGISTRY[name].required and REGISTRY[name].fallback is None
+    assert all(why.strip() for why in (*REQUIRED.values(), *REQUIRED_FOR_COMPLEX.values()))
+
+
+def test_a_required_primitive_takes_no_fallback() -> None:
+    with pytest.raises(ValueError, match="'add' is required"):
+        fallback_rule("add")(lambda out, x1, x2: x1)
+
+
+def test_a_fallback_is_attached_once() -> None:
+    nx.backend.load_fallbacks()
+    with pytest.raises(ValueError, match="'full' already has a fallback"):
+        fallback_rule("full")(lambda out, **params: out)
+
+
+class _Empty(Backend):
+    name = "empty"
+
+
+def test_a_class_without_an_optional_primitive_gets_the_fallback_kernel() -> None:
+    for p in REGISTRY:
+        method = getattr(_Empty, p.name, None)
+        if p.required:
+            assert method is None or method is getattr(Backend, p.name), p.name
+        else:
+            assert is_fallback(method), p.name
+    assert native_primitives(_Empty) == []
+    binary = nx.plugins.backend_class("binary")
+    assert len(native_primitives(binary)) == len(REGISTRY)
+
+
+def test_registration_refuses_a_backend_without_the_required_core() -> None:
+    assert required_missing(_Empty) == [*REQUIRED, *REQUIRED_FOR_COMPLEX]
+    with pytest.raises(PluginError) as e:
+        nx.register_backend("empty", _Empty)
+    msg = str(e.value)
+    assert "register_backend: backend 'empty': class _Empty does not implement" in msg
+    assert all(f"{n}," in msg or f"{n};" in msg for n in (*REQUIRED, *REQUIRED_FOR_COMPLEX))
+    assert "empty" not in nx.plugins.backend_entries()
+
+
+def test_the_complex_parts_are_required_only_of_a_backend_holding_complex() -> None:
+    base = core_backend()
+    real_only = frozenset(d for d in dtypes.ALL_DTYPES if d.kind != "c")
+    no_parts = type("NoParts", (base,), {"name": "noparts", "real": None, "imag": None,
+                                         "conj": None})  # fmt: skip
+    assert required_missing(no_parts) == list(REQUIRED_FOR_COMPLEX)
+    real = type("Real", (no_parts,), {"name": "realonly", "supported_dtypes": real_only})
+    assert required_missing(real) == []
+    nx.register_backend("realonly", real, replace=True)
+    try:
+        t = nx.tensor([1.0, -2.0], backend="realonly")
+        assert np.array_equal(nx.abs(t).numpy(), [1.0, 2.0])
+    finally:
+        nx.unregister_backend("realonly")
+
+
+@pytest.fixture(scope="module")
+def core() -> Any:
+    cls = core_only(nx.plugins.backend_class("binary"), "binarycore_t")
+    nx.register_backend("binarycore_t", cls, replace=True)
+    yield nx.get_backend("binarycore_t")
+    nx.unregister_backend("binarycore_t")
+
+
+def test_core_only_keeps_the_required_core_and_nothing_else(core: Any) -> None:
+    assert sorted(native_primitives(type(core))) == sorted(
+        n for n in REGISTRY.names() if REGISTRY[n].required
+    )
+    assert type(core).fast_kernel(core, "maximum", "tt", dtypes.float32) is None
+
+
+def test_a_fallback_runs_eagerly_under_jit_and_under_grad(core: Any) -> None:
+    a = np.array([[0.5, -1.5, 2.0], [3.0, -0.0, 1.0]], np.float32)
+    x = nx.tensor(a, backend=core)
+    want = np.maximum(a.T, 0.25)
+
+    def f(t: Any) -> Any:
+        return nx.maximum(nx.transpose(t), 0.25)
+
+    for got in (f(x), nx.jit(f)(x)):
+        assert got.backend is core and got.dtype is nx.float32 and got.shape == (3, 2)
+        np.testing.assert_array_equal(got.numpy(), want)
+    g = nx.grad(lambda t: nx.sum(f(t)))(x)
+    np.testing.assert_array_equal(g.numpy(), (a > 0.25).astype(np.float32))
+
+
+def test_a_backend_overriding_an_optional_primitive_runs_its_own(core: Any) -> None:
+    calls = []
+
+    class Own(type(core)):  # type: ignore[misc]
+        name = "owncore_t"
+
+        def maximum(self, out: Any, x1: Any, x2: Any) -> Any:
+            calls.append(1)
+            out.data = np.maximum(x1.data, x2.data)
+            return out
+
+    nx.register_backend("owncore_t", Own, replace=True)
+    try:
+        t = nx.tensor([1.0, 5.0], backend="owncore_t")
+        assert nx.maximum(t, 2.0).tolist() == [2.0, 5.0] and calls == [1]
+    finally:
+        nx.unregister_backend("owncore_t")
+
+
+def test_grouped_cases_that_reach_only_what_is_not_claimed_raise_it() -> None:
+    cases = Cases()
+    with cases.case("a"):
+        pass
+    with cases.case("b"):
+        raise NotImplementedError("backend 'x' does not implement primitive 'sort'")
+    with pytest.raises(NotImplementedError, match="primitive 'sort'"):
+        cases.finish()
+    cases = Cases()
+    with cases.case("b"):
+        raise NotImplementedError("backend 'x' does not implement primitive 'sort'")
+    with cases.case("c"):
+        raise ValueError("wrong")
+    with pytest.raises(AssertionError, match=r"1 of 2 cases failed \(1 more not claimed\)"):
+        cases.finish()
