@@ -1,0 +1,1 @@
+"""An example numerix backend over array-api-strict (see README.md)."""

@@ -1,0 +1,1 @@
+from numerix.testing.suite import *  # noqa: F403
