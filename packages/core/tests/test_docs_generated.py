@@ -21,6 +21,20 @@ def test_generated_page_is_current(script: str) -> None:
     assert gen.render(page) == page, f"{gen.PAGE.name} is stale: run python docs/{script}.py"
 
 
+def test_typed_contract_is_current() -> None:
+    """numerix/primitives/contract.py is what the registry generates: a primitive added,
+    renamed or given another parameter without regenerating it fails here."""
+    sys.path.insert(0, str(REPO / "docs"))
+    try:
+        gen = __import__("gen_contract")
+    finally:
+        sys.path.remove(str(REPO / "docs"))
+    module = gen.module_path()
+    assert module.read_text(encoding="utf-8") == gen.module_source(), (
+        f"{module.name} is stale: run python docs/gen_contract.py"
+    )
+
+
 def test_contract_page_lists_every_primitive() -> None:
     from numerix.primitives import BLOCKS, REGISTRY
 

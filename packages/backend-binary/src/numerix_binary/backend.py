@@ -155,8 +155,13 @@ def _quiet(method: Any) -> Any:
 # Replayed programs run in program_context, the kernels' context (numpy's warnings off),
 # so a lowering needs no errstate of its own.
 
+#: What the factories below return, typed so that mypy reads a class attribute holding one
+#: as a method and checks it against the contract (tools/contract_check.py).
+_Unary = Callable[[Any, Tensor, Tensor], Tensor]
+_Binary = Callable[[Any, Tensor, Tensor, Tensor], Tensor]
 
-def _unary(fn: Any) -> Any:
+
+def _unary(fn: Any) -> _Unary:
     """The kernel ``fn(x)``: one numpy ufunc on the operand's array."""
 
     @lowers(lambda params, ins, out: fn)
@@ -172,7 +177,7 @@ def _unary(fn: Any) -> Any:
     return kernel
 
 
-def _binary(fn: Any) -> Any:
+def _binary(fn: Any) -> _Binary:
     """The kernel ``fn(x1, x2)``."""
 
     @lowers(lambda params, ins, out: fn)
@@ -187,7 +192,7 @@ def _binary(fn: Any) -> Any:
     return plain
 
 
-def _math(fn: Any) -> Any:
+def _math(fn: Any) -> _Unary:
     """The kernel ``fn(x)`` for a float function: domain edges (log1p(-1), asin(2) ...)
     give inf / NaN as documented; bfloat16 computes in float32."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -71,14 +71,20 @@ def _default_device_id(options: dict[str, Any]) -> int | None:
 # ---------------------------------------------------------------- kernel factories
 _I64_MIN = -(2**63)
 _I64_MAX = 2**63 - 1
-_Kernel = Callable[..., Tensor]
+#: What the factories below return, typed so that mypy reads a class attribute holding one
+#: as a method and checks it against the contract (tools/contract_check.py).
+_Unary = Callable[[Any, Tensor, Tensor], Tensor]
+_Binary = Callable[[Any, Tensor, Tensor, Tensor], Tensor]
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 # Each factory's kernel carries its lowering (numerix.backend.lowers): the same torch call
 # on the payloads, for the evaluator's replayed programs.
 
 
-def _calls(fn: Callable[..., Any], when: Callable[[dtypes.DType], bool] | None = None) -> Any:
+def _calls(
+    fn: Callable[..., Any], when: Callable[[dtypes.DType], bool] | None = None
+) -> Callable[[_F], _F]:
     """Mark the element-wise kernel it decorates as storing exactly ``fn(*payloads)`` in
     ``out.data`` for operands of a dtype ``d`` with ``when(d)`` (every dtype for None):
     the compiled fast path's shortcut past the kernel (:meth:`TorchBackend.fast_kernel`).
@@ -103,7 +109,7 @@ def _unemulated(d: dtypes.DType) -> bool:
     return d not in EMULATED
 
 
-def _math(fn: Callable[[torch.Tensor], torch.Tensor]) -> _Kernel:
+def _math(fn: Callable[[torch.Tensor], torch.Tensor]) -> _Unary:
     @_calls(fn)
     @lowers(lambda params, ins, out: fn)
     def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
@@ -113,7 +119,7 @@ def _math(fn: Callable[[torch.Tensor], torch.Tensor]) -> _Kernel:
     return kernel
 
 
-def _wrapping(fn: Callable[..., torch.Tensor]) -> _Kernel:
+def _wrapping(fn: Callable[..., torch.Tensor]) -> _Binary:
     def lowering(params: Any, ins: Any, out: Any) -> Any:
         d = ins[0][1]
         v = SIGNED_VIEW.get(d)
@@ -135,7 +141,7 @@ def _wrapping(fn: Callable[..., torch.Tensor]) -> _Kernel:
     return kernel
 
 
-def _on_bits(fn: Callable[..., torch.Tensor]) -> _Kernel:
+def _on_bits(fn: Callable[..., torch.Tensor]) -> _Binary:
     def lowering(params: Any, ins: Any, out: Any) -> Any:
         v = SIGNED_VIEW.get(ins[0][1])
         return fn if v is None else (lambda a, b: fn(a.view(v), b.view(v)))
@@ -153,7 +159,7 @@ def _on_bits(fn: Callable[..., torch.Tensor]) -> _Kernel:
     return kernel
 
 
-def _ordered(fn: Callable[..., torch.Tensor], keyed: bool = False) -> _Kernel:
+def _ordered(fn: Callable[..., torch.Tensor], keyed: bool = False) -> _Binary:
     # emulated unsigned dtypes compare through order keys: the method's own path
     @_calls(fn, _unemulated)
     @lowers(lambda params, ins, out: None if ins[0][1] in EMULATED else fn)
