@@ -143,3 +143,40 @@ def test_grouped_cases_that_reach_only_what_is_not_claimed_raise_it() -> None:
         raise ValueError("wrong")
     with pytest.raises(AssertionError, match=r"1 of 2 cases failed \(1 more not claimed\)"):
         cases.finish()
+
+
+def test_a_dtype_the_backend_does_not_hold_is_refused_by_every_way_in() -> None:
+    held = frozenset(d for d in dtypes.ALL_DTYPES if d not in (dtypes.float16, dtypes.bfloat16))
+    cls = type("NoHalf", (core_backend(),), {"name": "nohalf", "supported_dtypes": held})
+    nx.register_backend("nohalf", cls, replace=True)
+    try:
+        x = nx.tensor([1.0, 2.0], backend="nohalf")
+        i = nx.tensor([1, 2], dtype="int16", backend="nohalf")
+        ways = {
+            "full": lambda: nx.zeros(3, dtype="float16", backend="nohalf"),
+            "from_numpy": lambda: nx.tensor(np.ones(2, np.float16), backend="nohalf"),
+            "arange": lambda: nx.arange(3, dtype="float16", backend="nohalf"),
+            "eye": lambda: nx.eye(2, dtype="float16", backend="nohalf"),
+            "astype": lambda: x.astype("float16"),
+            "bitcast": lambda: nx.bitcast(i, "float16"),
+            "as_type": lambda: nx.jit(lambda t: t.astype("float16"))(x),
+            "backend_transfer": lambda: nx.backend_transfer(
+                nx.tensor([1.0], dtype="float16"), "nohalf"
+            ),
+        }
+        for op, way in ways.items():
+            with pytest.raises(nx.errors.UnsupportedDTypeError) as e:
+                way()
+            assert str(e.value).startswith(f"{op}: backend nohalf(cpu) cannot hold float16"), (
+                op,
+                str(e.value),
+            )
+        assert nx.jit(lambda t: t + 1)(x).tolist() == [2.0, 3.0]
+    finally:
+        nx.unregister_backend("nohalf")
+
+
+def test_a_backend_claiming_every_dtype_reads_as_none() -> None:
+    cls = type("All", (core_backend(),), {"name": "alldt",
+                                          "supported_dtypes": frozenset(dtypes.ALL_DTYPES)})  # fmt: skip
+    assert cls.supported_dtypes is None

@@ -38,7 +38,7 @@ from numerix._meeting import check_concrete, meeting_backend, mismatch_error
 from numerix._tensor import Tensor
 from numerix.backend import Backend
 from numerix.errors import ArgumentError, NumerixError, RuleCheckError
-from numerix.primitives._registry import BLOCKS, REGISTRY, Block, Primitive
+from numerix.primitives._registry import BLOCKS, REGISTRY, Block, Primitive, op_name
 
 __all__ = [
     "new_out", "bind", "block_out", "check_concrete", "move", "RuleCheckError", "check_rules", "check_rules_setting",
@@ -142,6 +142,11 @@ def bind(prim: Primitive, *inputs: Any, backend: Backend | None = None, **params
         out.dtype = prim.dtype_rule(*[x.dtype for x in inputs], **params)
     out.backend = b
     out.data = None
+    held = b.supported_dtypes
+    if held is not None and out.dtype not in held:
+        # one rule for every way a dtype reaches a backend: creation, casts, results and
+        # transfers (move) alike
+        raise b.unsupported(op_name(prim.name, params), out.dtype)
     if prim.out_params:
         for k in prim.out_params:  # the rules' alone (params is this call's own dict)
             del params[k]

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from numerix._frozen import Frozen
+from numerix.dtypes import ALL_DTYPES
 from numerix.errors import BackendOptionError, NumerixError, UnsupportedDTypeError, close_name
 from numerix.primitives._registry import REGISTRY, REQUIRED, REQUIRED_FOR_COMPLEX, Primitive
 
@@ -332,6 +333,9 @@ class Backend:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _derive_defaults(cls)
+        held = cls.__dict__.get("supported_dtypes")
+        if held is not None and held >= frozenset(ALL_DTYPES):
+            cls.supported_dtypes = None  # every dtype: nothing to check per call
         if cls.install_fallbacks:
             _install_fallbacks(cls)
 

@@ -31,6 +31,7 @@ from numerix.backend import Backend
 from numerix.defn.expr import COND, ELEM, HOOK, WHILE, Graph, Node
 from numerix.defn.graph import GraphWalk, native_block
 from numerix.ops._core import new_out, on_backend
+from numerix.primitives._registry import op_name
 
 __all__ = ["Program", "lower", "run_program", "runner"]
 
@@ -363,6 +364,9 @@ class _Writer(GraphWalk):
 
     def primitive(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> str:
         b, op = self.backend, n.op
+        held = b.supported_dtypes
+        if held is not None and n.dtype not in held:  # Primitive.bind's rule, once per program
+            raise b.unsupported(op_name(op, n.params), n.dtype)
         ins = [(i.shape, i.dtype) if isinstance(i, Node) else None for i in n.inputs]
         out = (n.shape, n.dtype)
         fn = None

@@ -22,6 +22,7 @@ from numerix.ops._core import (
     cast,
     check_concrete,
     check_scalar_fits,
+    converted_out,
     describe,
     elementwise_binary,
     elementwise_unary,
@@ -702,7 +703,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Tensor:
         if copy and not t.backend.is_tracing:
             return backend_copy(t)
         return t
-    return bind(elementwise_primitives.as_type, new_out(t.shape, d, t.backend), t)
+    return bind(elementwise_primitives.as_type, converted_out(t, d, "astype"), t)
 
 
 # ---------------------------------------------------------------- bits
@@ -782,7 +783,7 @@ def bitcast(x: Any, dtype: Any, /) -> Tensor:
         ) from None
     if d is t.dtype:
         return t
-    return bind(elementwise_primitives.bitcast, new_out(t.shape, d, t.backend), t)
+    return bind(elementwise_primitives.bitcast, converted_out(t, d, "bitcast"), t)
 
 
 # ---------------------------------------------------------------- Tensor's methods
