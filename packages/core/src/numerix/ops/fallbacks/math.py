@@ -97,9 +97,28 @@ def _parts(z: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def _complex(re: Tensor, im: Tensor, d: DType) -> Tensor:
-    """``re + i im`` in complex dtype ``d``: exact for finite parts (an infinite ``im``
-    makes the real part NaN through ``inf * 0``)."""
-    return ew.add(ew.astype(re, d), ew.multiply(ew.astype(im, d), 1j))
+    """``re + i im`` in complex dtype ``d``, both parts exact, signed zeros included:
+    ``(re, -0) - (+0, -im)``, where ``conj`` gives the ``-0`` and ``(-im, -0) * i`` is
+    ``(+0, -im)`` to the bit (``-im * 0 + 0`` is ``+0``, ``-im + -0 * 0`` is ``-im``);
+    ``re - 0`` is ``re`` and ``-0 - (-im)`` is ``im``. An infinite ``im`` (whose product
+    with 0 would be NaN) or a NaN one subtracts a constant ``(+0, ∓inf)`` or ``(+0,
+    nan)`` instead."""
+    a = ew.conj(ew.astype(re, d))
+    finite = _lt(_abs(im), _INF)
+    e = ew.multiply(ew.conj(ew.astype(_neg(_where(finite, im, 0.0)), d)), 1j)
+    k = _where(_lt(im, 0.0), complex(0.0, _INF), complex(0.0, math.nan))
+    k = _where(_lt(0.0, im), complex(0.0, -_INF), k)
+    return ew.subtract(a, _where(finite, e, k))
+
+
+def _shifted(z: Tensor, by: float, sign: float = 1.0) -> Tensor:
+    """``by + sign * z`` with the imaginary part's zero signed as the real ``by`` leaves it
+    (``1 - (2 + 0i)`` is ``-1 - 0i``, on the right side of a branch cut; the complex
+    subtraction would give ``+0``)."""
+    x, y = _parts(z)
+    if sign < 0:
+        x, y = _neg(x), _neg(y)
+    return _complex(ew.add(x, by), y, z.dtype)
 
 
 def _wide(x: Tensor) -> DType:
@@ -350,7 +369,9 @@ def _tanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     """Kahan's tanh: ``t = tan(y)``, ``b = 1 + t**2``, ``s = sinh(x)``, ``rho = sqrt(1 +
     s**2)``: ``(b rho s + i t) / (1 + b s**2)``, accurate near the poles where the
     textbook ``(sinh 2x + i sin 2y) / (cosh 2x + cos 2y)`` cancels; past ``|x| = 22``
-    ``±1 + 4i sin(y) cos(y) exp(-2|x|)`` (as numpy's ctanh)."""
+    ``±1 + 4i sin(y) cos(y) exp(-2|x|)``. Infinite and NaN parts as numpy's ctanh: ``x =
+    ±inf`` gives ``±1 ± 0i``, a NaN ``x`` NaN (an imaginary zero kept), a non-finite
+    ``y`` with finite ``x`` NaN (a real zero kept)."""
     ax = _abs(x)
     near = _lt(ax, 22.0)
     xs = _where(near, x, 0.0)
@@ -360,11 +381,21 @@ def _tanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     bs = ew.multiply(b, s)
     rho = ew.sqrt(ew.add(ew.multiply(s, s), 1.0))
     den = ew.add(ew.multiply(bs, s), 1.0)
-    re = ew.divide(ew.multiply(bs, rho), den)
-    im = ew.divide(t, den)
     e = ew.exp(_neg(ax))
-    far_im = ew.multiply(ew.multiply(ew.multiply(ew.sin(y), ew.cos(y)), 4.0), ew.multiply(e, e))
-    return _where(near, re, _copysign(_full(x, 1.0), x)), _where(near, im, far_im)
+    sc = ew.multiply(ew.sin(y), ew.cos(y))
+    one = _copysign(_full(x, 1.0), x)
+    re = _where(near, ew.divide(ew.multiply(bs, rho), den), one)
+    im = _where(near, ew.divide(t, den), ew.multiply(ew.multiply(sc, 4.0), ew.multiply(e, e)))
+    y_finite = _lt(_abs(y), _INF)
+    re = _where(y_finite, re, _where(_eq(x, 0.0), x, math.nan))
+    im = _where(y_finite, im, math.nan)
+    x_inf = _eq(ax, _INF)
+    re = _where(x_inf, one, re)
+    im = _where(x_inf, _copysign(_full(x, 0.0), _where(y_finite, sc, y)), im)
+    x_num = _eq(x, x)
+    re = _where(x_num, re, x)
+    im = _where(x_num, im, _where(_eq(y, 0.0), y, math.nan))
+    return re, im
 
 
 def _atanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
@@ -384,8 +415,8 @@ def _asin_parts(z: Tensor) -> tuple[Tensor, Tensor]:
     ``atan2(x, Re(m p)) + i asinh(Im(conj(m) p))``: no cancellation, numpy's branch
     cuts."""
     x = ew.real(z)
-    mr, mi = _parts(ew.sqrt(ew.subtract(1.0, z)))
-    pr, pi = _parts(ew.sqrt(ew.add(z, 1.0)))
+    mr, mi = _parts(ew.sqrt(_shifted(z, 1.0, -1.0)))
+    pr, pi = _parts(ew.sqrt(_shifted(z, 1.0)))
     re = ew.atan2(x, ew.subtract(ew.multiply(mr, pr), ew.multiply(mi, pi)))
     im = _asinh_r(ew.subtract(ew.multiply(mr, pi), ew.multiply(mi, pr)))
     return re, im
@@ -394,8 +425,8 @@ def _asin_parts(z: Tensor) -> tuple[Tensor, Tensor]:
 def _acos_parts(z: Tensor) -> tuple[Tensor, Tensor]:
     """Kahan's arccos: ``2 atan2(Re m, Re p) + i asinh(Im(conj(p) m))`` with ``m`` and ``p``
     as for arcsin."""
-    mr, mi = _parts(ew.sqrt(ew.subtract(1.0, z)))
-    pr, pi = _parts(ew.sqrt(ew.add(z, 1.0)))
+    mr, mi = _parts(ew.sqrt(_shifted(z, 1.0, -1.0)))
+    pr, pi = _parts(ew.sqrt(_shifted(z, 1.0)))
     re = ew.multiply(ew.atan2(mr, pr), 2.0)
     im = _asinh_r(ew.subtract(ew.multiply(pr, mi), ew.multiply(pi, mr)))
     return re, im
@@ -404,8 +435,8 @@ def _acos_parts(z: Tensor) -> tuple[Tensor, Tensor]:
 def _acosh_parts(z: Tensor) -> tuple[Tensor, Tensor]:
     """Kahan's arccosh: with ``a = sqrt(z - 1)`` and ``b = sqrt(z + 1)``, ``asinh(Re(conj(a)
     b)) + 2i atan2(Im a, Re b)`` (real part >= 0, as numpy's)."""
-    ar, ai = _parts(ew.sqrt(ew.subtract(z, 1.0)))
-    br, bi = _parts(ew.sqrt(ew.add(z, 1.0)))
+    ar, ai = _parts(ew.sqrt(_shifted(z, -1.0)))
+    br, bi = _parts(ew.sqrt(_shifted(z, 1.0)))
     re = _asinh_r(ew.add(ew.multiply(ar, br), ew.multiply(ai, bi)))
     im = ew.multiply(ew.atan2(ai, br), 2.0)
     return re, im
@@ -413,10 +444,14 @@ def _acosh_parts(z: Tensor) -> tuple[Tensor, Tensor]:
 
 def _log1p_c(z: Tensor) -> Tensor:
     """Kahan's log1p on complex numbers: ``log(u) * (z / (u - 1))`` with ``u = 1 + z``
-    (``u - 1`` exact near 0; ``log(u) / (u - 1)`` is smooth there), ``z`` where ``u == 1``."""
-    u = ew.add(z, 1.0)
+    (``u - 1`` exact near 0; ``log(u) / (u - 1)`` is smooth there), ``z`` where ``u == 1``;
+    ``log(u)`` itself where both parts of ``z`` exceed 1 in magnitude (nothing cancels
+    there, and ``u = 0`` or an infinite ``z`` keep ``log``'s special values)."""
+    x, y = _parts(z)
+    u = _shifted(z, 1.0)
     k = ew.multiply(ew.log(u), ew.divide(z, ew.subtract(u, 1.0)))
-    return _where(_eq(u, 1.0), z, k)
+    near = ew.bitwise_and(_lt(_abs(x), 1.0), _lt(_abs(y), 1.0))
+    return _where(_eq(u, 1.0), z, _where(near, k, ew.log(u)))
 
 
 def _complex_fn(parts: Callable[[Tensor], tuple[Tensor, Tensor]]) -> Fn:
@@ -449,20 +484,28 @@ def _atanh_c(z: Tensor) -> Tensor:
 
 def _asinh_c(z: Tensor) -> Tensor:
     """``asinh(z) = -i asin(iz)``."""
-    p, q = _asin_parts(ew.multiply(z, 1j))
+    x, y = _parts(z)
+    p, q = _asin_parts(_complex(_neg(y), x, z.dtype))
     return _complex(q, _neg(p), z.dtype)
 
 
 def _sinh_c(z: Tensor) -> Tensor:
+    """``sinh x cos y + i cosh x sin y``; a real ``z`` keeps its imaginary zero (as numpy's
+    csinh: no ``inf * 0`` once ``sinh x`` overflows)."""
     x, y = _parts(z)
     re = ew.multiply(_sinh_r(x), ew.cos(y))
-    return _complex(re, ew.multiply(_cosh_r(x), ew.sin(y)), z.dtype)
+    im = _where(_eq(y, 0.0), y, ew.multiply(_cosh_r(x), ew.sin(y)))
+    return _complex(re, im, z.dtype)
 
 
 def _cosh_c(z: Tensor) -> Tensor:
+    """``cosh x cos y + i sinh x sin y``; a real ``z`` gives the imaginary zero of sign
+    ``sign(x) sign(y)`` (as numpy's ccosh)."""
     x, y = _parts(z)
     re = ew.multiply(_cosh_r(x), ew.cos(y))
-    return _complex(re, ew.multiply(_sinh_r(x), ew.sin(y)), z.dtype)
+    zero = ew.multiply(_copysign(_full(x, 1.0), x), y)
+    im = _where(_eq(y, 0.0), zero, ew.multiply(_sinh_r(x), ew.sin(y)))
+    return _complex(re, im, z.dtype)
 
 
 def _expm1_c(z: Tensor) -> Tensor:
