@@ -12,6 +12,8 @@ import functools
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from numerix import dtypes
 from numerix._shapes import broadcast_shapes
 from numerix.dtypes import ALL_DTYPES, PROMOTION_TABLE, DType
@@ -148,10 +150,16 @@ def elementwise_binary_shape_rule(
 def _unary(name: str, cat, doc: str, **kit: Any) -> Primitive:  # type: ignore[no-untyped-def]
     """Declare a unary element-wise primitive of dtype category ``cat``.
 
-    ``kit`` may name the primitive's numpy oracle, ``oracle="exp2"`` (and ``sample=``,
-    how the kit draws its inputs, e.g. ``{"positive": True}``): the conformance kit then
-    checks it on every backend and compiler with no row of its own (the kit's dtype
-    expectation comes from its own table of categories, not from this one)."""
+    ``kit`` names the primitive's numpy oracle for the conformance kit, which then checks
+    it on every backend and compiler with no row of its own (the kit's dtype expectation
+    comes from its own table of categories, not from this one): ``oracle=`` is a numpy
+    function's name (``"exp2"``) or, where numpy has none, a function of numpy arrays
+    (below). How the kit draws the inputs: ``sample=`` (``{"positive": True}``,
+    ``"nonzero"``, ``"small"``, ``"coarse"`` for values on a 0.5 grid) for the kit's
+    element-wise rows, or ``domain=`` (``"any"``, ``"unit"`` for |x| < 1, ``"pos"``,
+    ``"gtm1"``, ``"ge1"``) for a transcendental function, checked over its domain and at
+    the special values with numpy's floating-point errors raised. The ``classify``
+    category is checked on values holding NaN and infinities."""
     table = _unary_table(cat)
 
     def dtype_rule(x: DType) -> DType:
@@ -168,7 +176,8 @@ def _unary(name: str, cat, doc: str, **kit: Any) -> Primitive:  # type: ignore[n
 
 
 def _binary(name: str, cat, doc: str, **kit: Any) -> Primitive:  # type: ignore[no-untyped-def]
-    """Declare a binary element-wise primitive; ``kit`` as for :func:`_unary`."""
+    """Declare a binary element-wise primitive; ``kit`` as for :func:`_unary`, with
+    ``sample=`` for both operands or ``lhs=`` and ``rhs=`` for each."""
     table = _binary_table(cat)
 
     def dtype_rule(x1: DType, x2: DType) -> DType:
@@ -185,59 +194,132 @@ def _binary(name: str, cat, doc: str, **kit: Any) -> Primitive:  # type: ignore[
     )  # fmt: skip
 
 
+# ---------------------------------------------------------------- oracles numpy lacks
+# functions of numpy arrays, evaluated by the kit on inputs widened to float64
+
+
+def sigmoid_oracle(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def rsqrt_oracle(x: np.ndarray) -> np.ndarray:
+    return 1 / np.sqrt(x)
+
+
+# numpy has no erf: math's, element by element, in float64
+_math_erf = np.frompyfunc(math.erf, 1, 1)
+_math_erfc = np.frompyfunc(math.erfc, 1, 1)
+
+
+def erf_oracle(x: np.ndarray) -> np.ndarray:
+    return np.asarray(_math_erf(x), np.float64)
+
+
+def erfc_oracle(x: np.ndarray) -> np.ndarray:
+    return np.asarray(_math_erfc(x), np.float64)
+
+
 # ---------------------------------------------------------------- unary
-negative = _unary("negative", _table_numeric, "-x (integers wrap around)")
-abs = _unary("abs", _table_abs, "|x|; complex gives the real magnitude")
-sign = _unary("sign", _table_numeric, "-1, 0 or 1 (x/|x| for complex)")
-floor = _unary("floor", _table_real, "largest integer <= x; integers unchanged")
-ceil = _unary("ceil", _table_real, "smallest integer >= x; integers unchanged")
-round = _unary("round", _table_numeric, "round half to even; integers unchanged")
-exp = _unary("exp", _table_inexact, "e**x")
-log = _unary("log", _table_inexact, "natural logarithm")
-sqrt = _unary("sqrt", _table_inexact, "square root")
-tanh = _unary("tanh", _table_inexact, "hyperbolic tangent")
-sigmoid = _unary("sigmoid", _table_real_inexact, "1 / (1 + exp(-x)), computed without overflow")
+negative = _unary("negative", _table_numeric, "-x (integers wrap around)", oracle="negative")
+abs = _unary("abs", _table_abs, "|x|; complex gives the real magnitude", oracle="abs")
+sign = _unary("sign", _table_numeric, "-1, 0 or 1 (x/|x| for complex)", oracle="sign")
+floor = _unary("floor", _table_real, "largest integer <= x; integers unchanged", oracle="floor")
+ceil = _unary("ceil", _table_real, "smallest integer >= x; integers unchanged", oracle="ceil")
+round = _unary(
+    "round", _table_numeric, "round half to even; integers unchanged", oracle="round",
+    sample={"coarse": True},
+)  # fmt: skip
+exp = _unary("exp", _table_inexact, "e**x", oracle="exp")
+log = _unary("log", _table_inexact, "natural logarithm", oracle="log", sample={"positive": True})
+sqrt = _unary("sqrt", _table_inexact, "square root", oracle="sqrt", sample={"positive": True})
+tanh = _unary("tanh", _table_inexact, "hyperbolic tangent", oracle="tanh")
+sigmoid = _unary(
+    "sigmoid", _table_real_inexact, "1 / (1 + exp(-x)), computed without overflow",
+    oracle=sigmoid_oracle,
+)  # fmt: skip
 exp2 = _unary("exp2", _table_inexact, "2**x", oracle="exp2")
-expm1 = _unary("expm1", _table_inexact, "exp(x) - 1, accurate near 0")
-log1p = _unary("log1p", _table_inexact, "log(1 + x), accurate near 0")
-rsqrt = _unary("rsqrt", _table_inexact, "1 / sqrt(x)")
-cbrt = _unary("cbrt", _table_real_inexact, "real cube root")
-sin = _unary("sin", _table_inexact, "sine")
-cos = _unary("cos", _table_inexact, "cosine")
-tan = _unary("tan", _table_inexact, "tangent")
-asin = _unary("asin", _table_inexact, "inverse sine (principal value)")
-acos = _unary("acos", _table_inexact, "inverse cosine (principal value)")
-atan = _unary("atan", _table_inexact, "inverse tangent (principal value)")
-sinh = _unary("sinh", _table_inexact, "hyperbolic sine")
-cosh = _unary("cosh", _table_inexact, "hyperbolic cosine")
-asinh = _unary("asinh", _table_inexact, "inverse hyperbolic sine")
-acosh = _unary("acosh", _table_inexact, "inverse hyperbolic cosine")
-atanh = _unary("atanh", _table_inexact, "inverse hyperbolic tangent")
-erf = _unary("erf", _table_real_inexact, "the error function")
-erfc = _unary("erfc", _table_real_inexact, "1 - erf(x), accurate for large x")
+expm1 = _unary("expm1", _table_inexact, "exp(x) - 1, accurate near 0", oracle="expm1", domain="any")
+log1p = _unary(
+    "log1p", _table_inexact, "log(1 + x), accurate near 0", oracle="log1p", domain="gtm1"
+)
+rsqrt = _unary("rsqrt", _table_inexact, "1 / sqrt(x)", oracle=rsqrt_oracle, domain="pos")
+cbrt = _unary("cbrt", _table_real_inexact, "real cube root", oracle="cbrt", domain="any")
+sin = _unary("sin", _table_inexact, "sine", oracle="sin", domain="any")
+cos = _unary("cos", _table_inexact, "cosine", oracle="cos", domain="any")
+tan = _unary("tan", _table_inexact, "tangent", oracle="tan", domain="unit")
+asin = _unary(
+    "asin", _table_inexact, "inverse sine (principal value)", oracle="arcsin", domain="unit"
+)
+acos = _unary(
+    "acos", _table_inexact, "inverse cosine (principal value)", oracle="arccos", domain="unit"
+)
+atan = _unary(
+    "atan", _table_inexact, "inverse tangent (principal value)", oracle="arctan", domain="any"
+)
+sinh = _unary("sinh", _table_inexact, "hyperbolic sine", oracle="sinh", domain="any")
+cosh = _unary("cosh", _table_inexact, "hyperbolic cosine", oracle="cosh", domain="any")
+asinh = _unary("asinh", _table_inexact, "inverse hyperbolic sine", oracle="arcsinh", domain="any")
+acosh = _unary("acosh", _table_inexact, "inverse hyperbolic cosine", oracle="arccosh", domain="ge1")
+atanh = _unary(
+    "atanh", _table_inexact, "inverse hyperbolic tangent", oracle="arctanh", domain="unit"
+)
+erf = _unary("erf", _table_real_inexact, "the error function", oracle=erf_oracle, domain="any")
+erfc = _unary(
+    "erfc", _table_real_inexact, "1 - erf(x), accurate for large x", oracle=erfc_oracle,
+    domain="any",
+)  # fmt: skip
+# no numpy oracle: the kit checks the round trip through erf (test_erf_inv)
 erf_inv = _unary("erf_inv", _table_real_inexact, "inverse of erf: +-inf at +-1, NaN beyond")
-isnan = _unary("isnan", _table_classify, "x is NaN -> bool (false for bool and integers)")
-isinf = _unary("isinf", _table_classify, "x is +-inf -> bool (false for bool and integers)")
-isfinite = _unary("isfinite", _table_classify, "x is neither NaN nor inf -> bool")
+isnan = _unary(
+    "isnan", _table_classify, "x is NaN -> bool (false for bool and integers)", oracle="isnan"
+)
+isinf = _unary(
+    "isinf", _table_classify, "x is +-inf -> bool (false for bool and integers)", oracle="isinf"
+)
+isfinite = _unary(
+    "isfinite", _table_classify, "x is neither NaN nor inf -> bool", oracle="isfinite"
+)
+# the public ops take every dtype (the primitives complex only): test_real_imag_conj
 real = _unary("real", _table_real_part, "real part of a complex number")
 imag = _unary("imag", _table_real_part, "imaginary part of a complex number")
 conj = _unary("conj", _table_complex, "complex conjugate")
-bitwise_invert = _unary("bitwise_invert", _table_integer_or_bool, "~x (logical not on bool)")
+bitwise_invert = _unary(
+    "bitwise_invert", _table_integer_or_bool, "~x (logical not on bool)", oracle="invert"
+)
 
 # ---------------------------------------------------------------- binary
-add = _binary("add", _table_numeric, "x1 + x2 (integers wrap around)")
-subtract = _binary("subtract", _table_numeric, "x1 - x2 (integers wrap around)")
-multiply = _binary("multiply", _table_numeric, "x1 * x2 (integers wrap around)")
-divide = _binary("divide", _table_inexact, "true division; integers compute in float32")
-floor_divide = _binary("floor_divide", _table_real, "floor(x1 / x2); integer division by 0 gives 0")
-remainder = _binary("remainder", _table_real, "x1 - floor(x1/x2)*x2, the sign of x2 (numpy)")
-pow = _binary("pow", _table_numeric, "x1 ** x2")
-maximum = _binary("maximum", _table_real, "element-wise max; NaN propagates")
-minimum = _binary("minimum", _table_real, "element-wise min; NaN propagates")
-bitwise_and = _binary("bitwise_and", _table_integer_or_bool, "x1 & x2")
-bitwise_or = _binary("bitwise_or", _table_integer_or_bool, "x1 | x2")
-bitwise_xor = _binary("bitwise_xor", _table_integer_or_bool, "x1 ^ x2")
-atan2 = _binary("atan2", _table_real_inexact, "angle of (x2, x1) in [-pi, pi]; as numpy arctan2")
+add = _binary("add", _table_numeric, "x1 + x2 (integers wrap around)", oracle="add")
+subtract = _binary("subtract", _table_numeric, "x1 - x2 (integers wrap around)", oracle="subtract")
+multiply = _binary("multiply", _table_numeric, "x1 * x2 (integers wrap around)", oracle="multiply")
+divide = _binary(
+    "divide", _table_inexact, "true division; integers compute in float32",
+    oracle="true_divide", rhs={"nonzero": True},
+)  # fmt: skip
+floor_divide = _binary(
+    "floor_divide", _table_real, "floor(x1 / x2); integer division by 0 gives 0",
+    oracle="floor_divide", rhs={"nonzero": True},
+)  # fmt: skip
+remainder = _binary(
+    "remainder", _table_real, "x1 - floor(x1/x2)*x2, the sign of x2 (numpy)",
+    oracle="remainder", rhs={"nonzero": True},
+)  # fmt: skip
+# integer exponents stay >= 0 in the kit's rows (negative ones:
+# test_pow_negative_integer_exponent)
+pow = _binary(
+    "pow", _table_numeric, "x1 ** x2", oracle="power", lhs={"positive": True},
+    rhs={"positive": True, "small": True},
+)  # fmt: skip
+maximum = _binary("maximum", _table_real, "element-wise max; NaN propagates", oracle="maximum")
+minimum = _binary("minimum", _table_real, "element-wise min; NaN propagates", oracle="minimum")
+bitwise_and = _binary("bitwise_and", _table_integer_or_bool, "x1 & x2", oracle="bitwise_and")
+bitwise_or = _binary("bitwise_or", _table_integer_or_bool, "x1 | x2", oracle="bitwise_or")
+bitwise_xor = _binary("bitwise_xor", _table_integer_or_bool, "x1 ^ x2", oracle="bitwise_xor")
+atan2 = _binary(
+    "atan2", _table_real_inexact, "angle of (x2, x1) in [-pi, pi]; as numpy arctan2",
+    oracle="arctan2", domain="any",
+)  # fmt: skip
+# no numpy oracle: numpy's shifts differ for amounts < 0 or >= the bit width; the kit
+# checks them against Python integers (test_shift_*)
 bitwise_left_shift = _binary(
     "bitwise_left_shift", _table_integer, "x1 << x2; amounts < 0 or >= the bit width give 0"
 )
@@ -246,12 +328,24 @@ bitwise_right_shift = _binary(
     "x1 >> x2 (arithmetic for signed); amounts < 0 or >= the bit width give -1 for negative "
     "signed x1, else 0",
 )  # fmt: skip
-equal = _binary("equal", _table_compare, "x1 == x2 -> bool")
-not_equal = _binary("not_equal", _table_compare, "x1 != x2 -> bool")
-less = _binary("less", _table_order, "x1 < x2 -> bool")
-less_equal = _binary("less_equal", _table_order, "x1 <= x2 -> bool")
-greater = _binary("greater", _table_order, "x1 > x2 -> bool")
-greater_equal = _binary("greater_equal", _table_order, "x1 >= x2 -> bool")
+# comparisons: the kit's values lie on a 0.5 grid, so that ties occur
+equal = _binary(
+    "equal", _table_compare, "x1 == x2 -> bool", oracle="equal", sample={"coarse": True}
+)
+not_equal = _binary(
+    "not_equal", _table_compare, "x1 != x2 -> bool", oracle="not_equal", sample={"coarse": True}
+)
+less = _binary("less", _table_order, "x1 < x2 -> bool", oracle="less", sample={"coarse": True})
+less_equal = _binary(
+    "less_equal", _table_order, "x1 <= x2 -> bool", oracle="less_equal", sample={"coarse": True}
+)
+greater = _binary(
+    "greater", _table_order, "x1 > x2 -> bool", oracle="greater", sample={"coarse": True}
+)
+greater_equal = _binary(
+    "greater_equal", _table_order, "x1 >= x2 -> bool", oracle="greater_equal",
+    sample={"coarse": True},
+)  # fmt: skip
 
 
 # ---------------------------------------------------------------- select, as_type
@@ -291,6 +385,8 @@ as_type = REGISTRY.declare(
 
 
 # ---------------------------------------------------------------- bits
+# no numpy oracle (numpy counts no leading zeros): the kit checks both against Python
+# integers' bit patterns (test_bit_counts)
 
 population_count = _unary(
     "population_count", _table_integer, "number of bits set in x's bit pattern, in x's dtype"

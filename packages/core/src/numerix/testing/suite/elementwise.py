@@ -97,50 +97,8 @@ class BinOp:
         return self.name
 
 
-BINARY = [
-    BinOp("add", nx.add, np.add, numeric),
-    BinOp("subtract", nx.subtract, np.subtract, numeric),
-    BinOp("multiply", nx.multiply, np.multiply, numeric),
-    BinOp("divide", nx.divide, np.true_divide, inexact, rhs={"nonzero": True}),
-    BinOp("floor_divide", nx.floor_divide, np.floor_divide, real, rhs={"nonzero": True}),
-    BinOp("remainder", nx.remainder, np.remainder, real, rhs={"nonzero": True}),
-    # integer exponents stay >= 0 here (negative ones: test_pow_negative_integer_exponent)
-    BinOp(
-        "pow",
-        nx.pow,
-        np.power,
-        numeric,
-        lhs={"positive": True},
-        rhs={"positive": True, "small": True},
-    ),
-    BinOp("maximum", nx.maximum, np.maximum, real),
-    BinOp("minimum", nx.minimum, np.minimum, real),
-    BinOp("equal", nx.equal, np.equal, compare, lhs={"coarse": True}, rhs={"coarse": True}),
-    BinOp(
-        "not_equal", nx.not_equal, np.not_equal, compare, lhs={"coarse": True}, rhs={"coarse": True}
-    ),
-    BinOp("less", nx.less, np.less, order, lhs={"coarse": True}, rhs={"coarse": True}),
-    BinOp(
-        "less_equal",
-        nx.less_equal,
-        np.less_equal,
-        order,
-        lhs={"coarse": True},
-        rhs={"coarse": True},
-    ),
-    BinOp("greater", nx.greater, np.greater, order, lhs={"coarse": True}, rhs={"coarse": True}),
-    BinOp(
-        "greater_equal",
-        nx.greater_equal,
-        np.greater_equal,
-        order,
-        lhs={"coarse": True},
-        rhs={"coarse": True},
-    ),
-    BinOp("bitwise_and", nx.bitwise_and, np.bitwise_and, int_or_bool),
-    BinOp("bitwise_or", nx.bitwise_or, np.bitwise_or, int_or_bool),
-    BinOp("bitwise_xor", nx.bitwise_xor, np.bitwise_xor, int_or_bool),
-]
+#: The binary rows: every one is a primitive's, made from its declaration (below).
+BINARY: list[BinOp] = []
 
 # logical ops take every dtype (non-zero is true) and need no promotion
 LOGICAL = [
@@ -162,27 +120,13 @@ class UnOp:
         return self.name
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
+#: The rows of the unary ops that are not primitives; the primitives' rows are made from
+#: their declarations (below).
 UNARY = [
-    UnOp("negative", nx.negative, np.negative, numeric),
     UnOp("positive", nx.positive, np.positive, numeric),
-    UnOp("abs", nx.abs, np.abs, magnitude),
-    UnOp("sign", nx.sign, np.sign, numeric),
-    UnOp("floor", nx.floor, np.floor, real),
-    UnOp("ceil", nx.ceil, np.ceil, real),
     UnOp("trunc", nx.trunc, np.trunc, real),
-    UnOp("round", nx.round, np.round, numeric, {"coarse": True}),
-    UnOp("exp", nx.exp, np.exp, inexact),
-    UnOp("log", nx.log, np.log, inexact, {"positive": True}),
-    UnOp("sqrt", nx.sqrt, np.sqrt, inexact, {"positive": True}),
-    UnOp("tanh", nx.tanh, np.tanh, inexact),
-    UnOp("sigmoid", nx.sigmoid, _sigmoid, real_inexact),
     UnOp("square", nx.square, np.square, numeric),
     UnOp("reciprocal", nx.reciprocal, np.reciprocal, inexact, {"nonzero": True}),
-    UnOp("bitwise_invert", nx.bitwise_invert, np.invert, int_or_bool),
     UnOp("logical_not", nx.logical_not, np.logical_not, compare),
 ]
 
@@ -201,34 +145,61 @@ KIT_RULES: dict[str, Rule] = {
 }
 
 
+def kit_family(p: Any) -> str | None:
+    """Which of the kit's element-wise checks a primitive's declaration asks for: None
+    without ``oracle=``; ``"domain"`` with ``domain=`` (a transcendental function, over its
+    domain and at the special values: elementwise_more); ``"classify"`` for its category
+    (values holding NaN and infinities: elementwise_more); else ``"rows"`` (UNARY and
+    BINARY here, which the compiled and fuzz checks read too)."""
+    if p.family != "elementwise" or p.extra.get("oracle") is None:
+        return None
+    if "domain" in p.extra:
+        return "domain"
+    return "classify" if p.extra["category"] == "classify" else "rows"
+
+
+def kit_oracle(p: Any) -> Callable[..., Any]:
+    """The numpy reference a declaration names: a numpy function's name, or a function."""
+    o = p.extra["oracle"]
+    return o if callable(o) else getattr(np, o)
+
+
+def kit_rule(p: Any) -> Rule:
+    """The kit's own dtype expectation for a declaration's category."""
+    rule = KIT_RULES.get(p.extra["category"])
+    if rule is None:
+        raise LookupError(
+            f"{p.name}: the kit has no dtype expectation for category "
+            f"{p.extra['category']!r}; write its row by hand"
+        )
+    return rule
+
+
 def declared_rows(primitives: Any) -> tuple[list[UnOp], list[BinOp]]:
     """Rows for the element-wise primitives whose declaration names a numpy oracle
-    (``_unary("exp2", _table_inexact, "2**x", oracle="exp2")``): a new primitive with a
-    numpy namesake is checked by the kit, on every backend and compiler, with no row of
-    its own. A primitive with an oracle must have no row above (a core test checks)."""
+    (``_unary("exp2", _table_inexact, "2**x", oracle="exp2")``) and no other check
+    (:func:`kit_family`): a new primitive with a numpy namesake is checked by the kit, on
+    every backend and compiler, with no row of its own. A primitive with an oracle must
+    have no row above (a core test checks)."""
     unary: list[UnOp] = []
     binary: list[BinOp] = []
     for p in primitives:
-        oracle = p.extra.get("oracle") if p.family == "elementwise" else None
-        if oracle is None:
+        if kit_family(p) != "rows":
             continue
-        rule = KIT_RULES.get(p.extra["category"])
-        if rule is None:
-            raise LookupError(
-                f"{p.name}: the kit has no dtype expectation for category "
-                f"{p.extra['category']!r}; write its row by hand"
-            )
-        fn, ref, sample = getattr(nx, p.name), getattr(np, oracle), p.extra.get("sample", {})
+        rule, fn, ref = kit_rule(p), getattr(nx, p.name), kit_oracle(p)
+        sample = p.extra.get("sample", {})
         if p.extra["arity"] == 1:
             unary.append(UnOp(p.name, fn, ref, rule, dict(sample)))
         else:
-            binary.append(BinOp(p.name, fn, ref, rule, dict(sample), dict(sample)))
+            lhs, rhs = p.extra.get("lhs", sample), p.extra.get("rhs", sample)
+            binary.append(BinOp(p.name, fn, ref, rule, dict(lhs), dict(rhs)))
     return unary, binary
 
 
 _DECLARED = declared_rows(REGISTRY)
 UNARY += _DECLARED[0]
 BINARY += _DECLARED[1]
+_sigmoid = next(op.ref for op in UNARY if op.name == "sigmoid")
 
 
 def draw(d: dtypes.DType, shape: tuple[int, ...], seed: int, kw: dict[str, Any]) -> np.ndarray:

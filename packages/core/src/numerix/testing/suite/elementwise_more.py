@@ -3,7 +3,6 @@ classification, complex parts and shifts, over every dtype, edge shapes and refu
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 
 import numerix as nx
 from numerix import dtypes
+from numerix.primitives import REGISTRY
 from numerix.testing.oracle import (
     ALL,
     ALL_PAIRS,
@@ -32,32 +32,35 @@ from numerix.testing.oracle import (
     shape_id,
     t,
 )
+from numerix.testing.suite.elementwise import kit_family, kit_oracle, kit_rule
 
-# name -> (numerix fn, numpy fn, domain: "any" | "unit" (|x| < 1) | "ge1" | "gtm1" | "pos")
-UNARY_INEXACT: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = {
-    "expm1": (nx.expm1, np.expm1, "any"),
-    "log1p": (nx.log1p, np.log1p, "gtm1"),
-    "rsqrt": (nx.rsqrt, lambda a: 1 / np.sqrt(a), "pos"),
-    "sin": (nx.sin, np.sin, "any"),
-    "cos": (nx.cos, np.cos, "any"),
-    "tan": (nx.tan, np.tan, "unit"),
-    "asin": (nx.asin, np.arcsin, "unit"),
-    "acos": (nx.acos, np.arccos, "unit"),
-    "atan": (nx.atan, np.arctan, "any"),
-    "sinh": (nx.sinh, np.sinh, "any"),
-    "cosh": (nx.cosh, np.cosh, "any"),
-    "asinh": (nx.asinh, np.arcsinh, "any"),
-    "acosh": (nx.acosh, np.arccosh, "ge1"),
-    "atanh": (nx.atanh, np.arctanh, "unit"),
-}
-# numpy has no erf: math's, element by element, in float64
-_np_erf = np.frompyfunc(math.erf, 1, 1)
-_np_erfc = np.frompyfunc(math.erfc, 1, 1)
-REAL_ONLY = {
-    "cbrt": (nx.cbrt, np.cbrt, "any"),
-    "erf": (nx.erf, lambda a: np.asarray(_np_erf(a), np.float64), "any"),
-    "erfc": (nx.erfc, lambda a: np.asarray(_np_erfc(a), np.float64), "any"),
-}
+
+def _declared(family: str, arity: int, category: str | None = None) -> dict[str, Any]:
+    """name -> (numerix fn, numpy reference, domain) for each primitive whose declaration
+    asks for ``family``'s check (:func:`kit_family`), of ``category`` if given."""
+    return {
+        p.name: (getattr(nx, p.name), kit_oracle(p), p.extra.get("domain"))
+        for p in REGISTRY
+        if kit_family(p) == family
+        and p.extra["arity"] == arity
+        and category in (None, p.extra["category"])
+    }
+
+
+# transcendental functions, from their declarations (``domain=``): "any", "unit" (|x| < 1),
+# "ge1", "gtm1" or "pos"; the real-only ones refuse complex
+UNARY_INEXACT: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = _declared(
+    "domain", 1, "inexact"
+)
+REAL_ONLY: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = _declared(
+    "domain", 1, "real_inexact"
+)
+BINARY_INEXACT: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = _declared(
+    "domain", 2
+)
+_other = set(_declared("domain", 1)) - set(UNARY_INEXACT) - set(REAL_ONLY)
+if _other:
+    raise LookupError(f"{sorted(_other)}: the kit checks domain= for the inexact categories only")
 
 
 def _data(d: dtypes.DType, domain: str, shape: tuple[int, ...] = (3, 4)) -> np.ndarray:
@@ -142,33 +145,39 @@ def test_erf_inv_special_values() -> None:
 
 
 @pytest.mark.parametrize("p", ALL_PAIRS, ids=pair_ids)
-def test_atan2(p: tuple[dtypes.DType, dtypes.DType]) -> None:
+@pytest.mark.parametrize("name", sorted(BINARY_INEXACT))
+def test_binary_inexact(name: str, p: tuple[dtypes.DType, dtypes.DType]) -> None:
+    fn, ref, _ = BINARY_INEXACT[name]
     a, b = sample(p[0], seed=1), sample(p[1], seed=2)
     e = expected_promotion(*p)
-    if e is None or e.kind == "c":
+    rule = None if e is None else kit_rule(REGISTRY[name])(e)
+    if rule is None:
         with pytest.raises(nx.DTypeError):
-            nx.atan2(t(a), t(b))
+            fn(t(a), t(b))
         return
-    c = inexact(e)
-    check(nx.atan2(t(a), t(b)), oracle(np.arctan2, a, b, compute=c, out=c), c)
+    check(fn(t(a), t(b)), oracle(ref, a, b, compute=rule[0], out=rule[1]), rule[1])
 
 
 @pytest.mark.parametrize("shapes", BINARY_SHAPES, ids=shape_id)
-def test_atan2_shapes(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+@pytest.mark.parametrize("name", sorted(BINARY_INEXACT))
+def test_binary_inexact_shapes(name: str, shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+    fn, ref, _ = BINARY_INEXACT[name]
     a, b = sample(dtypes.float64, shapes[0], 1), sample(dtypes.float64, shapes[1], 2)
-    check(nx.atan2(t(a), t(b)), np.arctan2(a, b), dtypes.float64)
+    check(fn(t(a), t(b)), ref(a, b), dtypes.float64)
 
 
-def test_atan2_special_values() -> None:
+@pytest.mark.parametrize("name", sorted(BINARY_INEXACT))
+def test_binary_inexact_special_values(name: str) -> None:
+    fn, ref, _ = BINARY_INEXACT[name]
     v = np.asarray(SPECIAL)
     a, b = np.meshgrid(v, v)
-    check(nx.atan2(t(a), t(b)), np.arctan2(a, b), dtypes.float64)
+    check(fn(t(a), t(b)), ref(a, b), dtypes.float64)
 
 
 # ---------------------------------------------------------------- classification
 
-CLASSIFY = {"isnan": (nx.isnan, np.isnan), "isinf": (nx.isinf, np.isinf),
-            "isfinite": (nx.isfinite, np.isfinite)}  # fmt: skip
+# from the declarations of the ``classify`` category
+CLASSIFY = {name: (fn, ref) for name, (fn, ref, _) in _declared("classify", 1).items()}
 
 
 def _with_specials(d: dtypes.DType) -> np.ndarray:
