@@ -37,10 +37,9 @@ from numerix.primitives import fallback_rule
 _SIGNED = {8: dtypes.int8, 16: dtypes.int16, 32: dtypes.int32, 64: dtypes.int64}
 
 
-def _k(like: Tensor, value: Any, dtype: DType | None = None) -> Tensor:
-    """A 0-d constant on ``like``'s backend, of ``like``'s dtype unless ``dtype``."""
-    d = like.dtype if dtype is None else dtype
-    return from_numpy(np.array(value, dtype=d.numpy_dtype), backend=like.backend)
+def _k(like: Tensor, value: Any) -> Tensor:
+    """A 0-d constant of ``like``'s dtype on its backend (operands broadcast it)."""
+    return from_numpy(np.array(value, dtype=like.dtype.numpy_dtype), backend=like.backend)
 
 
 def _full(like: Tensor, value: Any, dtype: DType) -> Tensor:
