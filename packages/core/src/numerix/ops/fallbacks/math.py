@@ -106,8 +106,8 @@ def _complex(re: Tensor, im: Tensor, d: DType) -> Tensor:
     a = ew.conj(ew.astype(re, d))
     finite = _lt(_abs(im), _INF)
     e = ew.multiply(ew.conj(ew.astype(_neg(_where(finite, im, 0.0)), d)), 1j)
-    k = _where(_lt(im, 0.0), complex(0.0, _INF), complex(0.0, math.nan))
-    k = _where(_lt(0.0, im), complex(0.0, -_INF), k)
+    k = _where(_lt(im, 0.0), _full(a, complex(0.0, _INF)), _full(a, complex(0.0, math.nan)))
+    k = _where(_lt(0.0, im), _full(a, complex(0.0, -_INF)), k)
     return ew.subtract(a, _where(finite, e, k))
 
 
@@ -534,10 +534,17 @@ def sigmoid(out: Tensor, x: Tensor) -> Tensor:
     return _run(_sigmoid_r, x)
 
 
+def _exp2_c(z: Tensor) -> Tensor:
+    """numpy's complex exp2: ``exp(z log 2)``, the product taken part by part (a complex
+    product with ``log 2 + 0i`` would make ``inf * 0`` NaN)."""
+    x, y = _parts(z)
+    return ew.exp(_complex(ew.multiply(x, _LN2), ew.multiply(y, _LN2), z.dtype))
+
+
 @fallback_rule("exp2")
 def exp2(out: Tensor, x: Tensor) -> Tensor:
-    """``pow(2, x)``: the backend's pow, one rounding; complex too."""
-    return _run(lambda v: ew.pow(2.0, v), x)
+    """``pow(2, x)``: the backend's pow, one rounding; complex ``exp(z log 2)``."""
+    return _run(_real_or_complex(lambda v: ew.pow(2.0, v), _exp2_c), x)
 
 
 @fallback_rule("expm1")
