@@ -122,9 +122,10 @@ def _shifted(z: Tensor, by: float, sign: float = 1.0) -> Tensor:
 
 
 def _wide(x: Tensor) -> DType:
-    """float64 where ``x``'s backend holds it, else ``x``'s own dtype."""
+    """float64 where ``x``'s backend holds it, else float32 (the compute dtype of a
+    float16 or bfloat16 ``x``, and float32's own)."""
     claimed = x.backend.supported_dtypes
-    return _F64 if claimed is None or _F64 in claimed else x.dtype
+    return _F64 if claimed is None or _F64 in claimed else _F32
 
 
 # ---------------------------------------------------------------- real compositions
