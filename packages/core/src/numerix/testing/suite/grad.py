@@ -239,10 +239,14 @@ CASES: list[Case] = [
 def declared_cases(primitives: Any) -> list[Case]:
     """A finite-difference case for each differentiable element-wise primitive whose
     declaration names a numpy oracle (``oracle=``; the element-wise kit makes its rows
-    from the same declaration): such a primitive needs no case of its own here."""
+    from the same declaration): such a primitive needs no case of its own here. One with
+    a case written above (its own domain, shapes or broadcasting) keeps only that one."""
+    written = {c.prim for c in CASES}
     out: list[Case] = []
     for p in primitives:
         if p.family != "elementwise" or "oracle" not in p.extra or not p.differentiable:
+            continue
+        if p.name in written:
             continue
         domain = _pos if p.extra.get("sample", {}).get("positive") else _any
         out += _unary(p.name, domain) if p.extra["arity"] == 1 else _binary(p.name, domain, domain)
