@@ -73,16 +73,8 @@ class ArrayApiBackend(Backend):
 
     __slots__ = ()
 
-    def _held(self, out: Tensor, op: str) -> Any:
-        # a cast may ask for a dtype this backend does not hold: the kit reports the case
-        # as not claimed
-        if out.dtype not in _DTYPES:
-            raise self.unsupported(op, out.dtype)
-        return _DTYPES[out.dtype]
-
     # ------------------------------------------------------------ host exchange
     def from_numpy(self, out: Tensor, array: np.ndarray) -> Tensor:
-        self._held(out, "from_numpy")
         out.data = xp.asarray(array)
         return out
 
@@ -99,7 +91,7 @@ class ArrayApiBackend(Backend):
     # ------------------------------------------------------------ conversions
     @_quiet
     def as_type(self, out: Tensor, x: Tensor) -> Any:
-        a, to = x.data, self._held(out, "astype")
+        a, to = x.data, _DTYPES[out.dtype]
         if out.dtype.kind == "b":
             return a != 0
         if x.dtype.kind == "c" and out.dtype.kind != "c":
@@ -117,7 +109,6 @@ class ArrayApiBackend(Backend):
 
     def bitcast(self, out: Tensor, x: Tensor) -> Tensor:
         # the standard has no bitcast: through the host, numpy's view of the same bytes
-        self._held(out, "bitcast")
         out.data = xp.asarray(np.asarray(x.data).view(out.dtype.numpy_dtype))
         return out
 
