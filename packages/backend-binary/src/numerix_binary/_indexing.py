@@ -42,4 +42,4 @@ class IndexingKernels:
         return out
 
     # moving elements raises no floating-point warning: no kernel context around it
-    block_take.quiet = True
+    block_take.quiet = True  # type: ignore[attr-defined]

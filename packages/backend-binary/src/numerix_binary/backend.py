@@ -172,8 +172,8 @@ def _unary(fn: Any) -> _Unary:
         except RuntimeError as e:
             return _fill(out, _again(e, fn, x.data))
 
-    kernel.quiet = True
-    kernel.ufunc = fn  # the fast path's shortcut (fast_kernel)
+    kernel.quiet = True  # type: ignore[attr-defined]
+    kernel.ufunc = fn  # type: ignore[attr-defined]  # the fast path's shortcut (fast_kernel)
     return kernel
 
 
@@ -187,8 +187,8 @@ def _binary(fn: Any) -> _Binary:
         except RuntimeError as e:
             return _fill(out, _again(e, fn, x1.data, x2.data))
 
-    plain.quiet = True
-    plain.ufunc = fn
+    plain.quiet = True  # type: ignore[attr-defined]
+    plain.ufunc = fn  # type: ignore[attr-defined]
     return plain
 
 
@@ -213,9 +213,9 @@ def _math(fn: Any) -> _Unary:
             r = _again(e, fn, a)
         return _fill(out, r.astype(numpy_bfloat16()) if x.data.dtype.kind == BF16_KIND else r)
 
-    kernel.quiet = True
-    kernel.ufunc = fn
-    kernel.upcasts_bfloat16 = True  # no shortcut for bfloat16: the kernel computes in f32
+    kernel.quiet = True  # type: ignore[attr-defined]
+    kernel.ufunc = fn  # type: ignore[attr-defined]
+    kernel.upcasts_bfloat16 = True  # type: ignore[attr-defined]  # no shortcut for bfloat16: the kernel computes in f32
     return kernel
 
 

@@ -581,8 +581,8 @@ def _unary(fn: Callable[[Any], Any]) -> Callable[[Any, Tensor, Tensor], Tensor]:
         out.data = _kernels.kernel(build, x.shape, x.dtype)(x.data)
         return out
 
-    method.build = build  # the fast path's shortcut traces it (fast_kernel)
-    method.arity = 1
+    method.build = build  # type: ignore[attr-defined]  # the fast path's shortcut traces it (fast_kernel)
+    method.arity = 1  # type: ignore[attr-defined]
     return method
 
 
@@ -598,8 +598,8 @@ def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Tensor, Tensor, Ten
         out.data = k(x1.data, x2.data)
         return out
 
-    method.build = build  # the fast path's shortcut traces it (fast_kernel)
-    method.arity = 2
+    method.build = build  # type: ignore[attr-defined]  # the fast path's shortcut traces it (fast_kernel)
+    method.arity = 2  # type: ignore[attr-defined]
     return method
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from numerix._frozen import Frozen
 from numerix.dtypes import ALL_DTYPES
@@ -64,7 +64,10 @@ def forget_fast_kernels() -> None:
 Lowering = Callable[[Mapping[str, Any], tuple[Any, ...], tuple[Any, ...]], Any]
 
 
-def lowers(build: Lowering) -> Callable[[Any], Any]:
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def lowers(build: Lowering) -> Callable[[_F], _F]:
     """Attach a lowering (see :meth:`Backend.lower`) to the primitive or block method it
     decorates (a block of one output, ``block_softmax``, as a primitive's).
 
@@ -77,8 +80,8 @@ def lowers(build: Lowering) -> Callable[[Any], Any]:
             return out
     """
 
-    def attach(method: Any) -> Any:
-        method.lowering = build
+    def attach(method: _F) -> _F:
+        method.lowering = build  # type: ignore[attr-defined]
         return method
 
     return attach
