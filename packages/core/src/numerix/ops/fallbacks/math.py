@@ -400,15 +400,19 @@ def _tanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def _atanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
-    """numpy's catanh for finite z: ``log1p(4|x| / ((1 - |x|)**2 + y**2)) / 4 + i
-    atan2(2|y|, (1 - |x|)(1 + |x|) - y**2) / 2``, the signs of x and y set on the
-    parts."""
+    """numpy's catanh: ``log1p(4|x| / ((1 - |x|)**2 + y**2)) / 4 + i atan2(2|y|, (1 -
+    |x|)(1 + |x|) - y**2) / 2``, the signs of x and y set on the parts; an infinite part
+    gives ``±0 ± i pi/2`` (a NaN ``y`` staying NaN), a zero ``x`` a zero real part."""
     ax, ay = _abs(x), _abs(y)
     am1 = ew.subtract(1.0, ax)
     y2 = ew.multiply(ay, ay)
     re = _log1p_r(ew.divide(ew.multiply(ax, 4.0), ew.add(ew.multiply(am1, am1), y2)))
     im = ew.atan2(ew.multiply(ay, 2.0), ew.subtract(_one_minus_sq(ax), y2))
-    return _copysign(ew.multiply(re, 0.25), x), _copysign(ew.multiply(im, 0.5), y)
+    re, im = _copysign(ew.multiply(re, 0.25), x), _copysign(ew.multiply(im, 0.5), y)
+    inf = ew.bitwise_or(_eq(ax, _INF), _eq(ay, _INF))
+    re = _where(ew.bitwise_or(inf, _eq(x, 0.0)), _copysign(_full(x, 0.0), x), re)
+    im = _where(inf, _where(_eq(y, y), _copysign(_full(y, math.pi / 2), y), y), im)
+    return re, im
 
 
 def _asin_parts(z: Tensor) -> tuple[Tensor, Tensor]:
@@ -492,20 +496,28 @@ def _asinh_c(z: Tensor) -> Tensor:
 
 def _sinh_c(z: Tensor) -> Tensor:
     """``sinh x cos y + i cosh x sin y``; a real ``z`` keeps its imaginary zero (as numpy's
-    csinh: no ``inf * 0`` once ``sinh x`` overflows)."""
+    csinh: no ``inf * 0`` once ``sinh x`` overflows), and a non-finite ``y`` gives ``x + i
+    nan`` for a zero ``x``, ``inf + i nan`` for an infinite one, else NaN."""
     x, y = _parts(z)
     re = ew.multiply(_sinh_r(x), ew.cos(y))
     im = _where(_eq(y, 0.0), y, ew.multiply(_cosh_r(x), ew.sin(y)))
-    return _complex(re, im, z.dtype)
+    y_finite = _lt(_abs(y), _INF)
+    edge = _where(_eq(x, 0.0), x, _where(_eq(_abs(x), _INF), _INF, math.nan))
+    re = _where(y_finite, re, edge)
+    return _complex(re, _where(y_finite, im, math.nan), z.dtype)
 
 
 def _cosh_c(z: Tensor) -> Tensor:
     """``cosh x cos y + i sinh x sin y``; a real ``z`` gives the imaginary zero of sign
-    ``sign(x) sign(y)`` (as numpy's ccosh)."""
+    ``sign(x) sign(y)`` (as numpy's ccosh), and a non-finite ``y`` ``nan + 0i`` for a
+    zero ``x``, ``inf + i nan`` for an infinite one, else NaN."""
     x, y = _parts(z)
     re = ew.multiply(_cosh_r(x), ew.cos(y))
     zero = ew.multiply(_copysign(_full(x, 1.0), x), y)
     im = _where(_eq(y, 0.0), zero, ew.multiply(_sinh_r(x), ew.sin(y)))
+    y_finite = _lt(_abs(y), _INF)
+    re = _where(y_finite, re, _where(_eq(_abs(x), _INF), _INF, math.nan))
+    im = _where(y_finite, im, _where(_eq(x, 0.0), 0.0, math.nan))
     return _complex(re, im, z.dtype)
 
 
