@@ -450,21 +450,13 @@ def _acosh_parts(z: Tensor) -> tuple[Tensor, Tensor]:
 def _log1p_c(z: Tensor) -> Tensor:
     """Kahan's log1p on complex numbers: ``log(u) * (z / (u - 1))`` with ``u = 1 + z``
     (``u - 1`` exact near 0; ``log(u) / (u - 1)`` is smooth there), ``z`` where ``u == 1``;
-    ``log(u)`` itself where both parts of ``z`` exceed 1 in magnitude (nothing cancels
+    ``log(u)`` itself where a part of ``z`` is 1 or more in magnitude (nothing cancels
     there, and ``u = 0`` or an infinite ``z`` keep ``log``'s special values)."""
     x, y = _parts(z)
     u = _shifted(z, 1.0)
     k = ew.multiply(ew.log(u), ew.divide(z, ew.subtract(u, 1.0)))
     near = ew.bitwise_and(_lt(_abs(x), 1.0), _lt(_abs(y), 1.0))
     return _where(_eq(u, 1.0), z, _where(near, k, ew.log(u)))
-
-
-def _complex_fn(parts: Callable[[Tensor], tuple[Tensor, Tensor]]) -> Fn:
-    def fn(z: Tensor) -> Tensor:
-        re, im = parts(z)
-        return _complex(re, im, z.dtype)
-
-    return fn
 
 
 def _swap_in(fn: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]]) -> Fn:
@@ -487,11 +479,67 @@ def _atanh_c(z: Tensor) -> Tensor:
     return _complex(*_atanh_parts(*_parts(z)), z.dtype)
 
 
+Parts = tuple[Any, Any]
+
+
+def _edges(z: Tensor, parts: Parts, at_inf: Parts, at_nan: list[tuple[Any, Any, Any]]) -> Tensor:
+    """The parts of an inverse trigonometric or hyperbolic function at the edges of the
+    plane, as numpy gives them: ``at_inf`` where a part of ``z = x + iy`` is infinite
+    (and none NaN), and where one is NaN the first of ``at_nan``'s ``(condition, re, im)``
+    that holds, else NaN; ``parts`` elsewhere. Returns the complex result."""
+    x, y = _parts(z)
+    re, im = parts
+    a_inf = ew.bitwise_or(_eq(_abs(x), _INF), _eq(_abs(y), _INF))
+    re, im = _where(a_inf, at_inf[0], re), _where(a_inf, at_inf[1], im)
+    nre, nim = _full(x, math.nan), _full(x, math.nan)
+    for cond, r, i in reversed(at_nan):
+        nre, nim = _where(cond, r, nre), _where(cond, i, nim)
+    numbers = ew.bitwise_and(_eq(x, x), _eq(y, y))
+    return _complex(_where(numbers, re, nre), _where(numbers, im, nim), z.dtype)
+
+
+def _asin_c(z: Tensor) -> Tensor:
+    x, y = _parts(z)
+    ax, ay = _abs(x), _abs(y)
+    at_inf = (_copysign(ew.atan2(ax, ay), x), _copysign(_full(y, _INF), y))
+    at_nan = [
+        (_eq(ay, _INF), math.nan, y),
+        (_eq(ax, _INF), math.nan, _INF),
+        (_eq(x, 0.0), x, math.nan),
+    ]
+    return _edges(z, _asin_parts(z), at_inf, at_nan)
+
+
+def _acos_c(z: Tensor) -> Tensor:
+    x, y = _parts(z)
+    ax, ay = _abs(x), _abs(y)
+    at_inf = (ew.atan2(ay, x), _copysign(_full(y, _INF), _neg(y)))
+    at_nan = [(_eq(ay, _INF), math.nan, _neg(y)), (_eq(ax, _INF), math.nan, -_INF),
+              (_eq(x, 0.0), math.pi / 2, math.nan)]  # fmt: skip
+    return _edges(z, _acos_parts(z), at_inf, at_nan)
+
+
 def _asinh_c(z: Tensor) -> Tensor:
     """``asinh(z) = -i asin(iz)``."""
     x, y = _parts(z)
+    ax, ay = _abs(x), _abs(y)
     p, q = _asin_parts(_complex(_neg(y), x, z.dtype))
-    return _complex(q, _neg(p), z.dtype)
+    at_inf = (_copysign(_full(x, _INF), x), _copysign(ew.atan2(ay, ax), y))
+    at_nan = [
+        (_eq(ay, _INF), _INF, math.nan),
+        (_eq(ax, _INF), x, math.nan),
+        (_eq(y, 0.0), math.nan, y),
+    ]
+    return _edges(z, (q, _neg(p)), at_inf, at_nan)
+
+
+def _acosh_c(z: Tensor) -> Tensor:
+    x, y = _parts(z)
+    ax, ay = _abs(x), _abs(y)
+    at_inf = (_full(x, _INF), _copysign(ew.atan2(ay, x), y))
+    at_nan = [(_eq(ay, _INF), _INF, math.nan), (_eq(ax, _INF), _INF, math.nan),
+              (_eq(x, 0.0), math.nan, math.pi / 2)]  # fmt: skip
+    return _edges(z, _acosh_parts(z), at_inf, at_nan)
 
 
 def _sinh_c(z: Tensor) -> Tensor:
@@ -593,13 +641,13 @@ def tan(out: Tensor, x: Tensor) -> Tensor:
 @fallback_rule("asin")
 def asin(out: Tensor, x: Tensor) -> Tensor:
     """``atan2(x, sqrt((1 - x)(1 + x)))``; complex by Kahan's formula."""
-    return _run(_real_or_complex(_asin_r, _complex_fn(_asin_parts)), x)
+    return _run(_real_or_complex(_asin_r, _asin_c), x)
 
 
 @fallback_rule("acos")
 def acos(out: Tensor, x: Tensor) -> Tensor:
     """``atan2(sqrt((1 - x)(1 + x)), x)``; complex by Kahan's formula."""
-    return _run(_real_or_complex(_acos_r, _complex_fn(_acos_parts)), x)
+    return _run(_real_or_complex(_acos_r, _acos_c), x)
 
 
 @fallback_rule("atan")
@@ -635,7 +683,7 @@ def asinh(out: Tensor, x: Tensor) -> Tensor:
 @fallback_rule("acosh")
 def acosh(out: Tensor, x: Tensor) -> Tensor:
     """Through log1p (see ``_acosh_r``); complex by Kahan's formula."""
-    return _run(_real_or_complex(_acosh_r, _complex_fn(_acosh_parts)), x)
+    return _run(_real_or_complex(_acosh_r, _acosh_c), x)
 
 
 @fallback_rule("atanh")
