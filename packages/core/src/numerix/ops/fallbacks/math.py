@@ -4,16 +4,17 @@
 Each is composed from the required core alone: ``exp``, ``log``, ``sin``, ``cos``,
 ``atan2``, ``sqrt`` and ``pow`` (the backend's), IEEE arithmetic, ``equal``/``less``,
 ``select``, ``as_type``, ``bitcast`` with ``bitwise_and``/``bitwise_or`` (the sign of a
-float is read and set on its bits, so odd functions keep ``-0.0``), ``real``/``imag``
-for complex inputs, and ``full`` for a constant. The functions call one another through
+float is read and set on its bits, so odd functions keep ``-0.0``), ``real``/``imag``/
+``conj`` for complex inputs, and ``full`` for a constant. The functions call one another through
 the private helpers below, never through an optional primitive, so no fallback here can
 reach another one (or itself).
 
 The compositions are the numerically sound ones: no cancellation near the zeros of the
 functions, no overflow before the result overflows, special values (``±0``, ``±inf``,
 NaN, the domain edges) as numpy gives them. float16 and bfloat16 compute in float32 and
-round once, as ``binary`` does. A complex result is assembled as ``re + im * 1j``,
-exact for finite parts.
+round once, as ``binary`` does. A complex result is assembled from its two real parts
+exactly (``_complex``), so signed zeros land on numpy's side of each branch cut, and
+infinite and NaN parts give numpy's values (C99's special cases).
 """
 
 from __future__ import annotations
