@@ -180,3 +180,9 @@ def test_a_backend_claiming_every_dtype_reads_as_none() -> None:
     cls = type("All", (core_backend(),), {"name": "alldt",
                                           "supported_dtypes": frozenset(dtypes.ALL_DTYPES)})  # fmt: skip
     assert cls.supported_dtypes is None
+
+
+def test_every_optional_primitive_has_a_fallback() -> None:
+    nx.backend.load_fallbacks()
+    bare = [p.name for p in REGISTRY if not p.required and p.fallback is None]
+    assert bare == [], f"optional primitives without a core fallback: {bare}"
