@@ -10,42 +10,36 @@ import numpy as np
 
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
-from numerix.ops._core import from_numpy
+from numerix.ops.fallbacks._common import const
 from numerix.primitives import fallback_rule
-
-
-def _host(out: Tensor, a: np.ndarray) -> Tensor:
-    # a copy of its own (a broadcast view is not writable); np.ascontiguousarray would
-    # make a 0-d array one-dimensional
-    return from_numpy(a.copy(order="C"), backend=out.backend)
 
 
 @fallback_rule("full")
 def full(out: Tensor, *, value: Any, shape: tuple[int, ...], dtype: DType) -> Tensor:
     with np.errstate(all="ignore"):  # the core rounded the value to dtype already
-        return _host(out, np.full(shape, value, dtype=dtype.numpy_dtype))
+        return const(out, np.full(shape, value, dtype=dtype.numpy_dtype))
 
 
 @fallback_rule("iota")
 def iota(out: Tensor, *, axis: int | None, shape: tuple[int, ...], dtype: DType) -> Tensor:
     dt = dtype.numpy_dtype
     if axis is None:
-        return _host(out, np.arange(int(np.prod(shape, dtype=np.int64)), dtype=dt).reshape(shape))
+        return const(out, np.arange(int(np.prod(shape, dtype=np.int64)), dtype=dt).reshape(shape))
     view = [1] * len(shape)
     view[axis] = shape[axis]
-    return _host(out, np.broadcast_to(np.arange(shape[axis], dtype=dt).reshape(view), shape))
+    return const(out, np.broadcast_to(np.arange(shape[axis], dtype=dt).reshape(view), shape))
 
 
 @fallback_rule("eye")
 def eye(out: Tensor, *, k: int, shape: tuple[int, ...], dtype: DType) -> Tensor:
     *_, n, m = shape
-    return _host(out, np.broadcast_to(np.eye(n, m, k=k, dtype=dtype.numpy_dtype), shape))
+    return const(out, np.broadcast_to(np.eye(n, m, k=k, dtype=dtype.numpy_dtype), shape))
 
 
 @fallback_rule("arange")
 def arange(out: Tensor, *, start: Any, step: Any, shape: tuple[int, ...], dtype: DType) -> Tensor:
     n = shape[0]
-    return _host(out, np.arange(start, start + n * step, step, dtype=dtype.numpy_dtype)[:n])
+    return const(out, np.arange(start, start + n * step, step, dtype=dtype.numpy_dtype)[:n])
 
 
 @fallback_rule("linspace")
@@ -55,4 +49,4 @@ def linspace(
     r = np.linspace(start, stop, shape[0], endpoint=endpoint)
     if dtype.kind in "iu":
         r = np.floor(r)
-    return _host(out, r.astype(dtype.numpy_dtype))
+    return const(out, r.astype(dtype.numpy_dtype))

@@ -7,7 +7,7 @@ by it) rounds. They are written with required primitives alone (arithmetic,
 ``equal``, ``less``, ``select``, ``bitwise_and``/``bitwise_or``, ``bitcast``,
 ``as_type``, ``pow``, ``sqrt``, ``real``/``imag``/``conj``, ``from_numpy``) and with
 ``full`` for a constant of an input's shape, and through the private helpers below
-rather than through one another's primitives: no fallback here reaches another
+and :mod:`numerix.ops.fallbacks._common`'s rather than through one another's primitives: no fallback here reaches another
 optional primitive, so none can cycle, and the transcendental fallbacks may build on
 any of them.
 
@@ -20,42 +20,18 @@ masked as ``binary`` masks them.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
-from numerix.ops._core import from_numpy
-from numerix.primitives import creation as cp
+from numerix.ops.fallbacks._common import and_, filled_like, nan_mask, not_, or_, scalar
 from numerix.primitives import elementwise as ep
 from numerix.primitives import fallback_rule
 
 # ---------------------------------------------------------------- helpers (required core only)
 
 _SIGNED = {8: dtypes.int8, 16: dtypes.int16, 32: dtypes.int32, 64: dtypes.int64}
-
-
-def _k(like: Tensor, value: Any) -> Tensor:
-    """A 0-d constant of ``like``'s dtype on its backend (operands broadcast it)."""
-    return from_numpy(np.array(value, dtype=like.dtype.numpy_dtype), backend=like.backend)
-
-
-def _full(like: Tensor, value: Any, dtype: DType) -> Tensor:
-    return cp.full.bind(shape=like.shape, dtype=dtype, value=value, backend=like.backend)
-
-
-def _not(b: Tensor) -> Tensor:
-    return ep.equal.bind(b, _k(b, False))
-
-
-def _or(a: Tensor, b: Tensor) -> Tensor:
-    return ep.bitwise_or.bind(a, b)
-
-
-def _and(a: Tensor, b: Tensor) -> Tensor:
-    return ep.bitwise_and.bind(a, b)
 
 
 def _pattern(d: DType, bits: int) -> int:
@@ -66,26 +42,19 @@ def _pattern(d: DType, bits: int) -> int:
     return bits
 
 
-def _isnan(x: Tensor) -> Tensor:
-    # NaN is the one value unequal to itself (complex: either part NaN)
-    if x.dtype.kind in "fc":
-        return _not(ep.equal.bind(x, x))
-    return _full(x, False, dtypes.bool_)
-
-
 def _isfinite(x: Tensor) -> Tensor:
     # x - x is exactly 0 for a finite x (each part of a complex), NaN for inf and NaN
     if x.dtype.kind in "fc":
-        return ep.equal.bind(ep.subtract.bind(x, x), _k(x, 0))
-    return _full(x, True, dtypes.bool_)
+        return ep.equal.bind(ep.subtract.bind(x, x), scalar(x, 0))
+    return filled_like(x, True, dtypes.bool_)
 
 
 def _isinf(x: Tensor) -> Tensor:
     if x.dtype.kind == "c":
-        return _or(_isinf(ep.real.bind(x)), _isinf(ep.imag.bind(x)))
+        return or_(_isinf(ep.real.bind(x)), _isinf(ep.imag.bind(x)))
     if x.dtype.kind == "f":
-        return _and(ep.equal.bind(x, x), _not(_isfinite(x)))
-    return _full(x, False, dtypes.bool_)
+        return and_(ep.equal.bind(x, x), not_(_isfinite(x)))
+    return filled_like(x, False, dtypes.bool_)
 
 
 def _float_bits(x: Tensor) -> Tensor:
@@ -99,28 +68,28 @@ def _from_bits(b: Tensor, like: DType) -> Tensor:
 def _negative(x: Tensor) -> Tensor:
     d = x.dtype
     if d.kind in "iu":
-        return ep.subtract.bind(_k(x, 0), x)  # wraps: -INT_MIN is INT_MIN, unsigned mod 2**n
+        return ep.subtract.bind(scalar(x, 0), x)  # wraps: -INT_MIN is INT_MIN, unsigned mod 2**n
     if d.kind == "f":
         # the sign bit flipped (adding the top bit carries nowhere): -0.0, NaN's sign too
         b = _float_bits(x)
-        return _from_bits(ep.add.bind(b, _k(b, _pattern(b.dtype, 1 << (d.bits - 1)))), d)
+        return _from_bits(ep.add.bind(b, scalar(b, _pattern(b.dtype, 1 << (d.bits - 1)))), d)
     # complex: (-0 - re) + (-0 - im)j, each part exact, its zero's sign flipped
-    return ep.subtract.bind(_k(x, complex(-0.0, -0.0)), x)
+    return ep.subtract.bind(scalar(x, complex(-0.0, -0.0)), x)
 
 
 def _fabs(x: Tensor) -> Tensor:
     # the sign bit cleared: abs(-0.0) is 0.0, NaN loses its sign as in numpy
     d = x.dtype
     b = _float_bits(x)
-    return _from_bits(_and(b, _k(b, (1 << (d.bits - 1)) - 1)), d)
+    return _from_bits(and_(b, scalar(b, (1 << (d.bits - 1)) - 1)), d)
 
 
 def _copysign(mag: Tensor, sign: Tensor) -> Tensor:
     """``mag`` (sign bit clear) with ``sign``'s sign bit."""
     d = mag.dtype
     mb = _float_bits(mag)
-    s = _and(_float_bits(sign), _k(mb, _pattern(mb.dtype, 1 << (d.bits - 1))))
-    return _from_bits(_or(mb, s), d)
+    s = and_(_float_bits(sign), scalar(mb, _pattern(mb.dtype, 1 << (d.bits - 1))))
+    return _from_bits(or_(mb, s), d)
 
 
 def _cabs(x: Tensor) -> Tensor:
@@ -137,11 +106,11 @@ def _cabs(x: Tensor) -> Tensor:
     else:
         swap = ep.less.bind(re, im)  # NaN in either part: no swap, NaN reaches r
         m, n = ep.select.bind(swap, im, re), ep.select.bind(swap, re, im)
-        zero = ep.equal.bind(m, _k(m, 0))
-        q = ep.divide.bind(n, ep.select.bind(zero, _k(m, 1), m))
-        s = ep.sqrt.bind(ep.add.bind(_k(q, 1), ep.multiply.bind(q, q)))
+        zero = ep.equal.bind(m, scalar(m, 0))
+        q = ep.divide.bind(n, ep.select.bind(zero, scalar(m, 1), m))
+        s = ep.sqrt.bind(ep.add.bind(scalar(q, 1), ep.multiply.bind(q, q)))
         r = ep.select.bind(zero, n, ep.multiply.bind(m, s))  # at m == 0, n is 0 or NaN
-    return ep.select.bind(_or(_isinf(re), _isinf(im)), _k(r, np.inf), r)
+    return ep.select.bind(or_(_isinf(re), _isinf(im)), scalar(r, np.inf), r)
 
 
 def _floor(x: Tensor) -> Tensor:
@@ -150,7 +119,7 @@ def _floor(x: Tensor) -> Tensor:
     its sign (-0.0 - +0.0). inf and NaN (remainder NaN) are their own floor."""
     if x.dtype.kind in "iu":
         return x
-    r = ep.remainder.bind(x, _k(x, 1))
+    r = ep.remainder.bind(x, scalar(x, 1))
     return ep.select.bind(ep.equal.bind(r, r), ep.subtract.bind(x, r), x)
 
 
@@ -162,10 +131,10 @@ def _round_real(x: Tensor) -> Tensor:
     a = _fabs(x)
     f = _floor(a)
     frac = ep.subtract.bind(a, f)  # NaN for inf: no rounding up, f is inf
-    half = _k(a, 0.5)
-    odd = ep.equal.bind(ep.remainder.bind(f, _k(f, 2)), _k(f, 1))
-    up = _or(ep.less.bind(half, frac), _and(ep.equal.bind(frac, half), odd))
-    return _copysign(ep.select.bind(up, ep.add.bind(f, _k(f, 1)), f), x)
+    half = scalar(a, 0.5)
+    odd = ep.equal.bind(ep.remainder.bind(f, scalar(f, 2)), scalar(f, 1))
+    up = or_(ep.less.bind(half, frac), and_(ep.equal.bind(frac, half), odd))
+    return _copysign(ep.select.bind(up, ep.add.bind(f, scalar(f, 1)), f), x)
 
 
 def _round_complex(z: Tensor) -> Tensor:
@@ -174,13 +143,13 @@ def _round_complex(z: Tensor) -> Tensor:
     re, im = ep.real.bind(z), ep.imag.bind(z)
 
     def offset(p: Tensor) -> Tensor:  # p - round(p), exact; never -0.0
-        return ep.select.bind(_isfinite(p), ep.subtract.bind(p, _round_real(p)), _k(p, 0))
+        return ep.select.bind(_isfinite(p), ep.subtract.bind(p, _round_real(p)), scalar(p, 0))
 
     c = z.dtype
     # dim * 1j is (dim*0 - 0) + dim j, exact for a finite dim; the sum's zeros are +0
     d = ep.add.bind(
         ep.as_type.bind(offset(re), dtype=c),
-        ep.multiply.bind(ep.as_type.bind(offset(im), dtype=c), _k(z, 1j)),
+        ep.multiply.bind(ep.as_type.bind(offset(im), dtype=c), scalar(z, 1j)),
     )
     conj = ep.conj.bind
     # per part, p - d leaves a zero result +0 (and -0.0 - 0 is -0.0); -((-p) + d) leaves it
@@ -189,18 +158,18 @@ def _round_complex(z: Tensor) -> Tensor:
     bb = _negative(ep.add.bind(_negative(z), d))
     ab = conj(ep.subtract.bind(conj(z), conj(d)))
     ba = conj(_negative(ep.add.bind(_negative(conj(z)), conj(d))))
-    neg_re, neg_im = ep.less.bind(re, _k(re, 0)), ep.less.bind(im, _k(im, 0))
+    neg_re, neg_im = ep.less.bind(re, scalar(re, 0)), ep.less.bind(im, scalar(im, 0))
     return ep.select.bind(neg_re, ep.select.bind(neg_im, bb, ba), ep.select.bind(neg_im, ab, aa))
 
 
 def _pow2(x: Tensor, k: Tensor) -> Tensor:
     """2**k in ``x``'s dtype, k in [0, bits): wraps to the sign bit at bits - 1."""
-    return ep.pow.bind(_k(x, 2), k)
+    return ep.pow.bind(scalar(x, 2), k)
 
 
 def _shr(x: Tensor, k: int) -> Tensor:
     """x >> k (arithmetic for signed; k below bits - 1 for signed) for a fixed k."""
-    return ep.floor_divide.bind(x, _k(x, 1 << k))
+    return ep.floor_divide.bind(x, scalar(x, 1 << k))
 
 
 def _repeat(d: DType, byte: int) -> int:
@@ -226,7 +195,7 @@ def abs(out: Tensor, x: Tensor) -> Tensor:
     if d.kind == "u":
         return x
     if d.kind == "i":
-        return ep.select.bind(ep.less.bind(x, _k(x, 0)), _negative(x), x)
+        return ep.select.bind(ep.less.bind(x, scalar(x, 0)), _negative(x), x)
     if d.kind == "f":
         return _fabs(x)
     return _cabs(x)
@@ -240,15 +209,15 @@ def sign(out: Tensor, x: Tensor) -> Tensor:
     d = x.dtype
     if d.kind == "c":
         m = _cabs(x)
-        zero = ep.equal.bind(m, _k(m, 0))
-        safe = ep.as_type.bind(ep.select.bind(zero, _k(m, 1), m), dtype=d)
-        return ep.select.bind(zero, _k(x, 0), ep.divide.bind(x, safe))
-    z = _k(x, 0)
+        zero = ep.equal.bind(m, scalar(m, 0))
+        safe = ep.as_type.bind(ep.select.bind(zero, scalar(m, 1), m), dtype=d)
+        return ep.select.bind(zero, scalar(x, 0), ep.divide.bind(x, safe))
+    z = scalar(x, 0)
     rest: Tensor = z
     if d.kind == "f":
         rest = x if d is dtypes.bfloat16 else ep.select.bind(ep.equal.bind(x, x), z, x)
-    neg = ep.select.bind(ep.less.bind(x, z), _k(x, -1) if d.kind != "u" else z, rest)
-    return ep.select.bind(ep.less.bind(z, x), _k(x, 1), neg)
+    neg = ep.select.bind(ep.less.bind(x, z), scalar(x, -1) if d.kind != "u" else z, rest)
+    return ep.select.bind(ep.less.bind(z, x), scalar(x, 1), neg)
 
 
 # ---------------------------------------------------------------- rounding
@@ -285,7 +254,7 @@ def round(out: Tensor, x: Tensor) -> Tensor:
 @fallback_rule("isnan")
 def isnan(out: Tensor, x: Tensor) -> Tensor:
     """not (x == x) (equal); false for bool and integers (full)."""
-    return _isnan(x)
+    return nan_mask(x)
 
 
 @fallback_rule("isinf")
@@ -310,10 +279,10 @@ def _max_min(x1: Tensor, x2: Tensor, take_first_below: bool) -> Tensor:
     if x1.dtype is dtypes.float16:
         # numpy's float16 loop keeps x1 on ties (max(-0.0, 0.0) is -0.0) and NaN of either
         lt = ep.less.bind(x2, x1) if take_first_below else ep.less.bind(x1, x2)
-        return ep.select.bind(_or(lt, _isnan(x2)), x2, x1)
+        return ep.select.bind(or_(lt, nan_mask(x2)), x2, x1)
     # the other float loops keep x2 on ties (max(-0.0, 0.0) is 0.0) and NaN of either
     lt = ep.less.bind(x1, x2) if take_first_below else ep.less.bind(x2, x1)
-    return ep.select.bind(_or(lt, _isnan(x1)), x1, x2)
+    return ep.select.bind(or_(lt, nan_mask(x1)), x1, x2)
 
 
 @fallback_rule("maximum")
@@ -332,13 +301,13 @@ def minimum(out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
 @fallback_rule("not_equal")
 def not_equal(out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
     """not (x1 == x2) (equal): true beside NaN, as numpy."""
-    return _not(ep.equal.bind(x1, x2))
+    return not_(ep.equal.bind(x1, x2))
 
 
 @fallback_rule("less_equal")
 def less_equal(out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
     """x1 < x2 or x1 == x2 (less, equal, bitwise_or): false beside NaN."""
-    return _or(ep.less.bind(x1, x2), ep.equal.bind(x1, x2))
+    return or_(ep.less.bind(x1, x2), ep.equal.bind(x1, x2))
 
 
 @fallback_rule("greater")
@@ -350,7 +319,7 @@ def greater(out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
 @fallback_rule("greater_equal")
 def greater_equal(out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
     """x2 < x1 or x1 == x2 (less, equal, bitwise_or): false beside NaN."""
-    return _or(ep.less.bind(x2, x1), ep.equal.bind(x1, x2))
+    return or_(ep.less.bind(x2, x1), ep.equal.bind(x1, x2))
 
 
 # ---------------------------------------------------------------- bits
@@ -362,9 +331,9 @@ def bitwise_invert(out: Tensor, x: Tensor) -> Tensor:
     bool (equal)."""
     d = x.dtype
     if d.kind == "b":
-        return _not(x)
+        return not_(x)
     top = -1 if d.kind == "i" else (1 << d.bits) - 1
-    return ep.subtract.bind(_k(x, top), x)
+    return ep.subtract.bind(scalar(x, top), x)
 
 
 @fallback_rule("bitwise_xor")
@@ -372,23 +341,23 @@ def bitwise_xor(out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
     """(x1 | x2) - (x1 & x2) for integers (the and's bits lie within the or's: no borrow);
     x1 != x2 for bool (equal)."""
     if x1.dtype.kind == "b":
-        return _not(ep.equal.bind(x1, x2))
-    return ep.subtract.bind(_or(x1, x2), _and(x1, x2))
+        return not_(ep.equal.bind(x1, x2))
+    return ep.subtract.bind(or_(x1, x2), and_(x1, x2))
 
 
 def _shift_amount(x2: Tensor, top: int) -> tuple[Tensor, Tensor]:
     """(0 <= x2 < top, x2 where so else 0)."""
-    ok = ep.less.bind(x2, _k(x2, top))
+    ok = ep.less.bind(x2, scalar(x2, top))
     if x2.dtype.kind == "i":
-        ok = _and(ok, _not(ep.less.bind(x2, _k(x2, 0))))
-    return ok, ep.select.bind(ok, x2, _k(x2, 0))
+        ok = and_(ok, not_(ep.less.bind(x2, scalar(x2, 0))))
+    return ok, ep.select.bind(ok, x2, scalar(x2, 0))
 
 
 @fallback_rule("bitwise_left_shift")
 def bitwise_left_shift(out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
     """x1 * 2**x2 (pow, multiply, wrapping) for 0 <= x2 < bits, else 0 (less, select)."""
     ok, k = _shift_amount(x2, x1.dtype.bits)
-    return ep.select.bind(ok, ep.multiply.bind(x1, _pow2(x1, k)), _k(x1, 0))
+    return ep.select.bind(ok, ep.multiply.bind(x1, _pow2(x1, k)), scalar(x1, 0))
 
 
 @fallback_rule("bitwise_right_shift")
@@ -398,9 +367,9 @@ def bitwise_right_shift(out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
     (-1 for a negative signed x1, else 0)."""
     d = x1.dtype
     ok, k = _shift_amount(x2, d.bits - (d.kind == "i"))
-    fill: Tensor = _k(x1, 0)
+    fill: Tensor = scalar(x1, 0)
     if d.kind == "i":
-        fill = ep.select.bind(ep.less.bind(x1, fill), _k(x1, -1), fill)
+        fill = ep.select.bind(ep.less.bind(x1, fill), scalar(x1, -1), fill)
     return ep.select.bind(ok, ep.floor_divide.bind(x1, _pow2(x1, k)), fill)
 
 
@@ -412,11 +381,11 @@ def population_count(out: Tensor, x: Tensor) -> Tensor:
     x's arithmetic shift counts as a logical one)."""
     d = x.dtype
     m1, m2, m4 = _repeat(d, 0x55), _repeat(d, 0x33), _repeat(d, 0x0F)
-    v = ep.subtract.bind(x, _and(_shr(x, 1), _k(x, m1)))
-    v = ep.add.bind(_and(v, _k(v, m2)), _and(_shr(v, 2), _k(v, m2)))
-    v = _and(ep.add.bind(v, _shr(v, 4)), _k(v, m4))  # each byte <= 8: v >= 0
+    v = ep.subtract.bind(x, and_(_shr(x, 1), scalar(x, m1)))
+    v = ep.add.bind(and_(v, scalar(v, m2)), and_(_shr(v, 2), scalar(v, m2)))
+    v = and_(ep.add.bind(v, _shr(v, 4)), scalar(v, m4))  # each byte <= 8: v >= 0
     if d.bits > 8:
-        v = _shr(ep.multiply.bind(v, _k(v, _repeat(d, 0x01))), d.bits - 8)
+        v = _shr(ep.multiply.bind(v, scalar(v, _repeat(d, 0x01))), d.bits - 8)
     return v
 
 
@@ -426,14 +395,14 @@ def count_leading_zeros(out: Tensor, x: Tensor) -> Tensor:
     with a mask, equal), count s and shift them out (multiply by 2**s), for s = bits/2 ...
     1; then the top bit (select, add). 0 counts the bit width."""
     d = x.dtype
-    n = _full(x, 0, d)
+    n = filled_like(x, 0, d)
     u = x
     s = d.bits // 2
     while s:
         mask = _pattern(d, ((1 << s) - 1) << (d.bits - s))
-        clear = ep.equal.bind(_and(u, _k(u, mask)), _k(u, 0))
-        n = ep.add.bind(n, ep.select.bind(clear, _k(n, s), _k(n, 0)))
-        u = ep.select.bind(clear, ep.multiply.bind(u, _k(u, 1 << s)), u)
+        clear = ep.equal.bind(and_(u, scalar(u, mask)), scalar(u, 0))
+        n = ep.add.bind(n, ep.select.bind(clear, scalar(n, s), scalar(n, 0)))
+        u = ep.select.bind(clear, ep.multiply.bind(u, scalar(u, 1 << s)), u)
         s //= 2
-    top = ep.equal.bind(_and(u, _k(u, _pattern(d, 1 << (d.bits - 1)))), _k(u, 0))
-    return ep.add.bind(n, ep.select.bind(top, _k(n, 1), _k(n, 0)))
+    top = ep.equal.bind(and_(u, scalar(u, _pattern(d, 1 << (d.bits - 1)))), scalar(u, 0))
+    return ep.add.bind(n, ep.select.bind(top, scalar(n, 1), scalar(n, 0)))

@@ -27,7 +27,7 @@ from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
 from numerix.ops import elementwise as ew
-from numerix.primitives import creation as cp
+from numerix.ops.fallbacks._common import and_, filled_like, holds, is_half, or_
 from numerix.primitives import fallback_rule
 
 _F32 = dtypes.float32
@@ -45,15 +45,9 @@ Fn = Callable[[Tensor], Tensor]
 def _run(fn: Fn, x: Tensor) -> Tensor:
     """``fn(x)``, float16 and bfloat16 computed in float32 and rounded once."""
     d = x.dtype
-    if d.kind == "f" and d.itemsize < 4:
+    if is_half(d):
         return ew.astype(fn(ew.astype(x, _F32)), d)
     return fn(x)
-
-
-def _full(like: Tensor, value: Any, dtype: DType | None = None) -> Tensor:
-    """A tensor of ``like``'s shape filled with ``value`` (``like``'s dtype unless given)."""
-    d = like.dtype if dtype is None else dtype
-    return cp.full.bind(shape=like.shape, dtype=d, value=value, backend=like.backend)
 
 
 def _where(c: Tensor, a: Any, b: Any) -> Tensor:
@@ -107,8 +101,10 @@ def _complex(re: Tensor, im: Tensor, d: DType) -> Tensor:
     a = ew.conj(ew.astype(re, d))
     finite = _lt(_abs(im), _INF)
     e = ew.multiply(ew.conj(ew.astype(_neg(_where(finite, im, 0.0)), d)), 1j)
-    k = _where(_lt(im, 0.0), _full(a, complex(0.0, _INF)), _full(a, complex(0.0, math.nan)))
-    k = _where(_lt(0.0, im), _full(a, complex(0.0, -_INF)), k)
+    k = _where(
+        _lt(im, 0.0), filled_like(a, complex(0.0, _INF)), filled_like(a, complex(0.0, math.nan))
+    )
+    k = _where(_lt(0.0, im), filled_like(a, complex(0.0, -_INF)), k)
     return ew.subtract(a, _where(finite, e, k))
 
 
@@ -125,8 +121,7 @@ def _shifted(z: Tensor, by: float, sign: float = 1.0) -> Tensor:
 def _wide(x: Tensor) -> DType:
     """float64 where ``x``'s backend holds it, else float32 (the compute dtype of a
     float16 or bfloat16 ``x``, and float32's own)."""
-    claimed = x.backend.supported_dtypes
-    return _F64 if claimed is None or _F64 in claimed else _F32
+    return _F64 if holds(x.backend, _F64) else _F32
 
 
 # ---------------------------------------------------------------- real compositions
@@ -210,7 +205,7 @@ def _acos_r(x: Tensor) -> Tensor:
 
 
 def _atan_r(x: Tensor) -> Tensor:
-    return ew.atan2(x, _full(x, 1.0))
+    return ew.atan2(x, filled_like(x, 1.0))
 
 
 # past this |x| (2**28), 1 + x*x is x*x to the last bit: asinh(x) = log(2|x|)
@@ -254,7 +249,7 @@ def _cbrt_r(x: Tensor) -> Tensor:
     aw = _abs(w)
     r = ew.pow(aw, 1.0 / 3.0)
     r = ew.subtract(r, ew.divide(ew.subtract(r, ew.divide(aw, ew.multiply(r, r))), 3.0))
-    edge = ew.bitwise_or(_eq(aw, 0.0), _eq(aw, _INF))
+    edge = or_(_eq(aw, 0.0), _eq(aw, _INF))
     return ew.astype(_copysign(_where(edge, aw, r), w), x.dtype)
 
 
@@ -334,7 +329,7 @@ _GILES_HIGH = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
 
 
 def _horner(coefficients: tuple[float, ...], v: Tensor) -> Tensor:
-    p = _full(v, coefficients[0])
+    p = filled_like(v, coefficients[0])
     for c in coefficients[1:]:
         p = ew.add(ew.multiply(p, v), c)
     return p
@@ -359,7 +354,7 @@ def _erf_inv_r(y: Tensor) -> Tensor:
         resid = _where(tail, ew.subtract(one_minus, erfc), ew.subtract(erf, a))
         slope = ew.multiply(ew.exp(_neg(ew.multiply(r, r))), 2.0 / _SQRT_PI)
         r = ew.subtract(r, ew.divide(resid, slope))
-    edge = _where(_eq(ay, 1.0), _copysign(_full(y, _INF), y), math.nan)
+    edge = _where(_eq(ay, 1.0), _copysign(filled_like(y, _INF), y), math.nan)
     return _where(inner, _copysign(r, y), edge)
 
 
@@ -385,7 +380,7 @@ def _tanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     den = ew.add(ew.multiply(bs, s), 1.0)
     e = ew.exp(_neg(ax))
     sc = ew.multiply(ew.sin(y), ew.cos(y))
-    one = _copysign(_full(x, 1.0), x)
+    one = _copysign(filled_like(x, 1.0), x)
     re = _where(near, ew.divide(ew.multiply(bs, rho), den), one)
     im = _where(near, ew.divide(t, den), ew.multiply(ew.multiply(sc, 4.0), ew.multiply(e, e)))
     y_finite = _lt(_abs(y), _INF)
@@ -393,7 +388,7 @@ def _tanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     im = _where(y_finite, im, math.nan)
     x_inf = _eq(ax, _INF)
     re = _where(x_inf, one, re)
-    im = _where(x_inf, _copysign(_full(x, 0.0), _where(y_finite, sc, y)), im)
+    im = _where(x_inf, _copysign(filled_like(x, 0.0), _where(y_finite, sc, y)), im)
     x_num = _eq(x, x)
     re = _where(x_num, re, x)
     im = _where(x_num, im, _where(_eq(y, 0.0), y, math.nan))
@@ -410,9 +405,9 @@ def _atanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     re = _log1p_r(ew.divide(ew.multiply(ax, 4.0), ew.add(ew.multiply(am1, am1), y2)))
     im = ew.atan2(ew.multiply(ay, 2.0), ew.subtract(_one_minus_sq(ax), y2))
     re, im = _copysign(ew.multiply(re, 0.25), x), _copysign(ew.multiply(im, 0.5), y)
-    inf = ew.bitwise_or(_eq(ax, _INF), _eq(ay, _INF))
-    re = _where(ew.bitwise_or(inf, _eq(x, 0.0)), _copysign(_full(x, 0.0), x), re)
-    im = _where(inf, _where(_eq(y, y), _copysign(_full(y, math.pi / 2), y), y), im)
+    inf = or_(_eq(ax, _INF), _eq(ay, _INF))
+    re = _where(or_(inf, _eq(x, 0.0)), _copysign(filled_like(x, 0.0), x), re)
+    im = _where(inf, _where(_eq(y, y), _copysign(filled_like(y, math.pi / 2), y), y), im)
     return re, im
 
 
@@ -456,7 +451,7 @@ def _log1p_c(z: Tensor) -> Tensor:
     x, y = _parts(z)
     u = _shifted(z, 1.0)
     k = ew.multiply(ew.log(u), ew.divide(z, ew.subtract(u, 1.0)))
-    near = ew.bitwise_and(_lt(_abs(x), 1.0), _lt(_abs(y), 1.0))
+    near = and_(_lt(_abs(x), 1.0), _lt(_abs(y), 1.0))
     return _where(_eq(u, 1.0), z, _where(near, k, ew.log(u)))
 
 
@@ -490,19 +485,19 @@ def _edges(z: Tensor, parts: Parts, at_inf: Parts, at_nan: list[tuple[Any, Any, 
     that holds, else NaN; ``parts`` elsewhere. Returns the complex result."""
     x, y = _parts(z)
     re, im = parts
-    a_inf = ew.bitwise_or(_eq(_abs(x), _INF), _eq(_abs(y), _INF))
+    a_inf = or_(_eq(_abs(x), _INF), _eq(_abs(y), _INF))
     re, im = _where(a_inf, at_inf[0], re), _where(a_inf, at_inf[1], im)
-    nre, nim = _full(x, math.nan), _full(x, math.nan)
+    nre, nim = filled_like(x, math.nan), filled_like(x, math.nan)
     for cond, r, i in reversed(at_nan):
         nre, nim = _where(cond, r, nre), _where(cond, i, nim)
-    numbers = ew.bitwise_and(_eq(x, x), _eq(y, y))
+    numbers = and_(_eq(x, x), _eq(y, y))
     return _complex(_where(numbers, re, nre), _where(numbers, im, nim), z.dtype)
 
 
 def _asin_c(z: Tensor) -> Tensor:
     x, y = _parts(z)
     ax, ay = _abs(x), _abs(y)
-    at_inf = (_copysign(ew.atan2(ax, ay), x), _copysign(_full(y, _INF), y))
+    at_inf = (_copysign(ew.atan2(ax, ay), x), _copysign(filled_like(y, _INF), y))
     at_nan = [
         (_eq(ay, _INF), math.nan, y),
         (_eq(ax, _INF), math.nan, _INF),
@@ -514,7 +509,7 @@ def _asin_c(z: Tensor) -> Tensor:
 def _acos_c(z: Tensor) -> Tensor:
     x, y = _parts(z)
     ax, ay = _abs(x), _abs(y)
-    at_inf = (ew.atan2(ay, x), _copysign(_full(y, _INF), _neg(y)))
+    at_inf = (ew.atan2(ay, x), _copysign(filled_like(y, _INF), _neg(y)))
     at_nan = [(_eq(ay, _INF), math.nan, _neg(y)), (_eq(ax, _INF), math.nan, -_INF),
               (_eq(x, 0.0), math.pi / 2, math.nan)]  # fmt: skip
     return _edges(z, _acos_parts(z), at_inf, at_nan)
@@ -525,7 +520,7 @@ def _asinh_c(z: Tensor) -> Tensor:
     x, y = _parts(z)
     ax, ay = _abs(x), _abs(y)
     p, q = _asin_parts(_complex(_neg(y), x, z.dtype))
-    at_inf = (_copysign(_full(x, _INF), x), _copysign(ew.atan2(ay, ax), y))
+    at_inf = (_copysign(filled_like(x, _INF), x), _copysign(ew.atan2(ay, ax), y))
     at_nan = [
         (_eq(ay, _INF), _INF, math.nan),
         (_eq(ax, _INF), x, math.nan),
@@ -537,7 +532,7 @@ def _asinh_c(z: Tensor) -> Tensor:
 def _acosh_c(z: Tensor) -> Tensor:
     x, y = _parts(z)
     ax, ay = _abs(x), _abs(y)
-    at_inf = (_full(x, _INF), _copysign(ew.atan2(ay, x), y))
+    at_inf = (filled_like(x, _INF), _copysign(ew.atan2(ay, x), y))
     at_nan = [(_eq(ay, _INF), _INF, math.nan), (_eq(ax, _INF), _INF, math.nan),
               (_eq(x, 0.0), math.nan, math.pi / 2)]  # fmt: skip
     return _edges(z, _acosh_parts(z), at_inf, at_nan)
@@ -562,7 +557,7 @@ def _cosh_c(z: Tensor) -> Tensor:
     zero ``x``, ``inf + i nan`` for an infinite one, else NaN."""
     x, y = _parts(z)
     re = ew.multiply(_cosh_r(x), ew.cos(y))
-    zero = ew.multiply(_copysign(_full(x, 1.0), x), y)
+    zero = ew.multiply(_copysign(filled_like(x, 1.0), x), y)
     im = _where(_eq(y, 0.0), zero, ew.multiply(_sinh_r(x), ew.sin(y)))
     y_finite = _lt(_abs(y), _INF)
     re = _where(y_finite, re, _where(_eq(_abs(x), _INF), _INF, math.nan))

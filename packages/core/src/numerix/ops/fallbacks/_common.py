@@ -1,0 +1,147 @@
+"""The helpers the fallbacks share: constants on an operand's backend, bool logic,
+the half floats' compute dtype, the index dtype, and no-op-aware casts and reshapes.
+
+Each binds required primitives only (``from_numpy``, ``equal``, ``select``,
+``bitwise_and``, ``bitwise_or``, ``as_type``, ``reshape``), except :func:`filled` and
+:func:`filled_like`, which bind ``full`` (its fallback is ``from_numpy``), and
+:func:`transposed`, which binds ``transpose`` (its fallback gathers, and uses no helper
+that transposes): no helper leads back to a fallback that calls it.
+
+The fallback modules import the primitive modules under one alias each: ``cp``
+(creation), ``ep`` (element-wise), ``ip`` (indexing), ``lp`` (linalg), ``rp``
+(reduction), ``sp`` (shape).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from numerix import dtypes
+from numerix._tensor import Tensor
+from numerix.backend import Backend
+from numerix.dtypes import DType
+from numerix.ops._core import from_numpy
+from numerix.primitives import creation as cp
+from numerix.primitives import elementwise as ep
+from numerix.primitives import shape as sp
+
+# ---------------------------------------------------------------- constants
+
+
+def const(on: Tensor | Backend, a: Any, dtype: DType | None = None) -> Tensor:
+    """A host array or scalar as a tensor on ``on``'s backend (a C-ordered copy of its own)."""
+    backend = on if isinstance(on, Backend) else on.backend
+    arr = np.array(a, dtype=None if dtype is None else dtype.numpy_dtype, order="C", copy=True)
+    return from_numpy(arr, backend=backend)
+
+
+def scalar(like: Tensor, value: Any) -> Tensor:
+    """A 0-d constant of ``like``'s dtype on its backend (``from_numpy``; operands broadcast it)."""
+    return const(like, value, like.dtype)
+
+
+def zeros_like(out: Tensor) -> Tensor:
+    """Zeros of ``out``'s shape and dtype (``from_numpy``): a result with nothing to compute."""
+    return const(out, np.zeros(out.shape, out.dtype.numpy_dtype))
+
+
+def _python_value(dtype: DType, v: Any) -> Any:
+    """``v`` as the Python scalar ``full`` takes for ``dtype``."""
+    if dtype.kind == "b":
+        return bool(v)
+    if dtype.kind in "iu":
+        return int(v)
+    if dtype.kind == "f":
+        return float(v)
+    return complex(v)
+
+
+def filled(backend: Backend, value: Any, dtype: DType, shape: tuple[int, ...] = ()) -> Tensor:
+    """A tensor of ``shape`` and ``dtype`` on ``backend``, every element ``value`` (``full``)."""
+    v = _python_value(dtype, value)
+    return cp.full.bind(backend=backend, value=v, shape=shape, dtype=dtype)
+
+
+def filled_like(like: Tensor, value: Any, dtype: DType | None = None) -> Tensor:
+    """``like``'s shape on its backend filled with ``value``, in its dtype unless given (``full``)."""
+    return filled(like.backend, value, like.dtype if dtype is None else dtype, like.shape)
+
+
+def broadcast_to(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``t`` broadcast to ``shape``, bits unchanged: ``select`` under an all-True mask."""
+    return ep.select.bind(const(t, np.ones(shape, bool)), t, t)
+
+
+# ---------------------------------------------------------------- bool logic
+
+
+def not_(p: Tensor) -> Tensor:
+    """Logical not of a bool tensor (``p == False``)."""
+    return ep.equal.bind(p, scalar(p, False))
+
+
+def and_(a: Tensor, b: Tensor) -> Tensor:
+    """Logical and of bool tensors (``bitwise_and``)."""
+    return ep.bitwise_and.bind(a, b)
+
+
+def or_(a: Tensor, b: Tensor) -> Tensor:
+    """Logical or of bool tensors (``bitwise_or``)."""
+    return ep.bitwise_or.bind(a, b)
+
+
+def nan_mask(x: Tensor) -> Tensor:
+    """Where ``x`` is NaN: the one value unequal to itself (complex: either part NaN)."""
+    if x.dtype.kind in "fc":
+        return not_(ep.equal.bind(x, x))
+    return filled_like(x, False, dtypes.bool_)
+
+
+# ---------------------------------------------------------------- dtypes
+
+
+def is_half(d: DType) -> bool:
+    """Whether ``d`` is float16 or bfloat16 (computed in float32 and rounded once)."""
+    return d is dtypes.float16 or d is dtypes.bfloat16
+
+
+def compute_dtype(d: DType) -> DType:
+    """Where binary computes ``d``: float32 for the half floats, ``d`` itself otherwise."""
+    return dtypes.float32 if is_half(d) else d
+
+
+def holds(backend: Backend, d: DType) -> bool:
+    """Whether ``backend`` holds tensors of ``d`` (``supported_dtypes`` None: every dtype)."""
+    claimed = backend.supported_dtypes
+    return claimed is None or d in claimed
+
+
+def index_dtype(backend: Backend) -> DType:
+    """int64, the dtype of gather's indices, unless the backend holds no int64 tensors
+    (then int32: a backend without int64 holds no tensor of 2**31 elements either)."""
+    return dtypes.int64 if holds(backend, dtypes.int64) else dtypes.int32
+
+
+# ---------------------------------------------------------------- no-op-aware moves
+
+
+def cast(t: Tensor, dtype: DType) -> Tensor:
+    """``t`` in ``dtype`` (``as_type``; ``t`` itself when it is already)."""
+    return t if t.dtype is dtype else ep.as_type.bind(t, dtype=dtype)
+
+
+def reshaped(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``t`` in ``shape`` (``reshape``; ``t`` itself when it has it already)."""
+    return t if t.shape == shape else sp.reshape.bind(t, shape=shape)
+
+
+def flat(t: Tensor) -> Tensor:
+    """``t`` laid out flat, in C order."""
+    return reshaped(t, (t.size,))
+
+
+def transposed(t: Tensor, axes: tuple[int, ...]) -> Tensor:
+    """``t`` with its axes permuted (``transpose``; ``t`` itself for the identity)."""
+    return t if axes == tuple(range(t.ndim)) else sp.transpose.bind(t, axes=axes)
