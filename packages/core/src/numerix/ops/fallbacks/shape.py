@@ -14,88 +14,44 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any
 
 import numpy as np
 
 from numerix import dtypes
 from numerix._tensor import Tensor
-from numerix.backend import Backend
 from numerix.dtypes import DType
-from numerix.ops._core import from_numpy
-from numerix.primitives import creation as creation_p
-from numerix.primitives import elementwise as elementwise_p
+from numerix.ops.fallbacks._common import (
+    and_,
+    broadcast_to,
+    cast,
+    compute_dtype,
+    const,
+    filled,
+    flat,
+    index_dtype,
+    or_,
+    reshaped,
+    transposed,
+    zeros_like,
+)
+from numerix.primitives import elementwise as ep
 from numerix.primitives import fallback_rule
-from numerix.primitives import indexing as indexing_p
-from numerix.primitives import reduction as reduction_p
-from numerix.primitives import shape as shape_p
+from numerix.primitives import indexing as ip
+from numerix.primitives import reduction as rp
+from numerix.primitives import shape as sp
 
 _py_slice = builtins.slice  # this module's ``slice`` is the fallback
-_gather = indexing_p.gather
-_reshape = shape_p.reshape
-_transpose = shape_p.transpose
-_select = elementwise_p.select
-_equal = elementwise_p.equal
-_less = elementwise_p.less
-_add = elementwise_p.add
-_subtract = elementwise_p.subtract
-_multiply = elementwise_p.multiply
-_and = elementwise_p.bitwise_and
-_or = elementwise_p.bitwise_or
-_as_type = elementwise_p.as_type
-_reduce = reduction_p.reduce
-
 
 # ---------------------------------------------------------------- helpers
-
-
-def _index_dtype(backend: Backend) -> DType:
-    """int64, the dtype of gather's indices, unless the backend holds no int64 tensors
-    (then int32: a backend without int64 holds no tensor of 2**31 elements either)."""
-    claimed = type(backend).supported_dtypes
-    return dtypes.int64 if claimed is None or dtypes.int64 in claimed else dtypes.int32
-
-
-def _host(backend: Backend, a: np.ndarray, dtype: DType) -> Tensor:
-    """A host array as a tensor of ``dtype`` on ``backend`` (a C-ordered copy of its own)."""
-    return from_numpy(np.array(a, dtype=dtype.numpy_dtype, order="C"), backend=backend)
-
-
-def _value(dtype: DType, v: Any) -> Any:
-    """``v`` as the Python scalar ``full`` takes for ``dtype``."""
-    if dtype.kind == "b":
-        return bool(v)
-    if dtype.kind in "iu":
-        return int(v)
-    if dtype.kind == "f":
-        return float(v)
-    return complex(v)
-
-
-def _full(backend: Backend, v: Any, dtype: DType, shape: tuple[int, ...] = ()) -> Tensor:
-    return creation_p.full.bind(backend=backend, value=_value(dtype, v), shape=shape, dtype=dtype)
-
-
-def _empty(out: Tensor) -> Tensor:
-    """``out``'s shape and dtype with no elements: nothing to read."""
-    return _full(out.backend, 0, out.dtype, out.shape)
-
-
-def _cast(x: Tensor, dtype: DType) -> Tensor:
-    return x if x.dtype is dtype else _as_type.bind(x, dtype=dtype)
-
-
-def _flat(x: Tensor) -> Tensor:
-    return x if x.ndim == 1 else _reshape.bind(x, shape=(x.size,))
 
 
 def _take_flat(out: Tensor, x: Tensor, lin: np.ndarray) -> Tensor:
     """The elements of ``x`` at the flat (C-order) positions ``lin`` (a host array of
     out's shape): one gather from ``x`` laid out flat."""
     if lin.size == 0:
-        return _empty(out)
-    idx = _host(out.backend, lin.reshape(lin.shape + (1,)), _index_dtype(out.backend))
-    return _gather.bind(_flat(x), idx, axes=(0,))
+        return zeros_like(out)
+    idx = const(out.backend, lin.reshape(lin.shape + (1,)), index_dtype(out.backend))
+    return ip.gather.bind(flat(x), idx, axes=(0,))
 
 
 def _positions(shape: tuple[int, ...]) -> np.ndarray:
@@ -116,16 +72,10 @@ def _clamped_start(start: Tensor, hi: int, dtype: DType) -> Tensor:
     """``min(max(start, 0), hi)`` (XLA's rule, :func:`numerix.backend.clamp_starts`) of a
     0-d integer tensor, in ``dtype``: clamped in its own dtype first, so no value wraps."""
     b = start.backend
-    zero, top = _full(b, 0, start.dtype), _full(b, hi, start.dtype)
-    s = _select.bind(_less.bind(start, zero), zero, start)
-    s = _select.bind(_less.bind(top, s), top, s)
-    return _cast(s, dtype)
-
-
-def _accumulation(dtype: DType) -> DType:
-    """Where binary sums and multiplies ``dtype``: float16 and bfloat16 in float32 (the
-    products of two such values are exact there), rounded once at the end."""
-    return dtypes.float32 if dtype.kind == "f" and dtype.bits == 16 else dtype
+    zero, top = filled(b, 0, start.dtype), filled(b, hi, start.dtype)
+    s = ep.select.bind(ep.less.bind(start, zero), zero, start)
+    s = ep.select.bind(ep.less.bind(top, s), top, s)
+    return cast(s, dtype)
 
 
 # ---------------------------------------------------------------- shape
@@ -137,7 +87,7 @@ def transpose(out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
     length 1 move (the order of the elements is unchanged). Uses gather, reshape."""
     moved = [a for a in axes if x.shape[a] != 1]
     if moved == sorted(moved):
-        return x if out.shape == x.shape else _reshape.bind(x, shape=out.shape)
+        return reshaped(x, out.shape)
     return _take_flat(out, x, _positions(x.shape).transpose(axes))
 
 
@@ -149,12 +99,12 @@ def broadcast(out: Tensor, x: Tensor, *, axes: tuple[int, ...], shape: tuple[int
     lined = [1] * out.ndim
     for i, a in enumerate(axes):
         lined[a] = x.shape[i]
-    xr = x if tuple(lined) == x.shape else _reshape.bind(x, shape=tuple(lined))
+    xr = reshaped(x, tuple(lined))
     if tuple(lined) == out.shape:
         return xr
     mask_shape = tuple(o if d == 1 else 1 for o, d in zip(out.shape, lined))
-    mask = _full(out.backend, True, dtypes.bool_, mask_shape)
-    return _select.bind(mask, xr, xr)
+    mask = filled(out.backend, True, dtypes.bool_, mask_shape)
+    return ep.select.bind(mask, xr, xr)
 
 
 @fallback_rule("slice")
@@ -191,7 +141,7 @@ def concatenate(out: Tensor, *xs: Tensor, axis: int) -> Tensor:
             parts.append((at, x))
         at += n
     if out.size == 0:
-        return _empty(out)
+        return zeros_like(out)
     if len(parts) == 1:
         return parts[0][1]
     length = out.shape[axis]
@@ -207,7 +157,7 @@ def concatenate(out: Tensor, *xs: Tensor, axis: int) -> Tensor:
             result = g
         else:
             owns = ((pos >= lo) & (pos < lo + n)).reshape(view)
-            result = _select.bind(_host(out.backend, owns, dtypes.bool_), g, result)
+            result = ep.select.bind(const(out.backend, owns, dtypes.bool_), g, result)
     assert result is not None
     return result
 
@@ -218,9 +168,9 @@ def pad(
 ) -> Tensor:
     """XLA Pad as a gather: each position of out is, on the host, either an element of x
     (past the low edge, on the interior grid) or pad_value; the gathered elements and
-    pad_value are chosen by ``select``. Uses gather, reshape, select, full."""
+    pad_value are chosen by ``select``. Uses gather, reshape, select."""
     if out.size == 0:
-        return _empty(out)
+        return zeros_like(out)
     srcs, oks = [], []
     for d, o, (lo, _, interior) in zip(x.shape, out.shape, config):
         t = np.arange(o, dtype=np.int64) - lo  # the position among x's elements and gaps
@@ -236,11 +186,11 @@ def pad(
         ok_all &= ok.reshape(view)
         lin += src.reshape(view) * stride
     if not ok_all.any():  # nothing of x shows (or x is empty): pad_value everywhere
-        return _select.bind(_full(out.backend, True, dtypes.bool_, out.shape), pad_value, pad_value)
+        return broadcast_to(pad_value, out.shape)
     g = _take_flat(out, x, lin)
     if ok_all.all():
         return g
-    return _select.bind(_host(out.backend, ok_all, dtypes.bool_), g, pad_value)
+    return ep.select.bind(const(out.backend, ok_all, dtypes.bool_), g, pad_value)
 
 
 @fallback_rule("dynamic_slice")
@@ -249,20 +199,20 @@ def dynamic_slice(out: Tensor, x: Tensor, *starts: Tensor, sizes: tuple[int, ...
     clamped starts (a 0-d integer tensor), gathered. Uses gather, reshape, select, less,
     multiply, add, as_type, full."""
     if out.size == 0:
-        return _empty(out)
+        return zeros_like(out)
     b = out.backend
-    idt = _index_dtype(b)
+    idt = index_dtype(b)
     offset: Tensor | None = None
     for s, d, n, stride in zip(starts, x.shape, sizes, _strides(x.shape)):
         if d == n:  # the only start in [0, d - n] is 0
             continue
-        term = _multiply.bind(_clamped_start(s, d - n, idt), _full(b, stride, idt))
-        offset = term if offset is None else _add.bind(offset, term)
+        term = ep.multiply.bind(_clamped_start(s, d - n, idt), filled(b, stride, idt))
+        offset = term if offset is None else ep.add.bind(offset, term)
     window = _positions(x.shape)[tuple(map(_py_slice, [0] * len(sizes), sizes))]
-    idx = _host(b, window.reshape(window.shape + (1,)), idt)
+    idx = const(b, window.reshape(window.shape + (1,)), idt)
     if offset is not None:
-        idx = _add.bind(idx, offset)
-    return _gather.bind(_flat(x), idx, axes=(0,))
+        idx = ep.add.bind(idx, offset)
+    return ip.gather.bind(flat(x), idx, axes=(0,))
 
 
 @fallback_rule("put_slice")
@@ -276,8 +226,8 @@ def put_slice(out: Tensor, x: Tensor, update: Tensor, *starts: Tensor) -> Tensor
     if update.shape == x.shape:  # every start clamps to 0
         return update
     b = out.backend
-    idt = _index_dtype(b)
-    zero, minus_one = _full(b, 0, idt), _full(b, -1, idt)
+    idt = index_dtype(b)
+    zero, minus_one = filled(b, 0, idt), filled(b, -1, idt)
     inside: Tensor | None = None
     lin: Tensor | None = None
     for a, (s, d, n, stride) in enumerate(
@@ -285,17 +235,17 @@ def put_slice(out: Tensor, x: Tensor, update: Tensor, *starts: Tensor) -> Tensor
     ):
         view = [1] * x.ndim
         view[a] = d
-        r = _host(b, np.arange(d, dtype=np.int64).reshape(view), idt)
+        r = const(b, np.arange(d, dtype=np.int64).reshape(view), idt)
         if n != d:
-            r = _subtract.bind(r, _clamped_start(s, d - n, idt))
-            ok = _and.bind(_less.bind(r, _full(b, n, idt)), _less.bind(minus_one, r))
-            inside = ok if inside is None else _and.bind(inside, ok)
-            r = _select.bind(ok, r, zero)
-        term = r if stride == 1 else _multiply.bind(r, _full(b, stride, idt))
-        lin = term if lin is None else _add.bind(lin, term)
+            r = ep.subtract.bind(r, _clamped_start(s, d - n, idt))
+            ok = and_(ep.less.bind(r, filled(b, n, idt)), ep.less.bind(minus_one, r))
+            inside = ok if inside is None else and_(inside, ok)
+            r = ep.select.bind(ok, r, zero)
+        term = r if stride == 1 else ep.multiply.bind(r, filled(b, stride, idt))
+        lin = term if lin is None else ep.add.bind(lin, term)
     assert inside is not None and lin is not None
-    idx = _reshape.bind(lin, shape=x.shape + (1,))
-    return _select.bind(inside, _gather.bind(_flat(update), idx, axes=(0,)), x)
+    idx = sp.reshape.bind(lin, shape=x.shape + (1,))
+    return ep.select.bind(inside, ip.gather.bind(flat(update), idx, axes=(0,)), x)
 
 
 # ---------------------------------------------------------------- indexing
@@ -313,25 +263,23 @@ class _Scatter:
         self.m = math.prod(x.shape[a] for a in axes)
         self.r = math.prod(x.shape[a] for a in rest)
         self.n = indices.shape[0]
-        xt = x if self.perm == tuple(range(x.ndim)) else _transpose.bind(x, axes=self.perm)
-        self.x2 = _reshape.bind(xt, shape=(self.m, self.r))
+        xt = transposed(x, self.perm)
+        self.x2 = sp.reshape.bind(xt, shape=(self.m, self.r))
         idt = indices.dtype
-        strides = _host(b, np.array(_strides(tuple(x.shape[a] for a in axes))), idt)
-        target = _reduce.bind(
-            _multiply.bind(indices, strides), kind="sum", axes=(1,), keepdims=True
+        strides = const(b, np.array(_strides(tuple(x.shape[a] for a in axes))), idt)
+        target = rp.reduce.bind(
+            ep.multiply.bind(indices, strides), kind="sum", axes=(1,), keepdims=True
         )  # (n, 1): exact, each below m
-        slots = _host(b, np.arange(self.m, dtype=np.int64).reshape(1, self.m), idt)
-        self.hit = _equal.bind(target, slots)  # (n, m)
+        slots = const(b, np.arange(self.m, dtype=np.int64).reshape(1, self.m), idt)
+        self.hit = ep.equal.bind(target, slots)  # (n, m)
 
     def back(self, r2: Tensor) -> Tensor:
         """A result laid out as x2 in x's own layout."""
-        r = _reshape.bind(r2, shape=self.lined)
-        if self.perm == tuple(range(len(self.perm))):
-            return r
+        r = sp.reshape.bind(r2, shape=self.lined)
         inverse = [0] * len(self.perm)
         for i, a in enumerate(self.perm):
             inverse[a] = i
-        return _transpose.bind(r, axes=tuple(inverse))
+        return transposed(r, tuple(inverse))
 
 
 @fallback_rule("indexed_add")
@@ -349,19 +297,19 @@ def indexed_add(
         return x
     b = out.backend
     sc = _Scatter(x, indices, axes)
-    hit3 = _reshape.bind(sc.hit, shape=(sc.n, sc.m, 1))
-    u = _reshape.bind(updates, shape=(sc.n, 1, sc.r))
+    hit3 = sp.reshape.bind(sc.hit, shape=(sc.n, sc.m, 1))
+    u = sp.reshape.bind(updates, shape=(sc.n, 1, sc.r))
     if x.dtype.kind == "b":
-        landed = _reduce.bind(_and.bind(hit3, u), kind="any", axes=(0,), keepdims=False)
-        return sc.back(_or.bind(sc.x2, landed))
-    cd = _accumulation(x.dtype)
+        landed = rp.reduce.bind(and_(hit3, u), kind="any", axes=(0,), keepdims=False)
+        return sc.back(or_(sc.x2, landed))
+    cd = compute_dtype(x.dtype)
     identity = -0.0 if cd.kind == "f" else complex(-0.0, -0.0) if cd.kind == "c" else 0
-    chosen = _select.bind(hit3, _cast(u, cd), _full(b, identity, cd))
-    total = _reduce.bind(chosen, kind="sum", axes=(0,), keepdims=False)  # (m, r)
-    summed = _cast(_add.bind(_cast(sc.x2, cd), total), x.dtype)
-    anyhit = _reduce.bind(sc.hit, kind="any", axes=(0,), keepdims=False)
-    anyhit = _reshape.bind(anyhit, shape=(sc.m, 1))
-    return sc.back(_select.bind(anyhit, summed, sc.x2))
+    chosen = ep.select.bind(hit3, cast(u, cd), filled(b, identity, cd))
+    total = rp.reduce.bind(chosen, kind="sum", axes=(0,), keepdims=False)  # (m, r)
+    summed = cast(ep.add.bind(cast(sc.x2, cd), total), x.dtype)
+    anyhit = rp.reduce.bind(sc.hit, kind="any", axes=(0,), keepdims=False)
+    anyhit = sp.reshape.bind(anyhit, shape=(sc.m, 1))
+    return sc.back(ep.select.bind(anyhit, summed, sc.x2))
 
 
 @fallback_rule("indexed_put")
@@ -375,19 +323,19 @@ def indexed_put(
     if x.size == 0 or indices.shape[0] == 0:
         return x
     b = out.backend
-    idt = _index_dtype(b)
+    idt = index_dtype(b)
     sc = _Scatter(x, indices, axes)
-    rows = _host(b, np.arange(sc.n, dtype=np.int64).reshape(sc.n, 1), idt)
-    minus_one = _full(b, -1, idt)
-    writer = _reduce.bind(
-        _select.bind(sc.hit, rows, minus_one), kind="max", axes=(0,), keepdims=False
+    rows = const(b, np.arange(sc.n, dtype=np.int64).reshape(sc.n, 1), idt)
+    minus_one = filled(b, -1, idt)
+    writer = rp.reduce.bind(
+        ep.select.bind(sc.hit, rows, minus_one), kind="max", axes=(0,), keepdims=False
     )  # (m,)
-    wrote = _less.bind(minus_one, writer)
-    writer = _select.bind(wrote, writer, _full(b, 0, idt))
-    u = _reshape.bind(updates, shape=(sc.n, sc.r))
-    g = _gather.bind(u, _reshape.bind(writer, shape=(sc.m, 1)), axes=(0,))  # (m, r)
-    wrote = _reshape.bind(wrote, shape=(sc.m, 1))
-    return sc.back(_select.bind(wrote, g, sc.x2))
+    wrote = ep.less.bind(minus_one, writer)
+    writer = ep.select.bind(wrote, writer, filled(b, 0, idt))
+    u = sp.reshape.bind(updates, shape=(sc.n, sc.r))
+    g = ip.gather.bind(u, sp.reshape.bind(writer, shape=(sc.m, 1)), axes=(0,))  # (m, r)
+    wrote = sp.reshape.bind(wrote, shape=(sc.m, 1))
+    return sc.back(ep.select.bind(wrote, g, sc.x2))
 
 
 # ---------------------------------------------------------------- dot, argreduce
@@ -405,7 +353,7 @@ def dot(
     as binary's up to the order of the sum. Uses transpose, reshape, multiply, reduce,
     as_type (bool: bitwise_and and reduce any)."""
     if out.size == 0:
-        return _empty(out)
+        return zeros_like(out)
     free_x = [a for a in range(x.ndim) if a not in contract_x and a not in batch_x]
     free_y = [a for a in range(y.ndim) if a not in contract_y and a not in batch_y]
     nb = math.prod(x.shape[a] for a in batch_x)
@@ -414,19 +362,17 @@ def dot(
     ny = math.prod(y.shape[a] for a in free_y)
 
     def lay(t: Tensor, perm: tuple[int, ...], shape: tuple[int, ...]) -> Tensor:
-        if perm != tuple(range(t.ndim)):
-            t = _transpose.bind(t, axes=perm)
-        return _reshape.bind(t, shape=shape)
+        return reshaped(transposed(t, perm), shape)
 
     xl = lay(x, (*batch_x, *free_x, *contract_x), (nb, nx, 1, nc))
     yl = lay(y, (*batch_y, *free_y, *contract_y), (nb, 1, ny, nc))
     if x.dtype.kind == "b":
-        r = _reduce.bind(_and.bind(xl, yl), kind="any", axes=(3,), keepdims=False)
+        r = rp.reduce.bind(and_(xl, yl), kind="any", axes=(3,), keepdims=False)
     else:
-        cd = _accumulation(x.dtype)
-        p = _multiply.bind(_cast(xl, cd), _cast(yl, cd))
-        r = _cast(_reduce.bind(p, kind="sum", axes=(3,), keepdims=False), out.dtype)
-    return _reshape.bind(r, shape=out.shape)
+        cd = compute_dtype(x.dtype)
+        p = ep.multiply.bind(cast(xl, cd), cast(yl, cd))
+        r = cast(rp.reduce.bind(p, kind="sum", axes=(3,), keepdims=False), out.dtype)
+    return sp.reshape.bind(r, shape=out.shape)
 
 
 @fallback_rule("argreduce")
@@ -438,17 +384,17 @@ def argreduce(out: Tensor, x: Tensor, *, kind: str, axis: int | None, keepdims: 
     b = out.backend
     xr = x
     if axis is None:
-        xr, axis = _flat(x), 0
+        xr, axis = flat(x), 0
     if xr.dtype.kind == "b":
-        xr = _cast(xr, dtypes.uint8)
-    extreme = _reduce.bind(xr, kind=kind, axes=(axis,), keepdims=True)
-    hit = _equal.bind(xr, extreme)
+        xr = cast(xr, dtypes.uint8)
+    extreme = rp.reduce.bind(xr, kind=kind, axes=(axis,), keepdims=True)
+    hit = ep.equal.bind(xr, extreme)
     if xr.dtype.kind == "f":  # NaN: only where the extreme is NaN too
-        hit = _select.bind(_equal.bind(xr, xr), hit, _full(b, True, dtypes.bool_))
+        hit = ep.select.bind(ep.equal.bind(xr, xr), hit, filled(b, True, dtypes.bool_))
     n = xr.shape[axis]
     view = [1] * xr.ndim
     view[axis] = n
-    pos = _host(b, np.arange(n, dtype=np.int64).reshape(view), dtypes.int64)
-    first = _select.bind(hit, pos, _full(b, n, dtypes.int64))
-    r = _reduce.bind(first, kind="min", axes=(axis,), keepdims=keepdims)
-    return r if r.shape == out.shape else _reshape.bind(r, shape=out.shape)
+    pos = const(b, np.arange(n, dtype=np.int64).reshape(view), dtypes.int64)
+    first = ep.select.bind(hit, pos, filled(b, n, dtypes.int64))
+    r = rp.reduce.bind(first, kind="min", axes=(axis,), keepdims=keepdims)
+    return reshaped(r, out.shape)

@@ -15,39 +15,20 @@ import math
 
 import numpy as np
 
-from numerix import dtypes
 from numerix._tensor import Tensor
-from numerix.dtypes import DType
-from numerix.ops._core import from_numpy
-from numerix.primitives import elementwise as elementwise_primitives
+from numerix.ops.fallbacks._common import (
+    cast,
+    compute_dtype,
+    const,
+    reshaped,
+    transposed,
+    zeros_like,
+)
+from numerix.primitives import elementwise as ep
 from numerix.primitives import fallback_rule
-from numerix.primitives import indexing as indexing_primitives
-from numerix.primitives import linalg as linalg_primitives
-from numerix.primitives import shape as shape_primitives
-
-
-def _const(out: Tensor, a: np.ndarray) -> Tensor:
-    # a host array of its own on out's backend (a constant of the program under a compiler)
-    return from_numpy(np.array(a, order="C", copy=True), backend=out.backend)
-
-
-def _zeros(out: Tensor) -> Tensor:
-    return _const(out, np.zeros(out.shape, out.dtype.numpy_dtype))
-
-
-def _cast(t: Tensor, dtype: DType) -> Tensor:
-    return t if t.dtype is dtype else elementwise_primitives.as_type.bind(t, dtype=dtype)
-
-
-def _reshape(t: Tensor, shape: tuple[int, ...]) -> Tensor:
-    return t if t.shape == shape else shape_primitives.reshape.bind(t, shape=shape)
-
-
-def _transpose(t: Tensor, axes: tuple[int, ...]) -> Tensor:
-    if axes == tuple(range(t.ndim)):
-        return t
-    return shape_primitives.transpose.bind(t, axes=axes)
-
+from numerix.primitives import indexing as ip
+from numerix.primitives import linalg as lp
+from numerix.primitives import shape as sp
 
 # ---------------------------------------------------------------- conv
 
@@ -99,9 +80,8 @@ def conv(
     float32 and round once, as binary does. Uses gather, select, reshape, as_type,
     from_numpy, dot and transpose."""
     if out.size == 0 or x.size == 0 or kernel.size == 0:
-        return _zeros(out)  # sums of nothing: no input features or an empty spatial axis
-    half = out.dtype in (dtypes.float16, dtypes.bfloat16)
-    cdt = dtypes.float32 if half else out.dtype
+        return zeros_like(out)  # sums of nothing: no input features or an empty spatial axis
+    cdt = compute_dtype(out.dtype)
     n, c, *size = x.shape
     o, _, *ksize = kernel.shape
     osize = out.shape[2:]
@@ -127,19 +107,19 @@ def conv(
         + chans[:, None, None, :, None].astype(np.int64) * m
         + flat[None, None, :, None, :]
     )
-    xs = _reshape(_cast(x, cdt), (n * c * m,))
-    patches = indexing_primitives.gather.bind(xs, _const(out, idx[..., None]), axes=(0,))
+    xs = reshaped(cast(x, cdt), (n * c * m,))
+    patches = ip.gather.bind(xs, const(out, idx[..., None]), axes=(0,))
     if not valid.all():
-        zero = _const(out, np.zeros((), cdt.numpy_dtype))
-        mask = _const(out, valid[:, None, :])  # [row, 1, tap] against [g, nb, row, cc, tap]
-        patches = elementwise_primitives.select.bind(mask, patches, zero)
-    patches = _reshape(patches, (g, nb, rows, cc * taps))
-    w = _reshape(_cast(kernel, cdt), (g, og, cc * taps))
-    r = linalg_primitives.dot.bind(
+        zero = const(out, np.zeros((), cdt.numpy_dtype))
+        mask = const(out, valid[:, None, :])  # [row, 1, tap] against [g, nb, row, cc, tap]
+        patches = ep.select.bind(mask, patches, zero)
+    patches = reshaped(patches, (g, nb, rows, cc * taps))
+    w = reshaped(cast(kernel, cdt), (g, og, cc * taps))
+    r = lp.dot.bind(
         patches, w, contract_x=(3,), batch_x=(0,), contract_y=(2,), batch_y=(0,)
     )  # [g, nb, row, og]
-    r = _reshape(_transpose(r, (1, 0, 3, 2)), out.shape)
-    return _cast(r, out.dtype)
+    r = reshaped(transposed(r, (1, 0, 3, 2)), out.shape)
+    return cast(r, out.dtype)
 
 
 # ---------------------------------------------------------------- fft
@@ -176,8 +156,8 @@ def _dense(out: Tensor, t: Tensor, axis: int, rows: int, n: int, sign: int) -> T
     # t's axis (rows long, the first rows of an n-point transform's input) contracted with
     # the [rows, n] twiddle matrix: the zeros past rows are left out, not multiplied
     tw = _twiddles(np.arange(rows)[:, None], np.arange(n)[None, :], n, sign, t.dtype.numpy_dtype)
-    return linalg_primitives.dot.bind(
-        t, _const(out, tw), contract_x=(axis,), batch_x=(), contract_y=(0,), batch_y=()
+    return lp.dot.bind(
+        t, const(out, tw), contract_x=(axis,), batch_x=(), contract_y=(0,), batch_y=()
     )
 
 
@@ -194,20 +174,20 @@ def _dft(out: Tensor, t: Tensor, axis: int, sign: int) -> Tensor:
         return _dense(out, t, axis, n, n, sign)
     nd = t.ndim
     if axis != nd - 1:
-        t = _transpose(t, (*(a for a in range(nd) if a != axis), axis))
+        t = transposed(t, (*(a for a in range(nd) if a != axis), axis))
     n1 = _split(n)
     if n1 == 1:
         return _bluestein(out, t, sign)
     lead = t.shape[:-1]
     n2 = n // n1
-    t = _reshape(t, (*lead, n1, n2))  # [..., j1, j2], j = j1 * n2 + j2
+    t = reshaped(t, (*lead, n1, n2))  # [..., j1, j2], j = j1 * n2 + j2
     a = _dft(out, t, nd - 1, sign)  # [..., j2, k1]
     tw = _twiddles(np.arange(n2)[:, None], np.arange(n1)[None, :], n, sign, t.dtype.numpy_dtype)
-    a = elementwise_primitives.multiply.bind(a, _const(out, tw))
+    a = ep.multiply.bind(a, const(out, tw))
     b = _dft(out, a, nd - 1, sign)  # [..., k1, k2]
     # k = k1 + n1 * k2: k2 is the slower index
-    b = _transpose(b, (*range(nd - 1), nd, nd - 1))
-    return _reshape(b, (*lead, n))
+    b = transposed(b, (*range(nd - 1), nd, nd - 1))
+    return reshaped(b, (*lead, n))
 
 
 def _bluestein(out: Tensor, t: Tensor, sign: int) -> Tensor:
@@ -229,32 +209,30 @@ def _bluestein(out: Tensor, t: Tensor, sign: int) -> Tensor:
     kernel[:n] = np.conj(chirp)
     kernel[size - n + 1 :] = np.conj(chirp[1:])[::-1]
     spectrum = np.fft.fft(kernel) / size
-    w = _const(out, chirp.astype(dt))
-    a = elementwise_primitives.multiply.bind(t, w)
-    zero = _const(out, np.zeros((), dt))
-    a = shape_primitives.pad.bind(a, zero, config=((0, 0, 0),) * (nd - 1) + ((0, size - n, 0),))
+    w = const(out, chirp.astype(dt))
+    a = ep.multiply.bind(t, w)
+    zero = const(out, np.zeros((), dt))
+    a = sp.pad.bind(a, zero, config=((0, 0, 0),) * (nd - 1) + ((0, size - n, 0),))
     a = _dft(out, a, nd - 1, -1)
-    a = elementwise_primitives.multiply.bind(a, _const(out, spectrum.astype(dt)))
+    a = ep.multiply.bind(a, const(out, spectrum.astype(dt)))
     c = _dft(out, a, nd - 1, 1)
-    c = shape_primitives.slice.bind(c, start=(0,) * nd, stop=(*c.shape[:-1], n), strides=(1,) * nd)
-    return elementwise_primitives.multiply.bind(c, w)
+    c = sp.slice.bind(c, start=(0,) * nd, stop=(*c.shape[:-1], n), strides=(1,) * nd)
+    return ep.multiply.bind(c, w)
 
 
 def _transform(out: Tensor, x: Tensor, length: int, sign: int) -> Tensor:
     if out.size == 0 or x.shape[-1] == 0:
-        return _zeros(out)  # no lanes, or the transform of zeros
-    x = _cast(x, out.dtype)  # the core casts first: this is a no-op
+        return zeros_like(out)  # no lanes, or the transform of zeros
+    x = cast(x, out.dtype)  # the core casts first: this is a no-op
     nd, m = x.ndim, x.shape[-1]
     if m > length:
-        x = shape_primitives.slice.bind(
-            x, start=(0,) * nd, stop=(*x.shape[:-1], length), strides=(1,) * nd
-        )
+        x = sp.slice.bind(x, start=(0,) * nd, stop=(*x.shape[:-1], length), strides=(1,) * nd)
     elif m < length:
         if length <= _LEAF:
             return _dense(out, x, nd - 1, m, length, sign)
-        zero = _const(out, np.zeros((), out.dtype.numpy_dtype))
+        zero = const(out, np.zeros((), out.dtype.numpy_dtype))
         config = ((0, 0, 0),) * (nd - 1) + ((0, length - m, 0),)
-        x = shape_primitives.pad.bind(x, zero, config=config)
+        x = sp.pad.bind(x, zero, config=config)
     return _dft(out, x, nd - 1, sign)
 
 
@@ -273,5 +251,5 @@ def ifft(out: Tensor, x: Tensor, *, length: int) -> Tensor:
     r = _transform(out, x, length, 1)
     if length == 1:
         return r
-    scale = _const(out, np.asarray(1 / length, out.dtype.numpy_dtype))
-    return elementwise_primitives.multiply.bind(r, scale)
+    scale = const(out, np.asarray(1 / length, out.dtype.numpy_dtype))
+    return ep.multiply.bind(r, scale)

@@ -11,58 +11,22 @@ primitives are bound: ``from_numpy``, ``gather``, ``reshape``, ``select``, ``equ
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from numerix import dtypes
 from numerix._tensor import Tensor
-from numerix.dtypes import DType
-from numerix.ops._core import from_numpy
-from numerix.primitives import elementwise as ew
+from numerix.ops.fallbacks._common import and_, const, is_half, nan_mask, not_, or_, zeros_like
+from numerix.primitives import elementwise as ep
 from numerix.primitives import fallback_rule
-from numerix.primitives import indexing as ix
-from numerix.primitives import shape as sh
+from numerix.primitives import indexing as ip
+from numerix.primitives import shape as sp
 
 # ---------------------------------------------------------------- helpers
 
 
-def const(out: Tensor, a: Any, dtype: Any = None) -> Tensor:
-    """A host array (or scalar) as a tensor on ``out.backend``, in ``dtype`` if given."""
-    arr = np.asarray(a, dtype=None if dtype is None else np.dtype(dtype))
-    return from_numpy(arr.copy(order="C"), backend=out.backend)
-
-
-def empty_like_out(out: Tensor) -> Tensor:
-    """A tensor of ``out``'s shape and dtype (zeros): the result of an empty input."""
-    return const(out, np.zeros(out.shape, out.dtype.numpy_dtype))
-
-
-def is_half(d: DType) -> bool:
-    return d is dtypes.float16 or d is dtypes.bfloat16
-
-
-def not_(out: Tensor, p: Tensor) -> Tensor:
-    """Logical not of a bool tensor (``p == False``)."""
-    return ew.equal.bind(p, const(out, False))
-
-
-def and_(a: Tensor, b: Tensor) -> Tensor:
-    return ew.bitwise_and.bind(a, b)
-
-
-def or_(a: Tensor, b: Tensor) -> Tensor:
-    return ew.bitwise_or.bind(a, b)
-
-
-def isnan(out: Tensor, v: Tensor) -> Tensor:
-    """Where a float tensor holds NaN: the only value not equal to itself."""
-    return not_(out, ew.equal.bind(v, v))
-
-
 def take_rows(t: Tensor, rows: Tensor) -> Tensor:
     """``t[rows[:, 0]]``: a gather over axis 0 (``rows`` int64 of shape ``(k, 1)``)."""
-    return ix.gather.bind(t, rows, axes=(0,))
+    return ip.gather.bind(t, rows, axes=(0,))
 
 
 def lanes(out: Tensor, x: Tensor, axis: int, size: int, reverse: bool = False) -> Tensor:
@@ -74,8 +38,8 @@ def lanes(out: Tensor, x: Tensor, axis: int, size: int, reverse: bool = False) -
     p = np.minimum(np.arange(size, dtype=np.int64), n - 1)
     if reverse:
         p = (n - 1) - p
-    g = ix.gather.bind(x, const(out, p[:, None]), axes=(axis,))  # (size, *other axes)
-    return sh.reshape.bind(g, shape=(size, m))
+    g = ip.gather.bind(x, const(out, p[:, None]), axes=(axis,))  # (size, *other axes)
+    return sp.reshape.bind(g, shape=(size, m))
 
 
 def unlanes(
@@ -92,7 +56,7 @@ def unlanes(
     rest_shape = tuple(d for i, d in enumerate(shape) if i != axis)
     q = np.ravel_multi_index(rest, rest_shape) if rest else np.zeros(shape, np.int64)
     grid = np.stack([p, np.asarray(q, np.int64)], axis=-1)
-    return ix.gather.bind(r, const(out, grid), axes=(0, 1))
+    return ip.gather.bind(r, const(out, grid), axes=(0, 1))
 
 
 # ---------------------------------------------------------------- sort, argsort
@@ -103,8 +67,8 @@ def _keys(out: Tensor, v: Tensor) -> list[tuple[Tensor, bool]]:
     it is a float (ordered NaN last, all NaN equal): the value itself for real dtypes;
     for complex numpy's extended order, ``(real is NaN, imag is NaN, real, imag)``."""
     if v.dtype.kind == "c":
-        re, im = ew.real.bind(v), ew.imag.bind(v)
-        return [(isnan(out, re), False), (isnan(out, im), False), (re, True), (im, True)]
+        re, im = ep.real.bind(v), ep.imag.bind(v)
+        return [(nan_mask(re), False), (nan_mask(im), False), (re, True), (im, True)]
     return [(v, v.dtype.kind == "f")]
 
 
@@ -117,11 +81,11 @@ def _before_same(
     lt_ba: Tensor | None = None
     same: Tensor | None = None
     for (ka, is_float), (kb, _) in reversed(list(zip(a, b))):
-        lt, gt, eq = ew.less.bind(ka, kb), ew.less.bind(kb, ka), ew.equal.bind(ka, kb)
+        lt, gt, eq = ep.less.bind(ka, kb), ep.less.bind(kb, ka), ep.equal.bind(ka, kb)
         if is_float:
-            na, nb = isnan(out, ka), isnan(out, kb)
-            lt = or_(lt, and_(nb, not_(out, na)))
-            gt = or_(gt, and_(na, not_(out, nb)))
+            na, nb = nan_mask(ka), nan_mask(kb)
+            lt = or_(lt, and_(nb, not_(na)))
+            gt = or_(gt, and_(na, not_(nb)))
             eq = or_(eq, and_(na, nb))
         if lt_ab is None or lt_ba is None or same is None:
             lt_ab, lt_ba, same = lt, gt, eq
@@ -159,14 +123,14 @@ def _bitonic(out: Tensor, x: Tensor, axis: int, descending: bool) -> tuple[Tenso
             first = const(out, (((i & k) == 0) == (i < partner))[:, None])
             pv, pidx = take_rows(v, rows), take_rows(idx, rows)
             lt, gt, same = _before_same(out, _keys(out, v), _keys(out, pv))
-            by_index = ew.less.bind(idx, pidx)
+            by_index = ep.less.bind(idx, pidx)
             ahead = or_(gt if descending else lt, and_(same, by_index))
             if size > n:  # padding against anything: by index alone
-                pad = or_(ew.less.bind(last, idx), ew.less.bind(last, pidx))
-                ahead = ew.select.bind(pad, by_index, ahead)
-            keep = ew.equal.bind(ahead, first)
-            v = ew.select.bind(keep, v, pv)
-            idx = ew.select.bind(keep, idx, pidx)
+                pad = or_(ep.less.bind(last, idx), ep.less.bind(last, pidx))
+                ahead = ep.select.bind(pad, by_index, ahead)
+            keep = ep.equal.bind(ahead, first)
+            v = ep.select.bind(keep, v, pv)
+            idx = ep.select.bind(keep, idx, pidx)
             j //= 2
         k *= 2
     if size > n:
@@ -181,7 +145,7 @@ def sort(out: Tensor, x: Tensor, *, axis: int, descending: bool) -> Tensor:
     moves values and never computes with them, so the result is exact (NaN payloads and
     the sign of zero kept)."""
     if out.size == 0:
-        return empty_like_out(out)
+        return zeros_like(out)
     v, _ = _bitonic(out, x, axis, descending)
     return unlanes(out, v, x.shape, axis)
 
@@ -190,7 +154,7 @@ def sort(out: Tensor, x: Tensor, *, axis: int, descending: bool) -> Tensor:
 def argsort(out: Tensor, x: Tensor, *, axis: int, descending: bool) -> Tensor:
     """The original indices of :func:`_bitonic`'s network put back along ``axis``."""
     if out.size == 0:
-        return empty_like_out(out)
+        return zeros_like(out)
     _, idx = _bitonic(out, x, axis, descending)
     return unlanes(out, idx, x.shape, axis)
 
@@ -203,13 +167,13 @@ def _combine(out: Tensor, kind: str, a: Tensor, b: Tensor) -> Tensor:
     ``kind`` does: max and min keep a NaN (the earlier one) and, on a tie, ``b``
     (numpy's ``maximum`` returns its second operand unless the first is larger or NaN)."""
     if kind == "sum":
-        return ew.add.bind(a, b)
+        return ep.add.bind(a, b)
     if kind == "prod":
-        return ew.multiply.bind(a, b)
-    wins = ew.less.bind(b, a) if kind == "max" else ew.less.bind(a, b)
+        return ep.multiply.bind(a, b)
+    wins = ep.less.bind(b, a) if kind == "max" else ep.less.bind(a, b)
     if a.dtype.kind == "f":
-        wins = or_(wins, isnan(out, a))
-    return ew.select.bind(wins, a, b)
+        wins = or_(wins, nan_mask(a))
+    return ep.select.bind(wins, a, b)
 
 
 @fallback_rule("cumulative")
@@ -223,16 +187,16 @@ def cumulative(out: Tensor, x: Tensor, *, kind: str, axis: int, reverse: bool) -
     sequential order by rounding only. float16 and bfloat16 sums and products run in
     float32 and round each result once, as binary does."""
     if out.size == 0:
-        return empty_like_out(out)
+        return zeros_like(out)
     n = x.shape[axis]
     widen = kind in ("sum", "prod") and is_half(x.dtype)
-    y = ew.as_type.bind(x, dtype=dtypes.float32) if widen else x
+    y = ep.as_type.bind(x, dtype=dtypes.float32) if widen else x
     r = lanes(out, y, axis, n, reverse)
     p = np.arange(n, dtype=np.int64)
     step = 1
     while step < n:
         earlier = take_rows(r, const(out, np.maximum(p - step, 0)[:, None]))
-        r = ew.select.bind(const(out, (p >= step)[:, None]), _combine(out, kind, earlier, r), r)
+        r = ep.select.bind(const(out, (p >= step)[:, None]), _combine(out, kind, earlier, r), r)
         step *= 2
     res = unlanes(out, r, x.shape, axis, reverse)
-    return ew.as_type.bind(res, dtype=out.dtype) if widen else res
+    return ep.as_type.bind(res, dtype=out.dtype) if widen else res

@@ -13,12 +13,22 @@ import numpy as np
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.dtypes import reduction_identity
-from numerix.ops.fallbacks.sort import and_, const, empty_like_out, is_half, isnan, or_
-from numerix.primitives import elementwise as ew
+from numerix.ops.fallbacks._common import (
+    and_,
+    broadcast_to,
+    compute_dtype,
+    const,
+    flat,
+    is_half,
+    nan_mask,
+    or_,
+    zeros_like,
+)
+from numerix.primitives import elementwise as ep
 from numerix.primitives import fallback_rule
-from numerix.primitives import indexing as ix
-from numerix.primitives import reduction as red
-from numerix.primitives import shape as sh
+from numerix.primitives import indexing as ip
+from numerix.primitives import reduction as rp
+from numerix.primitives import shape as sp
 
 Pairs = tuple[tuple[int, int], ...]
 
@@ -49,10 +59,9 @@ def _grid(
     return flat.reshape(out_shape + (k,)), valid.reshape(out_shape + (k,))
 
 
-def _elements(out: Tensor, x: Tensor, flat: np.ndarray) -> Tensor:
-    """``x``'s elements at the flat indices ``flat`` (one gather), of ``flat``'s shape."""
-    xf = sh.reshape.bind(x, shape=(x.size,))
-    return ix.gather.bind(xf, const(out, flat[..., None]), axes=(0,))
+def _elements(out: Tensor, x: Tensor, lin: np.ndarray) -> Tensor:
+    """``x``'s elements at the flat indices ``lin`` (one gather), of ``lin``'s shape."""
+    return ip.gather.bind(flat(x), const(out, lin[..., None]), axes=(0,))
 
 
 @fallback_rule("window_reduce")
@@ -67,21 +76,21 @@ def window_reduce(
     run in float32 and round once, as binary does (their max and min too, exact either
     way)."""
     if out.size == 0:
-        return empty_like_out(out)
+        return zeros_like(out)
     widen = is_half(x.dtype)
-    cdt = dtypes.float32 if widen else x.dtype
-    identity = const(out, reduction_identity(kind, cdt), cdt.numpy_dtype)
+    cdt = compute_dtype(x.dtype)
+    identity = const(out, reduction_identity(kind, cdt), cdt)
     if x.size == 0:  # every window is padding alone
-        r = ew.select.bind(const(out, np.ones(out.shape, bool)), identity, identity)
+        r = broadcast_to(identity, out.shape)
     else:
         flat, valid = _grid(x.shape, out.shape, window_dimensions, strides, padding,
                             window_dilations)  # fmt: skip
-        y = ew.as_type.bind(x, dtype=cdt) if widen else x
+        y = ep.as_type.bind(x, dtype=cdt) if widen else x
         v = _elements(out, y, flat)
         if not valid.all():
-            v = ew.select.bind(const(out, valid), v, identity)
-        r = red.reduce.bind(v, kind=kind, axes=(x.ndim,), keepdims=False)
-    return ew.as_type.bind(r, dtype=out.dtype) if widen else r
+            v = ep.select.bind(const(out, valid), v, identity)
+        r = rp.reduce.bind(v, kind=kind, axes=(x.ndim,), keepdims=False)
+    return ep.as_type.bind(r, dtype=out.dtype) if widen else r
 
 
 def _gather_back(
@@ -130,48 +139,48 @@ def window_scatter(
     additive identity, where a window chose elsewhere. Integers wrap. float16 and
     bfloat16 sources run in float32 and round once, as binary does."""
     if out.size == 0:
-        return empty_like_out(out)
+        return zeros_like(out)
     sdt = out.dtype
     widen = is_half(sdt)
-    cdt = dtypes.float32 if widen else sdt
-    init = ew.as_type.bind(init_value, dtype=cdt) if widen else init_value
-    base = ew.select.bind(const(out, np.ones(out.shape, bool)), init, init)
+    cdt = compute_dtype(sdt)
+    init = ep.as_type.bind(init_value, dtype=cdt) if widen else init_value
+    base = broadcast_to(init, out.shape)
     if source.size == 0:
-        return ew.as_type.bind(base, dtype=sdt) if widen else base
-    src = ew.as_type.bind(source, dtype=cdt) if widen else source
+        return ep.as_type.bind(base, dtype=sdt) if widen else base
+    src = ep.as_type.bind(source, dtype=cdt) if widen else source
     # the elements of each window, the padding holding a value that never wins
     d = x.ndim
     flat, valid = _grid(x.shape, source.shape, window_dimensions, strides, padding, (1,) * d)
     k = flat.shape[-1]
-    xs = ew.as_type.bind(x, dtype=dtypes.float32) if is_half(x.dtype) else x
+    xs = ep.as_type.bind(x, dtype=dtypes.float32) if is_half(x.dtype) else x
     v = _elements(out, xs, flat)
     all_valid = bool(valid.all())
-    fill = const(out, reduction_identity(kind, xs.dtype), xs.dtype.numpy_dtype)
-    keyed = v if all_valid else ew.select.bind(const(out, valid), v, fill)
-    best = red.reduce.bind(keyed, kind=kind, axes=(d,), keepdims=True)
-    hit = ew.equal.bind(v, best)
+    fill = const(out, reduction_identity(kind, xs.dtype), xs.dtype)
+    keyed = v if all_valid else ep.select.bind(const(out, valid), v, fill)
+    best = rp.reduce.bind(keyed, kind=kind, axes=(d,), keepdims=True)
+    hit = ep.equal.bind(v, best)
     if xs.dtype.kind == "f":
-        hit = or_(hit, and_(isnan(out, v), isnan(out, best)))
+        hit = or_(hit, and_(nan_mask(v), nan_mask(best)))
     if not all_valid:
         hit = and_(hit, const(out, valid))
     # the first hit: the least window position among the hits (k where there is none)
     positions = const(out, np.arange(k, dtype=np.int64))
-    first = red.reduce.bind(
-        ew.select.bind(hit, positions, const(out, np.int64(k))), kind="min", axes=(d,),
+    first = rp.reduce.bind(
+        ep.select.bind(hit, positions, const(out, np.int64(k))), kind="min", axes=(d,),
         keepdims=True,
     )  # fmt: skip
-    chosen = ew.equal.bind(positions, first)
+    chosen = ep.equal.bind(positions, first)
     # -0.0 (both parts for complex): x + zero is x bit for bit
-    zero = const(out, {"f": -0.0, "c": complex(-0.0, -0.0)}.get(cdt.kind, 0), cdt.numpy_dtype)
-    parts = ew.select.bind(chosen, sh.reshape.bind(src, shape=source.shape + (1,)), zero)
-    parts = sh.reshape.bind(parts, shape=(parts.size,))
+    zero = const(out, {"f": -0.0, "c": complex(-0.0, -0.0)}.get(cdt.kind, 0), cdt)
+    parts = ep.select.bind(chosen, sp.reshape.bind(src, shape=source.shape + (1,)), zero)
+    parts = sp.reshape.bind(parts, shape=(parts.size,))
     back, held = _gather_back(x.shape, source.shape, window_dimensions, strides, padding)
     # an element's window position w + 1 lies in an earlier window than position w: adding
     # the positions from the last to the first adds in the windows' order, as binary
     r = base
     for w in reversed(range(k)):
-        g = ix.gather.bind(parts, const(out, back[..., w, None]), axes=(0,))
+        g = ip.gather.bind(parts, const(out, back[..., w, None]), axes=(0,))
         if not held[..., w].all():
-            g = ew.select.bind(const(out, held[..., w]), g, zero)
-        r = ew.add.bind(r, g)
-    return ew.as_type.bind(r, dtype=sdt) if widen else r
+            g = ep.select.bind(const(out, held[..., w]), g, zero)
+        r = ep.add.bind(r, g)
+    return ep.as_type.bind(r, dtype=sdt) if widen else r
