@@ -1,8 +1,8 @@
 """The helpers the fallbacks share: constants on an operand's backend, bool logic,
-the half floats' compute dtype, the index dtype, and no-op-aware casts and reshapes.
+a float's sign on its bits, the half floats' compute dtype, the index dtype, and no-op-aware casts and reshapes.
 
 Each binds required primitives only (``from_numpy``, ``equal``, ``select``,
-``bitwise_and``, ``bitwise_or``, ``as_type``, ``reshape``), except :func:`filled` and
+``bitwise_and``, ``bitwise_or``, ``bitcast``, ``as_type``, ``reshape``), except :func:`filled` and
 :func:`filled_like`, which bind ``full`` (its fallback is ``from_numpy``), and
 :func:`transposed`, which binds ``transpose`` (its fallback gathers, and uses no helper
 that transposes): no helper leads back to a fallback that calls it.
@@ -83,12 +83,12 @@ def not_(p: Tensor) -> Tensor:
 
 
 def and_(a: Tensor, b: Tensor) -> Tensor:
-    """Logical and of bool tensors (``bitwise_and``)."""
+    """``a & b`` (``bitwise_and``): the logical and of bool tensors."""
     return ep.bitwise_and.bind(a, b)
 
 
 def or_(a: Tensor, b: Tensor) -> Tensor:
-    """Logical or of bool tensors (``bitwise_or``)."""
+    """``a | b`` (``bitwise_or``): the logical or of bool tensors."""
     return ep.bitwise_or.bind(a, b)
 
 
@@ -97,6 +97,45 @@ def nan_mask(x: Tensor) -> Tensor:
     if x.dtype.kind in "fc":
         return not_(ep.equal.bind(x, x))
     return filled_like(x, False, dtypes.bool_)
+
+
+# ---------------------------------------------------------------- a float's bits
+
+_SIGNED = {8: dtypes.int8, 16: dtypes.int16, 32: dtypes.int32, 64: dtypes.int64}
+
+
+def pattern(d: DType, bits: int) -> int:
+    """The integer of ``d`` whose bit pattern is ``bits`` (negative for a signed ``d``
+    with the top bit set)."""
+    if d.kind == "i" and bits >> (d.bits - 1):
+        return bits - (1 << d.bits)
+    return bits
+
+
+def float_bits(x: Tensor) -> Tensor:
+    """The bits of a real float tensor as the signed integer of its width (``bitcast``)."""
+    return ep.bitcast.bind(x, dtype=_SIGNED[x.dtype.bits])
+
+
+def from_bits(b: Tensor, d: DType) -> Tensor:
+    """The float tensor of dtype ``d`` whose bits are ``b`` (``bitcast``)."""
+    return ep.bitcast.bind(b, dtype=d)
+
+
+def fabs(x: Tensor) -> Tensor:
+    """|x| of a real float, exactly: its sign bit cleared (``-0.0`` gives ``0.0``, NaN
+    loses its sign as in numpy)."""
+    b = float_bits(x)
+    return from_bits(and_(b, scalar(b, (1 << (x.dtype.bits - 1)) - 1)), x.dtype)
+
+
+def copysign(mag: Tensor, sign: Tensor) -> Tensor:
+    """|mag| with the sign bit of ``sign`` (real floats of one dtype), exactly: it makes
+    an odd function give ``f(-0.0) = -0.0`` and ``f(-inf) = -f(inf)``."""
+    b = float_bits(mag)
+    top = 1 << (mag.dtype.bits - 1)
+    kept = and_(b, scalar(b, top - 1))
+    return from_bits(or_(kept, and_(float_bits(sign), scalar(b, pattern(b.dtype, top)))), mag.dtype)
 
 
 # ---------------------------------------------------------------- dtypes

@@ -25,21 +25,23 @@ import numpy as np
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
-from numerix.ops.fallbacks._common import and_, filled_like, nan_mask, not_, or_, scalar
+from numerix.ops.fallbacks._common import (
+    and_,
+    copysign,
+    fabs,
+    filled_like,
+    float_bits,
+    from_bits,
+    nan_mask,
+    not_,
+    or_,
+    pattern,
+    scalar,
+)
 from numerix.primitives import elementwise as ep
 from numerix.primitives import fallback_rule
 
 # ---------------------------------------------------------------- helpers (required core only)
-
-_SIGNED = {8: dtypes.int8, 16: dtypes.int16, 32: dtypes.int32, 64: dtypes.int64}
-
-
-def _pattern(d: DType, bits: int) -> int:
-    """The integer of ``d`` whose bit pattern is ``bits`` (negative for a signed ``d``
-    with the top bit set)."""
-    if d.kind == "i" and bits >> (d.bits - 1):
-        return bits - (1 << d.bits)
-    return bits
 
 
 def _isfinite(x: Tensor) -> Tensor:
@@ -57,39 +59,16 @@ def _isinf(x: Tensor) -> Tensor:
     return filled_like(x, False, dtypes.bool_)
 
 
-def _float_bits(x: Tensor) -> Tensor:
-    return ep.bitcast.bind(x, dtype=_SIGNED[x.dtype.bits])
-
-
-def _from_bits(b: Tensor, like: DType) -> Tensor:
-    return ep.bitcast.bind(b, dtype=like)
-
-
 def _negative(x: Tensor) -> Tensor:
     d = x.dtype
     if d.kind in "iu":
         return ep.subtract.bind(scalar(x, 0), x)  # wraps: -INT_MIN is INT_MIN, unsigned mod 2**n
     if d.kind == "f":
         # the sign bit flipped (adding the top bit carries nowhere): -0.0, NaN's sign too
-        b = _float_bits(x)
-        return _from_bits(ep.add.bind(b, scalar(b, _pattern(b.dtype, 1 << (d.bits - 1)))), d)
+        b = float_bits(x)
+        return from_bits(ep.add.bind(b, scalar(b, pattern(b.dtype, 1 << (d.bits - 1)))), d)
     # complex: (-0 - re) + (-0 - im)j, each part exact, its zero's sign flipped
     return ep.subtract.bind(scalar(x, complex(-0.0, -0.0)), x)
-
-
-def _fabs(x: Tensor) -> Tensor:
-    # the sign bit cleared: abs(-0.0) is 0.0, NaN loses its sign as in numpy
-    d = x.dtype
-    b = _float_bits(x)
-    return _from_bits(and_(b, scalar(b, (1 << (d.bits - 1)) - 1)), d)
-
-
-def _copysign(mag: Tensor, sign: Tensor) -> Tensor:
-    """``mag`` (sign bit clear) with ``sign``'s sign bit."""
-    d = mag.dtype
-    mb = _float_bits(mag)
-    s = and_(_float_bits(sign), scalar(mb, _pattern(mb.dtype, 1 << (d.bits - 1))))
-    return _from_bits(or_(mb, s), d)
 
 
 def _cabs(x: Tensor) -> Tensor:
@@ -97,7 +76,7 @@ def _cabs(x: Tensor) -> Tensor:
     where a part is NaN, else the hypotenuse. complex64 squares its parts in float64
     (exact) and rounds the root once; complex128 scales by the larger part, m *
     sqrt(1 + (n/m)**2), a few ulps (the kit's tolerance is 1e-12)."""
-    re, im = _fabs(ep.real.bind(x)), _fabs(ep.imag.bind(x))
+    re, im = fabs(ep.real.bind(x)), fabs(ep.imag.bind(x))
     d = re.dtype
     if d is dtypes.float32:
         a, b = (ep.as_type.bind(t, dtype=dtypes.float64) for t in (re, im))
@@ -128,13 +107,13 @@ def _round_real(x: Tensor) -> Tensor:
     bits: -0.4 rounds to -0.0, as in numpy."""
     if x.dtype.kind in "iu":
         return x
-    a = _fabs(x)
+    a = fabs(x)
     f = _floor(a)
     frac = ep.subtract.bind(a, f)  # NaN for inf: no rounding up, f is inf
     half = scalar(a, 0.5)
     odd = ep.equal.bind(ep.remainder.bind(f, scalar(f, 2)), scalar(f, 1))
     up = or_(ep.less.bind(half, frac), and_(ep.equal.bind(frac, half), odd))
-    return _copysign(ep.select.bind(up, ep.add.bind(f, scalar(f, 1)), f), x)
+    return copysign(ep.select.bind(up, ep.add.bind(f, scalar(f, 1)), f), x)
 
 
 def _round_complex(z: Tensor) -> Tensor:
@@ -173,7 +152,7 @@ def _shr(x: Tensor, k: int) -> Tensor:
 
 
 def _repeat(d: DType, byte: int) -> int:
-    return _pattern(d, int.from_bytes(bytes([byte]) * (d.bits // 8), "little"))
+    return pattern(d, int.from_bytes(bytes([byte]) * (d.bits // 8), "little"))
 
 
 # ---------------------------------------------------------------- signs and magnitudes
@@ -197,7 +176,7 @@ def abs(out: Tensor, x: Tensor) -> Tensor:
     if d.kind == "i":
         return ep.select.bind(ep.less.bind(x, scalar(x, 0)), _negative(x), x)
     if d.kind == "f":
-        return _fabs(x)
+        return fabs(x)
     return _cabs(x)
 
 
@@ -399,10 +378,10 @@ def count_leading_zeros(out: Tensor, x: Tensor) -> Tensor:
     u = x
     s = d.bits // 2
     while s:
-        mask = _pattern(d, ((1 << s) - 1) << (d.bits - s))
+        mask = pattern(d, ((1 << s) - 1) << (d.bits - s))
         clear = ep.equal.bind(and_(u, scalar(u, mask)), scalar(u, 0))
         n = ep.add.bind(n, ep.select.bind(clear, scalar(n, s), scalar(n, 0)))
         u = ep.select.bind(clear, ep.multiply.bind(u, scalar(u, 1 << s)), u)
         s //= 2
-    top = ep.equal.bind(and_(u, scalar(u, _pattern(d, 1 << (d.bits - 1)))), scalar(u, 0))
+    top = ep.equal.bind(and_(u, scalar(u, pattern(d, 1 << (d.bits - 1)))), scalar(u, 0))
     return ep.add.bind(n, ep.select.bind(top, scalar(n, 1), scalar(n, 0)))

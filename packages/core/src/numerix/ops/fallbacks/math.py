@@ -27,12 +27,23 @@ from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
 from numerix.ops import elementwise as ew
-from numerix.ops.fallbacks._common import and_, filled_like, holds, is_half, or_
+from numerix.ops.fallbacks._common import (
+    and_,
+    copysign,
+    fabs,
+    filled_like,
+    float_bits,
+    from_bits,
+    holds,
+    is_half,
+    or_,
+    pattern,
+    scalar,
+)
 from numerix.primitives import fallback_rule
 
 _F32 = dtypes.float32
 _F64 = dtypes.float64
-_UINT = {2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}
 _LN2 = math.log(2.0)
 _SQRT_PI = math.sqrt(math.pi)
 _INF = math.inf
@@ -52,27 +63,6 @@ def _run(fn: Fn, x: Tensor) -> Tensor:
 
 def _where(c: Tensor, a: Any, b: Any) -> Tensor:
     return ew.where(c, a, b)
-
-
-def _sign_mask(x: Tensor) -> int:
-    return 1 << (8 * x.dtype.itemsize - 1)
-
-
-def _bits(x: Tensor) -> Tensor:
-    return ew.bitcast(x, _UINT[x.dtype.itemsize])
-
-
-def _abs(x: Tensor) -> Tensor:
-    """|x| of a real float, exactly: its sign bit cleared (``-0.0`` gives ``0.0``)."""
-    return ew.bitcast(ew.bitwise_and(_bits(x), _sign_mask(x) - 1), x.dtype)
-
-
-def _copysign(r: Tensor, x: Tensor) -> Tensor:
-    """|r| with the sign bit of ``x``: exact, and it gives an odd function ``f(-0.0) =
-    -0.0`` and ``f(-inf) = -f(inf)``."""
-    s = _sign_mask(x)
-    mag = ew.bitwise_and(_bits(r), s - 1)
-    return ew.bitcast(ew.bitwise_or(mag, ew.bitwise_and(_bits(x), s)), r.dtype)
 
 
 def _neg(x: Tensor) -> Tensor:
@@ -99,7 +89,7 @@ def _complex(re: Tensor, im: Tensor, d: DType) -> Tensor:
     with 0 would be NaN) or a NaN one subtracts a constant ``(+0, ∓inf)`` or ``(+0,
     nan)`` instead."""
     a = ew.conj(ew.astype(re, d))
-    finite = _lt(_abs(im), _INF)
+    finite = _lt(fabs(im), _INF)
     e = ew.multiply(ew.conj(ew.astype(_neg(_where(finite, im, 0.0)), d)), 1j)
     k = _where(
         _lt(im, 0.0), filled_like(a, complex(0.0, _INF)), filled_like(a, complex(0.0, math.nan))
@@ -163,16 +153,16 @@ def _sinh_r(x: Tensor) -> Tensor:
     """``sinh(|x|) = (t + t / (t + 1)) / 2`` with ``t = expm1(|x|)``: every term positive,
     so no cancellation near 0; ``exp(|x|) / 2`` past 20; the sign of ``x`` set on the
     bits."""
-    ax = _abs(x)
+    ax = fabs(x)
     t = _expm1_r(ax)
     small = ew.multiply(ew.add(t, ew.divide(t, ew.add(t, 1.0))), 0.5)
-    return _copysign(_where(_lt(ax, _HYPERBOLIC_BIG), small, _half_exp(ax)), x)
+    return copysign(_where(_lt(ax, _HYPERBOLIC_BIG), small, _half_exp(ax)), x)
 
 
 def _cosh_r(x: Tensor) -> Tensor:
     """``(e + 1 / e) / 2`` with ``e = exp(|x|)`` (a sum of positive terms), ``exp(|x|) / 2``
     past 20."""
-    ax = _abs(x)
+    ax = fabs(x)
     e = ew.exp(ax)
     small = ew.add(ew.multiply(e, 0.5), ew.divide(0.5, e))
     return _where(_lt(ax, _HYPERBOLIC_BIG), small, _half_exp(ax))
@@ -181,9 +171,9 @@ def _cosh_r(x: Tensor) -> Tensor:
 def _tanh_r(x: Tensor) -> Tensor:
     """``tanh(|x|) = -t / (t + 2)`` with ``t = expm1(-2|x|)`` in [-1, 0]: no overflow, no
     cancellation (``t + 2`` lies in [1, 2]); the sign of ``x`` set on the bits."""
-    ax = _abs(x)
+    ax = fabs(x)
     t = _expm1_r(ew.multiply(ax, -2.0))
-    return _copysign(ew.divide(_neg(t), ew.add(t, 2.0)), x)
+    return copysign(ew.divide(_neg(t), ew.add(t, 2.0)), x)
 
 
 def _tan_r(x: Tensor) -> Tensor:
@@ -216,11 +206,11 @@ def _asinh_r(x: Tensor) -> Tensor:
     """``asinh(|x|) = log1p(|x| + x**2 / (1 + sqrt(1 + x**2)))`` (no cancellation, accurate
     near 0), ``log(|x|) + log(2)`` past ``2**28`` (where ``x**2`` could overflow); the
     sign of ``x`` set on the bits."""
-    ax = _abs(x)
+    ax = fabs(x)
     a2 = ew.multiply(ax, ax)
     small = _log1p_r(ew.add(ax, ew.divide(a2, ew.add(ew.sqrt(ew.add(a2, 1.0)), 1.0))))
     big = ew.add(ew.log(ax), _LN2)
-    return _copysign(_where(_lt(ax, _INVERSE_BIG), small, big), x)
+    return copysign(_where(_lt(ax, _INVERSE_BIG), small, big), x)
 
 
 def _acosh_r(x: Tensor) -> Tensor:
@@ -236,9 +226,9 @@ def _acosh_r(x: Tensor) -> Tensor:
 def _atanh_r(x: Tensor) -> Tensor:
     """``atanh(|x|) = log1p(2|x| / (1 - |x|)) / 2``: ``1 - |x|`` is exact near 1 and the
     ``log1p`` accurate near 0; ``|x| = 1`` gives inf, ``|x| > 1`` NaN."""
-    ax = _abs(x)
+    ax = fabs(x)
     r = ew.multiply(_log1p_r(ew.divide(ew.multiply(ax, 2.0), ew.subtract(1.0, ax))), 0.5)
-    return _copysign(r, x)
+    return copysign(r, x)
 
 
 def _cbrt_r(x: Tensor) -> Tensor:
@@ -246,18 +236,18 @@ def _cbrt_r(x: Tensor) -> Tensor:
     so that no ``r**3`` can overflow), in float64 where the backend holds it, rounded
     once; zeros, infinities and NaN pass through; the sign of ``x`` set on the bits."""
     w = ew.astype(x, _wide(x))
-    aw = _abs(w)
+    aw = fabs(w)
     r = ew.pow(aw, 1.0 / 3.0)
     r = ew.subtract(r, ew.divide(ew.subtract(r, ew.divide(aw, ew.multiply(r, r))), 3.0))
     edge = or_(_eq(aw, 0.0), _eq(aw, _INF))
-    return ew.astype(_copysign(_where(edge, aw, r), w), x.dtype)
+    return ew.astype(copysign(_where(edge, aw, r), w), x.dtype)
 
 
 def _sigmoid_r(x: Tensor) -> Tensor:
     """``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below, with ``e = exp(-|x|)`` in
     (0, 1]: the value numpy's ``1 / (1 + exp(-x))`` has, with no overflow for large
     negative ``x``."""
-    e = ew.exp(_neg(_abs(x)))
+    e = ew.exp(_neg(fabs(x)))
     d = ew.add(e, 1.0)
     return _where(_lt(x, 0.0), ew.divide(e, d), ew.divide(1.0, d))
 
@@ -277,7 +267,8 @@ def _exp_minus_square(ax: Tensor) -> Tensor:
     rounding of ``ax**2`` alone would cost ``ax**2`` ulps."""
     drop = 27 if ax.dtype.itemsize == 8 else 12
     mask = (1 << (8 * ax.dtype.itemsize)) - 1 - ((1 << drop) - 1)
-    h = ew.bitcast(ew.bitwise_and(_bits(ax), mask), ax.dtype)
+    b = float_bits(ax)
+    h = from_bits(and_(b, scalar(b, pattern(b.dtype, mask))), ax.dtype)
     lo = ew.multiply(ew.subtract(ax, h), ew.add(ax, h))
     return ew.multiply(ew.exp(_neg(ew.multiply(h, h))), ew.exp(_neg(lo)))
 
@@ -312,11 +303,11 @@ def _erf_and_erfc(x: Tensor) -> tuple[Tensor, Tensor]:
     """erf and erfc of a real float: the series below 1.5 in magnitude (erfc as ``1 -
     erf`` there, where erf <= 0.967), the continued fraction above (erf as ``±(1 -
     erfc)``, erfc of a negative ``x`` as ``2 - erfc(-x)``)."""
-    ax = _abs(x)
+    ax = fabs(x)
     small = _lt(ax, _ERF_CUT)
     s = _erf_series(x)
     c = _erfc_cf(ax)
-    erf = _where(small, s, _copysign(ew.subtract(1.0, c), x))
+    erf = _where(small, s, copysign(ew.subtract(1.0, c), x))
     erfc = _where(small, ew.subtract(1.0, s), _where(_lt(x, 0.0), ew.subtract(2.0, c), c))
     return erf, erfc
 
@@ -340,7 +331,7 @@ def _erf_inv_r(y: Tensor) -> Tensor:
     steps on erf (one in float32, two in float64: quadratic from 1e-7), on ``|y|``
     with the residual taken from erfc where ``|y| > 1/2`` (``1 - |y|`` is exact there,
     so the tails keep their relative accuracy); ``±1`` gives ``±inf``, beyond NaN."""
-    ay = _abs(y)
+    ay = fabs(y)
     inner = _lt(ay, 1.0)
     a = _where(inner, ay, 0.0)
     w = _neg(ew.log(_one_minus_sq(a)))
@@ -354,8 +345,8 @@ def _erf_inv_r(y: Tensor) -> Tensor:
         resid = _where(tail, ew.subtract(one_minus, erfc), ew.subtract(erf, a))
         slope = ew.multiply(ew.exp(_neg(ew.multiply(r, r))), 2.0 / _SQRT_PI)
         r = ew.subtract(r, ew.divide(resid, slope))
-    edge = _where(_eq(ay, 1.0), _copysign(filled_like(y, _INF), y), math.nan)
-    return _where(inner, _copysign(r, y), edge)
+    edge = _where(_eq(ay, 1.0), copysign(filled_like(y, _INF), y), math.nan)
+    return _where(inner, copysign(r, y), edge)
 
 
 # ---------------------------------------------------------------- complex compositions
@@ -369,7 +360,7 @@ def _tanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     ``±1 + 4i sin(y) cos(y) exp(-2|x|)``. Infinite and NaN parts as numpy's ctanh: ``x =
     ±inf`` gives ``±1 ± 0i``, a NaN ``x`` NaN (an imaginary zero kept), a non-finite
     ``y`` with finite ``x`` NaN (a real zero kept)."""
-    ax = _abs(x)
+    ax = fabs(x)
     near = _lt(ax, 22.0)
     xs = _where(near, x, 0.0)
     t = _tan_r(y)
@@ -380,15 +371,15 @@ def _tanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     den = ew.add(ew.multiply(bs, s), 1.0)
     e = ew.exp(_neg(ax))
     sc = ew.multiply(ew.sin(y), ew.cos(y))
-    one = _copysign(filled_like(x, 1.0), x)
+    one = copysign(filled_like(x, 1.0), x)
     re = _where(near, ew.divide(ew.multiply(bs, rho), den), one)
     im = _where(near, ew.divide(t, den), ew.multiply(ew.multiply(sc, 4.0), ew.multiply(e, e)))
-    y_finite = _lt(_abs(y), _INF)
+    y_finite = _lt(fabs(y), _INF)
     re = _where(y_finite, re, _where(_eq(x, 0.0), x, math.nan))
     im = _where(y_finite, im, math.nan)
     x_inf = _eq(ax, _INF)
     re = _where(x_inf, one, re)
-    im = _where(x_inf, _copysign(filled_like(x, 0.0), _where(y_finite, sc, y)), im)
+    im = _where(x_inf, copysign(filled_like(x, 0.0), _where(y_finite, sc, y)), im)
     x_num = _eq(x, x)
     re = _where(x_num, re, x)
     im = _where(x_num, im, _where(_eq(y, 0.0), y, math.nan))
@@ -399,15 +390,15 @@ def _atanh_parts(x: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
     """numpy's catanh: ``log1p(4|x| / ((1 - |x|)**2 + y**2)) / 4 + i atan2(2|y|, (1 -
     |x|)(1 + |x|) - y**2) / 2``, the signs of x and y set on the parts; an infinite part
     gives ``±0 ± i pi/2`` (a NaN ``y`` staying NaN), a zero ``x`` a zero real part."""
-    ax, ay = _abs(x), _abs(y)
+    ax, ay = fabs(x), fabs(y)
     am1 = ew.subtract(1.0, ax)
     y2 = ew.multiply(ay, ay)
     re = _log1p_r(ew.divide(ew.multiply(ax, 4.0), ew.add(ew.multiply(am1, am1), y2)))
     im = ew.atan2(ew.multiply(ay, 2.0), ew.subtract(_one_minus_sq(ax), y2))
-    re, im = _copysign(ew.multiply(re, 0.25), x), _copysign(ew.multiply(im, 0.5), y)
+    re, im = copysign(ew.multiply(re, 0.25), x), copysign(ew.multiply(im, 0.5), y)
     inf = or_(_eq(ax, _INF), _eq(ay, _INF))
-    re = _where(or_(inf, _eq(x, 0.0)), _copysign(filled_like(x, 0.0), x), re)
-    im = _where(inf, _where(_eq(y, y), _copysign(filled_like(y, math.pi / 2), y), y), im)
+    re = _where(or_(inf, _eq(x, 0.0)), copysign(filled_like(x, 0.0), x), re)
+    im = _where(inf, _where(_eq(y, y), copysign(filled_like(y, math.pi / 2), y), y), im)
     return re, im
 
 
@@ -451,7 +442,7 @@ def _log1p_c(z: Tensor) -> Tensor:
     x, y = _parts(z)
     u = _shifted(z, 1.0)
     k = ew.multiply(ew.log(u), ew.divide(z, ew.subtract(u, 1.0)))
-    near = and_(_lt(_abs(x), 1.0), _lt(_abs(y), 1.0))
+    near = and_(_lt(fabs(x), 1.0), _lt(fabs(y), 1.0))
     return _where(_eq(u, 1.0), z, _where(near, k, ew.log(u)))
 
 
@@ -485,7 +476,7 @@ def _edges(z: Tensor, parts: Parts, at_inf: Parts, at_nan: list[tuple[Any, Any, 
     that holds, else NaN; ``parts`` elsewhere. Returns the complex result."""
     x, y = _parts(z)
     re, im = parts
-    a_inf = or_(_eq(_abs(x), _INF), _eq(_abs(y), _INF))
+    a_inf = or_(_eq(fabs(x), _INF), _eq(fabs(y), _INF))
     re, im = _where(a_inf, at_inf[0], re), _where(a_inf, at_inf[1], im)
     nre, nim = filled_like(x, math.nan), filled_like(x, math.nan)
     for cond, r, i in reversed(at_nan):
@@ -496,8 +487,8 @@ def _edges(z: Tensor, parts: Parts, at_inf: Parts, at_nan: list[tuple[Any, Any, 
 
 def _asin_c(z: Tensor) -> Tensor:
     x, y = _parts(z)
-    ax, ay = _abs(x), _abs(y)
-    at_inf = (_copysign(ew.atan2(ax, ay), x), _copysign(filled_like(y, _INF), y))
+    ax, ay = fabs(x), fabs(y)
+    at_inf = (copysign(ew.atan2(ax, ay), x), copysign(filled_like(y, _INF), y))
     at_nan = [
         (_eq(ay, _INF), math.nan, y),
         (_eq(ax, _INF), math.nan, _INF),
@@ -508,8 +499,8 @@ def _asin_c(z: Tensor) -> Tensor:
 
 def _acos_c(z: Tensor) -> Tensor:
     x, y = _parts(z)
-    ax, ay = _abs(x), _abs(y)
-    at_inf = (ew.atan2(ay, x), _copysign(filled_like(y, _INF), _neg(y)))
+    ax, ay = fabs(x), fabs(y)
+    at_inf = (ew.atan2(ay, x), copysign(filled_like(y, _INF), _neg(y)))
     at_nan = [(_eq(ay, _INF), math.nan, _neg(y)), (_eq(ax, _INF), math.nan, -_INF),
               (_eq(x, 0.0), math.pi / 2, math.nan)]  # fmt: skip
     return _edges(z, _acos_parts(z), at_inf, at_nan)
@@ -518,9 +509,9 @@ def _acos_c(z: Tensor) -> Tensor:
 def _asinh_c(z: Tensor) -> Tensor:
     """``asinh(z) = -i asin(iz)``."""
     x, y = _parts(z)
-    ax, ay = _abs(x), _abs(y)
+    ax, ay = fabs(x), fabs(y)
     p, q = _asin_parts(_complex(_neg(y), x, z.dtype))
-    at_inf = (_copysign(filled_like(x, _INF), x), _copysign(ew.atan2(ay, ax), y))
+    at_inf = (copysign(filled_like(x, _INF), x), copysign(ew.atan2(ay, ax), y))
     at_nan = [
         (_eq(ay, _INF), _INF, math.nan),
         (_eq(ax, _INF), x, math.nan),
@@ -531,8 +522,8 @@ def _asinh_c(z: Tensor) -> Tensor:
 
 def _acosh_c(z: Tensor) -> Tensor:
     x, y = _parts(z)
-    ax, ay = _abs(x), _abs(y)
-    at_inf = (filled_like(x, _INF), _copysign(ew.atan2(ay, x), y))
+    ax, ay = fabs(x), fabs(y)
+    at_inf = (filled_like(x, _INF), copysign(ew.atan2(ay, x), y))
     at_nan = [(_eq(ay, _INF), _INF, math.nan), (_eq(ax, _INF), _INF, math.nan),
               (_eq(x, 0.0), math.nan, math.pi / 2)]  # fmt: skip
     return _edges(z, _acosh_parts(z), at_inf, at_nan)
@@ -545,8 +536,8 @@ def _sinh_c(z: Tensor) -> Tensor:
     x, y = _parts(z)
     re = ew.multiply(_sinh_r(x), ew.cos(y))
     im = _where(_eq(y, 0.0), y, ew.multiply(_cosh_r(x), ew.sin(y)))
-    y_finite = _lt(_abs(y), _INF)
-    edge = _where(_eq(x, 0.0), x, _where(_eq(_abs(x), _INF), _INF, math.nan))
+    y_finite = _lt(fabs(y), _INF)
+    edge = _where(_eq(x, 0.0), x, _where(_eq(fabs(x), _INF), _INF, math.nan))
     re = _where(y_finite, re, edge)
     return _complex(re, _where(y_finite, im, math.nan), z.dtype)
 
@@ -557,10 +548,10 @@ def _cosh_c(z: Tensor) -> Tensor:
     zero ``x``, ``inf + i nan`` for an infinite one, else NaN."""
     x, y = _parts(z)
     re = ew.multiply(_cosh_r(x), ew.cos(y))
-    zero = ew.multiply(_copysign(filled_like(x, 1.0), x), y)
+    zero = ew.multiply(copysign(filled_like(x, 1.0), x), y)
     im = _where(_eq(y, 0.0), zero, ew.multiply(_sinh_r(x), ew.sin(y)))
-    y_finite = _lt(_abs(y), _INF)
-    re = _where(y_finite, re, _where(_eq(_abs(x), _INF), _INF, math.nan))
+    y_finite = _lt(fabs(y), _INF)
+    re = _where(y_finite, re, _where(_eq(fabs(x), _INF), _INF, math.nan))
     im = _where(y_finite, im, _where(_eq(x, 0.0), 0.0, math.nan))
     return _complex(re, im, z.dtype)
 
