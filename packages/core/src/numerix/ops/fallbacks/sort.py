@@ -13,9 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerix import dtypes
 from numerix._tensor import Tensor
-from numerix.ops.fallbacks._common import and_, const, is_half, nan_mask, not_, or_, zeros_like
+from numerix.ops.fallbacks._common import (
+    and_,
+    cast,
+    compute_dtype,
+    const,
+    nan_mask,
+    not_,
+    or_,
+    zeros_like,
+)
 from numerix.primitives import elementwise as ep
 from numerix.primitives import fallback_rule
 from numerix.primitives import indexing as ip
@@ -189,8 +197,7 @@ def cumulative(out: Tensor, x: Tensor, *, kind: str, axis: int, reverse: bool) -
     if out.size == 0:
         return zeros_like(out)
     n = x.shape[axis]
-    widen = kind in ("sum", "prod") and is_half(x.dtype)
-    y = ep.as_type.bind(x, dtype=dtypes.float32) if widen else x
+    y = cast(x, compute_dtype(x.dtype)) if kind in ("sum", "prod") else x
     r = lanes(out, y, axis, n, reverse)
     p = np.arange(n, dtype=np.int64)
     step = 1
@@ -199,4 +206,4 @@ def cumulative(out: Tensor, x: Tensor, *, kind: str, axis: int, reverse: bool) -
         r = ep.select.bind(const(out, (p >= step)[:, None]), _combine(out, kind, earlier, r), r)
         step *= 2
     res = unlanes(out, r, x.shape, axis, reverse)
-    return ep.as_type.bind(res, dtype=out.dtype) if widen else res
+    return cast(res, out.dtype)

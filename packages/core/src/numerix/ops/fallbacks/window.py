@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.dtypes import reduction_identity
 from numerix.ops.fallbacks._common import (
     and_,
     broadcast_to,
+    cast,
     compute_dtype,
     const,
     flat,
-    is_half,
     nan_mask,
     or_,
     zeros_like,
@@ -77,7 +76,6 @@ def window_reduce(
     way)."""
     if out.size == 0:
         return zeros_like(out)
-    widen = is_half(x.dtype)
     cdt = compute_dtype(x.dtype)
     identity = const(out, reduction_identity(kind, cdt), cdt)
     if x.size == 0:  # every window is padding alone
@@ -85,12 +83,12 @@ def window_reduce(
     else:
         flat, valid = _grid(x.shape, out.shape, window_dimensions, strides, padding,
                             window_dilations)  # fmt: skip
-        y = ep.as_type.bind(x, dtype=cdt) if widen else x
+        y = cast(x, cdt)
         v = _elements(out, y, flat)
         if not valid.all():
             v = ep.select.bind(const(out, valid), v, identity)
         r = rp.reduce.bind(v, kind=kind, axes=(x.ndim,), keepdims=False)
-    return ep.as_type.bind(r, dtype=out.dtype) if widen else r
+    return cast(r, out.dtype)
 
 
 def _gather_back(
@@ -141,18 +139,17 @@ def window_scatter(
     if out.size == 0:
         return zeros_like(out)
     sdt = out.dtype
-    widen = is_half(sdt)
     cdt = compute_dtype(sdt)
-    init = ep.as_type.bind(init_value, dtype=cdt) if widen else init_value
+    init = cast(init_value, cdt)
     base = broadcast_to(init, out.shape)
     if source.size == 0:
-        return ep.as_type.bind(base, dtype=sdt) if widen else base
-    src = ep.as_type.bind(source, dtype=cdt) if widen else source
+        return cast(base, sdt)
+    src = cast(source, cdt)
     # the elements of each window, the padding holding a value that never wins
     d = x.ndim
     flat, valid = _grid(x.shape, source.shape, window_dimensions, strides, padding, (1,) * d)
     k = flat.shape[-1]
-    xs = ep.as_type.bind(x, dtype=dtypes.float32) if is_half(x.dtype) else x
+    xs = cast(x, compute_dtype(x.dtype))
     v = _elements(out, xs, flat)
     all_valid = bool(valid.all())
     fill = const(out, reduction_identity(kind, xs.dtype), xs.dtype)
@@ -183,4 +180,4 @@ def window_scatter(
         if not held[..., w].all():
             g = ep.select.bind(const(out, held[..., w]), g, zero)
         r = ep.add.bind(r, g)
-    return ep.as_type.bind(r, dtype=sdt) if widen else r
+    return cast(r, sdt)
