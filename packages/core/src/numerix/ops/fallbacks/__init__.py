@@ -11,7 +11,8 @@ checked by the conformance kit against its oracle, on ``binary`` restricted to t
 required core (``packages/backend-binary/tests/core_only``) and on the example
 backend over ``array-api-strict`` (``examples/backend-array-api``).
 
-One module per family; this package loads on the first call of a fallback.
+One module per family, the helpers they share in :mod:`numerix.ops.fallbacks._common`;
+this package loads on the first call of a fallback.
 """
 
 from numerix.ops.fallbacks import creation as creation

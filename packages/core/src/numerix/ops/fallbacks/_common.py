@@ -1,11 +1,12 @@
-"""The helpers the fallbacks share: constants on an operand's backend, bool logic,
-a float's sign on its bits, the half floats' compute dtype, the index dtype, and no-op-aware casts and reshapes.
+"""The helpers the fallbacks share: constants on an operand's backend, bool logic, a
+float's sign on its bits, the half floats' compute dtype, the index dtype, and casts,
+reshapes and transposes that skip the no-ops.
 
 Each binds required primitives only (``from_numpy``, ``equal``, ``select``,
-``bitwise_and``, ``bitwise_or``, ``bitcast``, ``as_type``, ``reshape``), except :func:`filled` and
-:func:`filled_like`, which bind ``full`` (its fallback is ``from_numpy``), and
-:func:`transposed`, which binds ``transpose`` (its fallback gathers, and uses no helper
-that transposes): no helper leads back to a fallback that calls it.
+``bitwise_and``, ``bitwise_or``, ``bitcast``, ``as_type``, ``reshape``), except
+:func:`filled` and :func:`filled_like`, which bind ``full`` (its fallback is
+``from_numpy``), and :func:`transposed`, which binds ``transpose`` (its fallback gathers
+and uses no helper that transposes): no helper leads back to a fallback that calls it.
 
 The fallback modules import the primitive modules under one alias each: ``cp``
 (creation), ``ep`` (element-wise), ``ip`` (indexing), ``lp`` (linalg), ``rp``
