@@ -9,24 +9,24 @@ import pytest
 from numerix import plugins
 from numerix.configuration import _state as config_state
 
-OPTIONAL = ("xla", "torch")
-
 
 @pytest.fixture
 def core_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """numerix as installed with core and binary alone: the optional backend plugins
-    (numerix-xla, numerix-torch) are hidden, so that "not installed" behaviour is tested
-    the same way whether or not they are installed in this environment."""
+    """numerix as installed with core and binary alone: every other backend plugin
+    (numerix-xla, numerix-torch, a third party's such as the example backend) is hidden,
+    so that "not installed" behaviour is tested the same way whatever else is installed
+    in this environment."""
     reg = plugins._REG
     reg.discover()
     plugins.settings_models()
-    monkeypatch.setattr(reg, "entries", {k: v for k, v in reg.entries.items() if k not in OPTIONAL})
-    monkeypatch.setattr(reg, "classes", {k: v for k, v in reg.classes.items() if k not in OPTIONAL})
+    hidden = {k for k in reg.entries if k != "binary"}
+    monkeypatch.setattr(reg, "entries", {k: v for k, v in reg.entries.items() if k not in hidden})
+    monkeypatch.setattr(reg, "classes", {k: v for k, v in reg.classes.items() if k not in hidden})
     monkeypatch.setattr(
-        reg, "instances", {k: v for k, v in reg.instances.items() if k[0] not in OPTIONAL}
+        reg, "instances", {k: v for k, v in reg.instances.items() if k[0] not in hidden}
     )
     monkeypatch.setattr(
-        reg, "settings", {k: v for k, v in (reg.settings or {}).items() if k not in OPTIONAL}
+        reg, "settings", {k: v for k, v in (reg.settings or {}).items() if k not in hidden}
     )
     _forget_settings()
     yield

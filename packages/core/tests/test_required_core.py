@@ -186,3 +186,20 @@ def test_every_optional_primitive_has_a_fallback() -> None:
     nx.backend.load_fallbacks()
     bare = [p.name for p in REGISTRY if not p.required and p.fallback is None]
     assert bare == [], f"optional primitives without a core fallback: {bare}"
+
+
+def test_dlpack_without_the_librarys_own_goes_through_a_host_copy() -> None:
+    base = core_backend()
+    cls = type("NoDl", (base,), {"name": "nodl"})
+    cls.to_dlpack = Backend.to_dlpack  # type: ignore[method-assign]
+    cls.dlpack_device = Backend.dlpack_device  # type: ignore[method-assign]
+    nx.register_backend("nodl", cls, replace=True)
+    try:
+        a = np.arange(6, dtype=np.int16).reshape(2, 3)
+        t = nx.tensor(a, backend="nodl")
+        assert t.__dlpack_device__() == (1, 0)
+        got = np.from_dlpack(t)
+        assert got.dtype == a.dtype
+        np.testing.assert_array_equal(got, a, strict=True)
+    finally:
+        nx.unregister_backend("nodl")

@@ -25,14 +25,14 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+import numpy as np
+
 from numerix._frozen import Frozen
 from numerix.dtypes import ALL_DTYPES
 from numerix.errors import BackendOptionError, NumerixError, UnsupportedDTypeError, close_name
 from numerix.primitives._registry import REGISTRY, REQUIRED, REQUIRED_FOR_COMPLEX, Primitive
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from numerix._tensor import Tensor
     from numerix.dtypes import DType
 
@@ -404,13 +404,17 @@ class Backend:
         """Adopt an object with ``__dlpack__`` without a copy, or return None to go through host."""
         return None
 
-    def to_dlpack(self, x: Tensor, stream: Any = None) -> Any:
-        """A DLPack capsule of ``x``'s data."""
-        raise NotImplementedError
+    def to_dlpack(self, x: Tensor, *args: Any, **kwargs: Any) -> Any:
+        """A DLPack capsule of ``x``'s data (``__dlpack__``'s arguments passed on). The
+        default exports a host copy (``to_numpy``), on the CPU device
+        (:meth:`dlpack_device`); a backend whose library speaks DLPack exports its own
+        array without a copy."""
+        return np.array(self.to_numpy(x), copy=True).__dlpack__(*args, **kwargs)
 
     def dlpack_device(self, x: Tensor) -> tuple[int, int]:
-        """``__dlpack_device__`` of ``x``'s data."""
-        raise NotImplementedError
+        """``__dlpack_device__`` of ``x``'s data; the default's host copy is on the CPU
+        (device type 1, id 0)."""
+        return (1, 0)
 
     def synchronize(self, x: Tensor) -> None:
         """Wait until ``x``'s value is computed (asynchronous backends; timing code calls it)."""
