@@ -112,6 +112,37 @@ def test_info_lists_a_backends_known_differences(capsys: pytest.CaptureFixture[s
         unregister_backend("flushing")
 
 
+class _CoreAlone(core_backend()):
+    name = "corealone"
+
+    @classmethod
+    def devices(cls) -> list[str]:
+        return ["cpu"]
+
+
+def test_info_counts_the_primitives_a_backend_implements(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    register_backend("corealone", _CoreAlone)
+    try:
+        code, out, _ = run_cli(capsys, "info", "--json")
+        assert code == 0
+        backends = {b["name"]: b for b in json.loads(out)["backends"]}
+        total = len(numerix.primitives.REGISTRY)
+        assert backends["binary"]["primitives"] == {"own": total, "by_fallback": 0}
+        required = len(numerix.primitives.REQUIRED) + len(numerix.primitives.REQUIRED_FOR_COMPLEX)
+        assert backends["corealone"]["primitives"] == {
+            "own": required,
+            "by_fallback": total - required,
+        }
+        code, out, _ = run_cli(capsys, "info")
+        flat = " ".join(out.split())
+        assert code == 0 and f"all {total} its own" in flat
+        assert f"{required} its own, {total - required} by the core's fallbacks" in flat
+    finally:
+        unregister_backend("corealone")
+
+
 def test_python_dash_m_numerix_info() -> None:
     r = subprocess.run(
         [sys.executable, "-m", "numerix", "info"], capture_output=True, text=True, timeout=120

@@ -206,8 +206,10 @@ def collect_info() -> dict[str, Any]:
     """Everything ``numerix info`` shows, as plain data (the ``--json`` form)."""
     import platform
 
+    from numerix.backend import native_primitives
     from numerix.errors import ConfigError, NumerixError
     from numerix.plugins import backend_class, backend_entries, broken_plugins, loaded_plugins
+    from numerix.primitives import REGISTRY
 
     entries = backend_entries()
     # a configuration mistake is reported once, as such: the backends whose probes read
@@ -226,9 +228,13 @@ def collect_info() -> dict[str, Any]:
             "available": None,
             "devices": [],
             "numeric_notes": [],
+            "primitives": None,
         }
         try:
             cls = backend_class(name, "numerix info")
+            own = len(native_primitives(cls))
+            # what the class implements itself; the core's fallbacks serve the rest
+            b["primitives"] = {"own": own, "by_fallback": len(REGISTRY) - own}
             b["numeric_notes"] = [str(n) for n in cls.numeric_notes]
             b["devices"] = [str(d) for d in cls.devices()]
             b["available"] = bool(cls.is_available())
@@ -291,6 +297,16 @@ def collect_info() -> dict[str, Any]:
     }
 
 
+def _primitives_cell(prims: dict[str, int] | None) -> str:
+    """How many primitives a backend implements itself, and how many the core's
+    fallbacks serve for it (docs/contract.md)."""
+    if prims is None:
+        return "-"
+    if not prims["by_fallback"]:
+        return f"all {prims['own']} its own"
+    return f"{prims['own']} its own, {prims['by_fallback']} by the core's fallbacks"
+
+
 def _config_error() -> str | None:
     """The configuration's error (one line per problem), or None when it is valid."""
     import warnings
@@ -333,6 +349,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     t.add_column("version", no_wrap=True)
     t.add_column("status", overflow="fold")
     t.add_column("devices", overflow="fold")
+    t.add_column("primitives", overflow="fold")
     ep_of = {b: p["entry_point"] for p in info["plugins"] for b in p["backends"]}
     for b in info["backends"]:
         if b["status"] == "ok":
@@ -350,6 +367,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
             b["version"] or "-",
             status,
             ", ".join(b["devices"]) or "-",
+            _primitives_cell(b["primitives"]),
         )
     for p in info["plugins"]:
         if not p["backends"]:
@@ -360,9 +378,10 @@ def _cmd_info(args: argparse.Namespace) -> int:
                 p["version"] or "-",
                 Text("loaded; provides no backend", style="yellow"),
                 "-",
+                "-",
             )
     if not info["backends"] and not info["plugins"]:
-        t.add_row("-", "-", "-", "-", Text("no plugin installed", style="red"), "-")
+        t.add_row("-", "-", "-", "-", Text("no plugin installed", style="red"), "-", "-")
     con.print(t)
 
     broken = info["broken_plugins"] + info["broken_backends"]
