@@ -69,8 +69,7 @@ def move(t: Tensor, target: Backend, op: str) -> Tensor:
     if t.backend is target:
         return t
     check_concrete(t, op)
-    if target.supported_dtypes is not None and t.dtype not in target.supported_dtypes:
-        raise target.unsupported(op, t.dtype)
+    target.check_holds(op, t.dtype)
     out = new_out(t.shape, t.dtype, target)
     done = target.from_dlpack(out, t)
     if done is not None:
@@ -142,11 +141,8 @@ def bind(prim: Primitive, *inputs: Any, backend: Backend | None = None, **params
         out.dtype = prim.dtype_rule(*[x.dtype for x in inputs], **params)
     out.backend = b
     out.data = None
-    held = b.supported_dtypes
-    if held is not None and out.dtype not in held:
-        # one rule for every way a dtype reaches a backend: creation, casts, results and
-        # transfers (move) alike
-        raise b.unsupported(op_name(prim.name, params), out.dtype)
+    if b.supported_dtypes is not None:  # a backend holding every dtype checks nothing
+        b.check_holds(op_name(prim.name, params), out.dtype)
     if prim.out_params:
         for k in prim.out_params:  # the rules' alone (params is this call's own dict)
             del params[k]

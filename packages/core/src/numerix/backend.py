@@ -531,6 +531,14 @@ class Backend:
         """The error raised when ``op`` needs the values of ``x`` but it has none yet."""
         return NumerixError(f"{op}: {x.describe()} has no concrete values on backend {self!r}")
 
+    def check_holds(self, op: str, dtype: DType) -> None:
+        """Raise :meth:`unsupported` unless this backend holds ``dtype``
+        (:attr:`supported_dtypes`): the one rule for every way a dtype reaches a backend
+        (``Primitive.bind``'s outputs, casts, compiled programs' nodes, transfers)."""
+        held = self.supported_dtypes
+        if held is not None and dtype not in held:
+            raise self.unsupported(op, dtype)
+
     def unsupported(self, op: str, dtype: DType) -> NumerixError:
         return UnsupportedDTypeError(
             f"{op}: backend {self!r} cannot hold {dtype} tensors; use another dtype "

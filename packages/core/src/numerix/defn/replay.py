@@ -364,10 +364,8 @@ class _Writer(GraphWalk):
 
     def primitive(self, n: Node, env: dict[int, Any], indent: int, owned: set[str]) -> str:
         b, op = self.backend, n.op
-        held = b.supported_dtypes
-        if held is not None and n.dtype is not None and n.dtype not in held:
-            # Primitive.bind's rule, once per program
-            raise b.unsupported(op_name(op, n.params), n.dtype)
+        if n.dtype is not None:  # Primitive.bind's rule, once per program
+            b.check_holds(op_name(op, n.params), n.dtype)
         ins = [(i.shape, i.dtype) if isinstance(i, Node) else None for i in n.inputs]
         out = (n.shape, n.dtype)
         fn = None

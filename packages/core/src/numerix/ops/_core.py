@@ -104,21 +104,18 @@ def unify(op: str, *xs: Any) -> tuple[Backend, list[Tensor]]:
 # ---------------------------------------------------------------- casting and scalars
 
 
-def cast(x: Tensor, dtype: DType, op: str = "astype") -> Tensor:
+def cast(x: Tensor, dtype: DType) -> Tensor:
     if x.dtype is dtype:
         return x
-    return bind(elementwise_primitives.as_type, converted_out(x, dtype, op), x)
+    return bind(elementwise_primitives.as_type, converted_out(x, dtype, "astype"), x)
 
 
 def converted_out(x: Tensor, dtype: DType, op: str) -> Tensor:
     """The ``out`` of a conversion of ``x`` to ``dtype`` (``as_type``, ``bitcast``), refused
     where the backend does not hold ``dtype``: the rule ``Primitive.bind`` applies to
     every other output, for the element-wise ops that build their ``out`` themselves."""
-    b = x.backend
-    held = b.supported_dtypes
-    if held is not None and dtype not in held:
-        raise b.unsupported(op, dtype)
-    return new_out(x.shape, dtype, b)
+    x.backend.check_holds(op, dtype)
+    return new_out(x.shape, dtype, x.backend)
 
 
 def check_scalar_fits(op: str, value: Any, dtype: DType) -> None:
