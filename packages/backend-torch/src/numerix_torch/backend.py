@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -29,6 +29,7 @@ from numerix_torch._dtypes import (
     restore,
     unbits,
 )
+from numerix_torch._elementwise import ElementwiseKernels
 from numerix_torch._extra import ExtraKernels
 from numerix_torch._indexing import IndexingKernels
 from numerix_torch._nn import NnKernels
@@ -68,113 +69,6 @@ def _default_device_id(options: dict[str, Any]) -> int | None:
     return 0 if did is None else int(did)
 
 
-# ---------------------------------------------------------------- kernel factories
-_I64_MIN = -(2**63)
-_I64_MAX = 2**63 - 1
-#: What the factories below return, typed so that mypy reads a class attribute holding one
-#: as a method and checks it against the contract (tools/contract_check.py).
-_Unary = Callable[[Any, Tensor, Tensor], Tensor]
-_Binary = Callable[[Any, Tensor, Tensor, Tensor], Tensor]
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-# Each factory's kernel carries its lowering (numerix.backend.lowers): the same torch call
-# on the payloads, for the evaluator's replayed programs.
-
-
-def _calls(
-    fn: Callable[..., Any], when: Callable[[dtypes.DType], bool] | None = None
-) -> Callable[[_F], _F]:
-    """Mark the element-wise kernel it decorates as storing exactly ``fn(*payloads)`` in
-    ``out.data`` for operands of a dtype ``d`` with ``when(d)`` (every dtype for None):
-    the compiled fast path's shortcut past the kernel (:meth:`TorchBackend.fast_kernel`).
-    ``fn`` must be the kernel's own call for those dtypes, returning a new tensor or a
-    view exactly as the kernel does (never the operand itself). The mark names its kernel:
-    a wrapper that copies the kernel's attributes (functools.wraps) is not taken for it."""
-
-    def mark(kernel: Any) -> Any:
-        kernel.torch_call = (kernel, fn, when)
-        return kernel
-
-    return mark
-
-
-def _unviewed(d: dtypes.DType) -> bool:
-    """Whether a kernel computes on ``d`` itself, not on the signed view of its bits."""
-    return d not in SIGNED_VIEW
-
-
-def _unemulated(d: dtypes.DType) -> bool:
-    """Whether torch computes with ``d`` (order, powers), not with an emulation of it."""
-    return d not in EMULATED
-
-
-def _math(fn: Callable[[torch.Tensor], torch.Tensor]) -> _Unary:
-    @_calls(fn)
-    @lowers(lambda params, ins, out: fn)
-    def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
-        out.data = fn(x.data)
-        return out
-
-    return kernel
-
-
-def _wrapping(fn: Callable[..., torch.Tensor]) -> _Binary:
-    def lowering(params: Any, ins: Any, out: Any) -> Any:
-        d = ins[0][1]
-        v = SIGNED_VIEW.get(d)
-        if v is None:
-            return fn
-        t = TORCH[d]
-        return lambda a, b: fn(a.view(v), b.view(v)).view(t)
-
-    @_calls(fn, _unviewed)
-    @lowers(lowering)
-    def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        v = SIGNED_VIEW.get(x1.dtype)
-        if v is None:
-            out.data = fn(x1.data, x2.data)
-        else:
-            out.data = fn(x1.data.view(v), x2.data.view(v)).view(TORCH[x1.dtype])
-        return out
-
-    return kernel
-
-
-def _on_bits(fn: Callable[..., torch.Tensor]) -> _Binary:
-    def lowering(params: Any, ins: Any, out: Any) -> Any:
-        v = SIGNED_VIEW.get(ins[0][1])
-        return fn if v is None else (lambda a, b: fn(a.view(v), b.view(v)))
-
-    @_calls(fn, _unviewed)
-    @lowers(lowering)
-    def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        v = SIGNED_VIEW.get(x1.dtype)
-        if v is None:
-            out.data = fn(x1.data, x2.data)
-        else:
-            out.data = fn(x1.data.view(v), x2.data.view(v))
-        return out
-
-    return kernel
-
-
-def _ordered(fn: Callable[..., torch.Tensor], keyed: bool = False) -> _Binary:
-    # emulated unsigned dtypes compare through order keys: the method's own path
-    @_calls(fn, _unemulated)
-    @lowers(lambda params, ins, out: None if ins[0][1] in EMULATED else fn)
-    def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        d = x1.dtype
-        if d in EMULATED:
-            r = fn(order_key(x1.data, d), order_key(x2.data, d))
-            out.data = from_key(r, d) if keyed else r
-        else:
-            out.data = fn(x1.data, x2.data)
-        return out
-
-    return kernel
-
-
 # ---------------------------------------------------------------- helpers
 
 
@@ -198,44 +92,6 @@ def _limits(dtype: dtypes.DType, device: torch.device) -> tuple[torch.Tensor, to
     hi = torch.from_numpy(np.array([info.max], dtype=dtype.numpy_dtype))
     lo = torch.from_numpy(np.array([info.min], dtype=dtype.numpy_dtype))
     return hi.reshape(()).to(device), lo.reshape(()).to(device)
-
-
-def _classify(fn: Callable[[torch.Tensor], torch.Tensor], x: Tensor, ints: bool) -> torch.Tensor:
-    if x.dtype.kind in "fc":
-        return fn(x.data)
-    return torch.full(x.data.shape, ints, dtype=torch.bool, device=x.data.device)
-
-
-def _cbrt(a: torch.Tensor) -> torch.Tensor:
-    # torch has no cbrt: a pow in float64, polished by one Newton step, rounded once
-    w = a.double()
-    r = torch.sign(w) * torch.abs(w).pow(1.0 / 3.0)
-    ok = torch.isfinite(r) & (r != 0)
-    rs = torch.where(ok, r, 1.0)
-    r = torch.where(ok, r - (rs * rs * rs - w) / (3.0 * rs * rs), r)
-    return r.to(a.dtype)
-
-
-def _pattern64(a: torch.Tensor, d: dtypes.DType) -> torch.Tensor:
-    # the bit pattern of an integer of any width, zero-extended into int64
-    if d.kind == "u" or d is dtypes.int64:
-        return compute(a, d).to(torch.int64)
-    w = d.numpy_dtype.itemsize * 8
-    return a.to(torch.int64) & ((1 << w) - 1)
-
-
-def _udivmod64(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    # unsigned 64-bit division on int64 bit patterns; division by 0 gives 0 and 0 (numpy)
-    zero, big = b == 0, b < 0  # big: divisor >= 2**63
-    bs = torch.where(zero | big, 1, b)
-    q = torch.div((a >> 1) & _I64_MAX, bs, rounding_mode="trunc") << 1
-    r = a - q * bs
-    fix = (r ^ _I64_MIN) >= (bs ^ _I64_MIN)  # r < 2 * bs: one correction at most
-    q, r = q + fix.to(torch.int64), torch.where(fix, r - bs, r)
-    ge = (a ^ _I64_MIN) >= (b ^ _I64_MIN)
-    q = torch.where(big, ge.to(torch.int64), q)
-    r = torch.where(big, torch.where(ge, a - b, a), r)
-    return torch.where(zero, 0, q), torch.where(zero, 0, r)
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -486,7 +342,9 @@ def _narrow(r: torch.Tensor, d: dtypes.DType, out: dtypes.DType) -> torch.Tensor
     return r if r.dtype is t else r.to(t)
 
 
-class TorchBackend(NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Backend):
+class TorchBackend(
+    ElementwiseKernels, NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Backend
+):
     """Tensors on one torch device: ``numerix.tensor(x, backend="torch:cuda:1")``."""
 
     name = "torch"
@@ -496,6 +354,7 @@ class TorchBackend(NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Back
     )
     spec_fields = ("device", "device_id")
     supported_dtypes = frozenset(TORCH)
+    payload_type = torch.Tensor
 
     __slots__ = ("torch_device",)
 
@@ -647,236 +506,6 @@ class TorchBackend(NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Back
         out.data = a.to(TORCH[dst])
         return out
 
-    @_calls(operator.neg, _unviewed)
-    def negative(self, out: Tensor, x: Tensor) -> Tensor:
-        d = x.dtype
-        out.data = unbits(torch.neg(bits(x.data, d)), d) if d in SIGNED_VIEW else -x.data
-        return out
-
-    @_calls(torch.abs, lambda d: d.kind != "u")  # unsigned: the operand itself
-    def abs(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = x.data if x.dtype.kind == "u" else torch.abs(x.data)
-        return out
-
-    def sign(self, out: Tensor, x: Tensor) -> Tensor:
-        d = x.dtype
-        if d.kind == "c":
-            out.data = torch.sgn(x.data)
-        elif d.kind == "u":
-            out.data = unbits((bits(x.data, d) != 0).to(SIGNED_VIEW.get(d, TORCH[d])), d)
-        elif d.kind == "f":  # torch's sign of NaN is 0
-            a = x.data
-            out.data = torch.where(torch.isnan(a), a, torch.sign(a))
-        else:
-            out.data = torch.sign(x.data)
-        return out
-
-    def floor(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = x.data if x.dtype.kind in "iu" else torch.floor(x.data)
-        return out
-
-    def ceil(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = x.data if x.dtype.kind in "iu" else torch.ceil(x.data)
-        return out
-
-    def round(self, out: Tensor, x: Tensor) -> Tensor:
-        d = x.dtype
-        if d.kind in "iu":
-            out.data = x.data
-        elif d.kind == "c":
-            out.data = torch.complex(torch.round(x.data.real), torch.round(x.data.imag))
-        else:
-            out.data = torch.round(x.data)
-        return out
-
-    exp = _math(torch.exp)
-    log = _math(torch.log)
-    sqrt = _math(torch.sqrt)
-    tanh = _math(torch.tanh)
-    sigmoid = _math(torch.sigmoid)
-    exp2 = _math(torch.exp2)
-    expm1 = _math(torch.expm1)
-    log1p = _math(torch.log1p)
-    rsqrt = _math(torch.rsqrt)
-    sin = _math(torch.sin)
-    cos = _math(torch.cos)
-    tan = _math(torch.tan)
-    asin = _math(torch.asin)
-    acos = _math(torch.acos)
-    atan = _math(torch.atan)
-    sinh = _math(torch.sinh)
-    cosh = _math(torch.cosh)
-    asinh = _math(torch.asinh)
-    acosh = _math(torch.acosh)
-    atanh = _math(torch.atanh)
-    erf = _math(torch.erf)
-    erfc = _math(torch.erfc)
-    erf_inv = _math(torch.special.erfinv)
-
-    def cbrt(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = _cbrt(x.data)
-        return out
-
-    def isnan(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = _classify(torch.isnan, x, False)
-        return out
-
-    def isinf(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = _classify(torch.isinf, x, False)
-        return out
-
-    def isfinite(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = _classify(torch.isfinite, x, True)
-        return out
-
-    def real(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = x.data.real.clone()
-        return out
-
-    def imag(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = x.data.imag.clone()
-        return out
-
-    def conj(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = torch.conj_physical(x.data)
-        return out
-
-    def bitwise_invert(self, out: Tensor, x: Tensor) -> Tensor:
-        d = x.dtype
-        out.data = unbits(torch.bitwise_not(bits(x.data, d)), d)
-        return out
-
-    # binary: the wrap-around ones are exact on the same-width signed bits
-    add = _wrapping(torch.add)
-    subtract = _wrapping(torch.sub)
-    multiply = _wrapping(torch.mul)
-    bitwise_and = _wrapping(torch.bitwise_and)
-    bitwise_or = _wrapping(torch.bitwise_or)
-    bitwise_xor = _wrapping(torch.bitwise_xor)
-    equal = _on_bits(torch.eq)
-    not_equal = _on_bits(torch.ne)
-    less = _ordered(torch.lt)
-    less_equal = _ordered(torch.le)
-    greater = _ordered(torch.gt)
-    greater_equal = _ordered(torch.ge)
-    maximum = _ordered(torch.maximum, keyed=True)
-    minimum = _ordered(torch.minimum, keyed=True)
-
-    @_calls(torch.true_divide)
-    @lowers(lambda params, ins, out: torch.true_divide)
-    def divide(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        out.data = torch.true_divide(x1.data, x2.data)
-        return out
-
-    @_calls(torch.atan2)
-    def atan2(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        out.data = torch.atan2(x1.data, x2.data)
-        return out
-
-    def floor_divide(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        d = x1.dtype
-        a, b = x1.data, x2.data
-        if d.kind == "f":
-            out.data = torch.div(a, b, rounding_mode="floor")
-        elif d is dtypes.uint64:
-            out.data = _udivmod64(a.view(torch.int64), b.view(torch.int64))[0].view(torch.uint64)
-        else:
-            a, b = compute(a, d), compute(b, d)
-            zero = b == 0
-            # torch raises on integer division by 0 (numpy gives 0) and MIN // -1 may trap
-            bad = zero | (b == -1) if d.kind == "i" else zero
-            q = torch.div(a, torch.where(bad, 1, b), rounding_mode="floor")
-            if d.kind == "i":
-                q = torch.where(b == -1, torch.neg(a), q)
-            out.data = restore(torch.where(zero, 0, q), d)
-        return out
-
-    def remainder(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        d = x1.dtype
-        a, b = x1.data, x2.data
-        if d.kind == "f":
-            out.data = torch.remainder(a, b)
-        elif d is dtypes.uint64:
-            out.data = _udivmod64(a.view(torch.int64), b.view(torch.int64))[1].view(torch.uint64)
-        else:
-            a, b = compute(a, d), compute(b, d)
-            bad = (b == 0) | (b == -1) if d.kind == "i" else b == 0
-            out.data = restore(torch.remainder(a, torch.where(bad, 1, b)), d)
-        return out
-
-    @_calls(torch.pow, lambda d: d.kind != "c" and d not in EMULATED)
-    def pow(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        d = x1.dtype
-        a, b = x1.data, x2.data
-        if d is dtypes.uint64:
-            # exponents >= 2**63 are negative as int64: a**b = (a**(b>>1))**2 * a**(b&1)
-            a, b = a.view(torch.int64), b.view(torch.int64)
-            h = torch.pow(a, (b >> 1) & _I64_MAX)
-            out.data = (h * h * torch.where((b & 1) == 1, a, 1)).view(torch.uint64)
-        elif d in EMULATED:
-            out.data = restore(torch.pow(compute(a, d), compute(b, d)), d)
-        elif d.kind == "c":
-            # x ** 0 is 1 for every complex x (C99's cpow, numpy, XLA); torch gives nan+nanj
-            # for a zero base
-            out.data = torch.where(b == 0, torch.ones((), dtype=a.dtype), torch.pow(a, b))
-        else:
-            out.data = torch.pow(a, b)
-        return out
-
-    def bitwise_left_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        d = x1.dtype
-        a, b = bits(x1.data, d), bits(x2.data, d)
-        ok = (b >= 0) & (b < d.numpy_dtype.itemsize * 8)
-        r = torch.bitwise_left_shift(a, torch.where(ok, b, 0))
-        out.data = unbits(torch.where(ok, r, 0), d)
-        return out
-
-    def bitwise_right_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        d = x1.dtype
-        w = d.numpy_dtype.itemsize * 8
-        v = SIGNED_VIEW.get(d)
-        if v is not None:  # uint16/32/64 on their signed bits, not widened
-            a, b = x1.data.view(v), x2.data.view(v)
-            ok = (b >= 0) & (b < w)  # an amount of 2**(w-1) or more reads negative: refused
-            s = torch.where(ok, b, 0)
-            # a logical shift is the arithmetic one with the copies of the sign bit cleared
-            # by the mask 2**(w-s) - 1, written (2 << (w-1-s)) - 1 so that no shift
-            # reaches w (s = 0 wraps to 0 - 1: every bit)
-            mask = torch.bitwise_left_shift(2, w - 1 - s) - 1
-            r = torch.bitwise_right_shift(a, s).bitwise_and_(mask)
-            out.data = torch.where(ok, r, 0).view(TORCH[d])
-            return out
-        a, b = compute(x1.data, d), compute(x2.data, d)
-        ok = (b >= 0) & (b < w)
-        r = torch.bitwise_right_shift(a, torch.where(ok, b, 0))
-        fill: Any = torch.where(a < 0, -1, 0) if d.kind == "i" else 0
-        out.data = restore(torch.where(ok, r, fill), d)
-        return out
-
-    def population_count(self, out: Tensor, x: Tensor) -> Tensor:
-        d = x.dtype
-        v = _pattern64(x.data, d)
-        v = v - ((v >> 1) & 0x5555555555555555)
-        v = (v & 0x3333333333333333) + ((v >> 2) & 0x3333333333333333)
-        v = (v + (v >> 4)) & 0x0F0F0F0F0F0F0F0F
-        v = ((v * 0x0101010101010101) >> 56) & 0xFF
-        out.data = restore(v, d)
-        return out
-
-    def count_leading_zeros(self, out: Tensor, x: Tensor) -> Tensor:
-        d = x.dtype
-        u = _pattern64(x.data, d)
-        n = torch.zeros_like(u)
-        s = 32
-        while s:  # binary search for the highest set bit, shifting it to the top
-            top_zero = ((u >> (64 - s)) & ((1 << s) - 1)) == 0
-            n = n + torch.where(top_zero, s, 0)
-            u = torch.where(top_zero, u << s, u)
-            s //= 2
-        n = n + (u >= 0).to(torch.int64)  # only 0 leaves the top bit clear
-        out.data = restore(n - (64 - d.numpy_dtype.itemsize * 8), d)
-        return out
-
     def bitcast(self, out: Tensor, x: Tensor) -> Tensor:
         out.data = x.data.view(TORCH[out.dtype])
         return out
@@ -1019,16 +648,12 @@ class TorchBackend(NnKernels, IndexingKernels, RandomKernels, ExtraKernels, Back
     def fast_kernel(
         self, op: str, form: str, dtype: dtypes.DType
     ) -> tuple[Callable[..., Any], type] | None:
-        # the torch call a kernel makes, where it is all the kernel does for this dtype
-        # (marked by _calls): the kernel's Python frame and out.data less. Only this
-        # class's own kernels (a subclass's kernel of its own has no mark).
-        kernel = getattr(type(self), op, None)
-        if form in ("u", "tt", "ts", "st"):
-            marked, fn, when = getattr(kernel, "torch_call", (None, None, None))
-            if fn is None or marked is not kernel or (when is not None and not when(dtype)):
-                return None
-            return fn, torch.Tensor
-        if kernel is not getattr(TorchBackend, op, None):
+        # the element-wise forms: the payload function itself (Backend.fast_kernel); the
+        # others, the torch call the kernel makes for them. Only this class's own kernels.
+        short = super().fast_kernel(op, form, dtype)
+        if short is not None or form in ("u", "tt", "ts", "st"):
+            return short
+        if getattr(type(self), op, None) is not getattr(TorchBackend, op, None):
             return None
         if form == "mm" and dtype not in SIGNED_VIEW:  # dot's first branch: torch.matmul
             return torch.matmul, torch.Tensor

@@ -21,6 +21,7 @@ device exactly when ``a.backend is b.backend``.
 
 from __future__ import annotations
 
+import contextvars
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from numerix._frozen import Frozen
+from numerix._payload import default_kernel, derive_payloads, elementwise, payload, payload_of
 from numerix.dtypes import ALL_DTYPES
 from numerix.errors import BackendOptionError, NumerixError, UnsupportedDTypeError, close_name
 from numerix.primitives._registry import REGISTRY, REQUIRED, REQUIRED_FOR_COMPLEX, Primitive
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Backend", "Option", "SliceByIndexing", "check_options", "clamp_starts", "lowers",
     "option_table", "pad_plan", "forget_fast_kernels", "ShortcutDeclined", "is_fallback", "fallback_kernel",
-    "native_primitives", "required_missing",
+    "native_primitives", "required_missing", "elementwise", "payload", "payload_of",
 ]  # fmt: skip
 
 
@@ -336,6 +338,7 @@ class Backend:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _derive_defaults(cls)
+        derive_payloads(cls)
         held = cls.__dict__.get("supported_dtypes")
         if held is not None and held >= frozenset(ALL_DTYPES):
             cls.supported_dtypes = None  # every dtype: nothing to check per call
@@ -493,8 +496,42 @@ class Backend:
         Asked once per (op, form, dtype, backend) and kept; not asked while the rule check
         (``[debug] check_rules``) is on. A backend that stops honouring a shortcut it gave
         calls :func:`forget_fast_kernels`. ``tests/test_speedups.py`` in each backend's
-        package compares the two ways."""
-        return None
+        package compares the two ways.
+
+        The default serves the element-wise forms of a primitive the class declares with
+        :func:`elementwise`: its payload function for ``dtype``, which is all the derived
+        kernel runs, with :attr:`payload_type` (and the :meth:`program_context` where that
+        is a :class:`contextvars.Context`)."""
+        if form not in ("u", "tt", "ts", "st") or self.payload_type is None:
+            return None
+        spec = payload_of(type(self), op)
+        if not isinstance(spec, elementwise):
+            return None
+        ctx = self.program_context()
+        if isinstance(ctx, contextvars.Context):
+            return spec(dtype), self.payload_type, ctx
+        return spec(dtype), self.payload_type
+
+    #: The type of this backend's payloads (``numpy.ndarray``, ``torch.Tensor``): what the
+    #: fast path's shortcuts of :func:`elementwise` declarations return. None: no shortcut.
+    payload_type: ClassVar[type | None] = None
+
+    @classmethod
+    def elementwise_kernel(cls, spec: elementwise, prim: Primitive) -> Callable[..., Any]:
+        """The kernel method of the element-wise primitive ``prim`` declared as ``spec``
+        (:func:`elementwise`), carrying its lowering: by default ``out.data =
+        spec(x.dtype)(x.data, ...)``. A backend whose payload functions need a step
+        around them (``xla``: one jitted kernel per shape) overrides it, and marks what
+        it returns with the declaration (:func:`numerix._payload.default_kernel`'s
+        ``numerix_payload``) so that :func:`payload_of` finds it."""
+        return default_kernel(spec, prim)
+
+    @classmethod
+    def payload_kernel(cls, spec: payload, prim: Primitive) -> Callable[..., Any]:
+        """The kernel method of ``prim`` declared as ``spec`` (:func:`payload`), carrying
+        its lowering: by default ``out.data = spec.fn(*datas, **params)`` (see
+        :meth:`elementwise_kernel`)."""
+        return default_kernel(spec, prim)
 
     @classmethod
     def clear_caches(cls) -> None:
