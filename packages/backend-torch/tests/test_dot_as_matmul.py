@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 
 import numerix as nx
 from numerix_torch.backend import _dot_plan
@@ -57,9 +58,10 @@ def _want(
 
 
 def test_matmul_layouts_take_torch_matmul() -> None:
-    # no einsum equation (torch.matmul) for matmul's layouts alone
+    # torch.matmul itself for matmul's layouts alone
     for sa, sb, (cx, cy), (bx, by), plain in CASES:
-        assert (_dot_plan(len(sa), len(sb), cx, bx, cy, by) is None) == plain, (sa, sb)
+        plan = _dot_plan(len(sa), len(sb), cx, bx, cy, by, nx.float32)
+        assert (plan is torch.matmul) == plain, (sa, sb)
 
 
 def _compiled(contract: tuple, batch: tuple) -> Any:

@@ -16,10 +16,11 @@ import torch
 
 from numerix import dtypes
 from numerix._tensor import Tensor
-from numerix.backend import Backend, Option, lowers
+from numerix.backend import Backend, Option, lowers, payload
 from numerix.errors import BackendOptionError
 from numerix_torch._dtypes import (
     EMULATED,
+    NUMERIX,
     SIGNED_VIEW,
     TORCH,
     bits,
@@ -95,152 +96,111 @@ def _limits(dtype: dtypes.DType, device: torch.device) -> tuple[torch.Tensor, to
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_Fn = Callable[..., torch.Tensor]
 
 
-# ---------------------------------------------------------------- reduce, by kind
+def _same(a: torch.Tensor) -> torch.Tensor:
+    return a
 
 
-def _sum(out: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-    d = x.dtype
-    if not axes:  # torch reads dim=() as every axis
-        out.data = x.data
-    elif not keepdims and len(axes) == x.data.ndim and d not in SIGNED_VIEW:
-        out.data = _narrow(torch.sum(x.data), d, out.dtype)  # every axis: the plain call
-    else:
-        r = torch.sum(bits(x.data, d), dim=axes, keepdim=keepdims)
-        out.data = _narrow(r, d, out.dtype)
-    return out
+def _narrowing(d: dtypes.DType, out: dtypes.DType) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A sum or product of ``d`` values as ``out``: torch accumulates small integers in
+    int64, so an emulated unsigned result wraps back to its width (numpy's modular
+    arithmetic) before its bits are read as unsigned."""
+    if d in SIGNED_VIEW:
+        v = SIGNED_VIEW[d]
+        return lambda r: unbits(r.to(v), d)
+    t = TORCH[out]
+    return lambda r: r if r.dtype is t else r.to(t)
 
 
-def _prod(out: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-    d = x.dtype
-    if not axes:
-        out.data = x.data
-        return out
-    a = bits(x.data, d)
-    if len(axes) == 1:
-        r = torch.prod(a, dim=axes[0], keepdim=keepdims)
-    else:  # torch.prod takes one axis: move the axes last and flatten them
-        k = len(axes)
-        moved = a.movedim(axes, tuple(range(a.ndim - k, a.ndim)))
-        r = torch.prod(moved.reshape(*moved.shape[: a.ndim - k], -1), dim=-1)
-        if keepdims:
-            r = r.reshape(out.shape)
-    out.data = _narrow(r, d, out.dtype)
-    return out
-
-
-def _extreme(fn: Any) -> Callable[[Tensor, Tensor, tuple[int, ...], bool], Tensor]:
-    def kernel(out: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        d = x.dtype
-        if not axes:
-            out.data = x.data
-        elif d in EMULATED:
-            out.data = from_key(fn(order_key(x.data, d), dim=axes, keepdim=keepdims), d)
-        else:
-            out.data = fn(x.data, dim=axes, keepdim=keepdims)
-        return out
-
-    return kernel
-
-
-def _logical(fn: Any) -> Callable[[Tensor, Tensor, tuple[int, ...], bool], Tensor]:
-    def kernel(out: Tensor, x: Tensor, axes: tuple[int, ...], keepdims: bool) -> Tensor:
-        a = x.data if x.dtype.kind == "b" else bits(x.data, x.dtype) != 0
-        out.data = a if not axes else fn(a, dim=axes, keepdim=keepdims)
-        return out
-
-    return kernel
-
-
-#: reduce's kernel of each kind
-_REDUCERS = {
-    "sum": _sum, "prod": _prod, "max": _extreme(torch.amax), "min": _extreme(torch.amin),
-    "all": _logical(torch.all), "any": _logical(torch.any),
-}  # fmt: skip
-_EXTREMES = {"max": torch.amax, "min": torch.amin}
-
-#: transpose's plan per permutation: 0 the identity (no kernel), 1 a swap of the last two
-#: axes (``mT``, a view without permute's parse of the axes), 2 a general permute
-_TRANSPOSES: dict[tuple[int, ...], int] = {(): 0, (0,): 0, (0, 1): 0, (1, 0): 1}
-
-
-def _transpose_plan(axes: tuple[int, ...]) -> int:
-    n = len(axes)
-    if axes == tuple(range(n)):
-        plan = 0
-    elif axes == (*range(n - 2), n - 1, n - 2):
-        plan = 1
-    else:
-        plan = 2
-    if len(_TRANSPOSES) < 1024:
-        _TRANSPOSES[axes] = plan
-    return plan
-
-
-@functools.lru_cache(maxsize=1024)
-def _slice_key(start: tuple[int, ...], stop: tuple[int, ...], strides: tuple[int, ...],
-               shape: tuple[int, ...]) -> Any:  # fmt: skip
-    """The slice kernel's key, kept per call: one slice, or a tuple of them up to the last
-    axis the slice narrows (torch's indexing costs about a microsecond per item of the key:
-    x[1] on a matrix is x.data[1:2]). Building the slices cost 0.35 us of a 2 us slice."""
-    n = len(start)
-    while n and start[n - 1] == 0 and stop[n - 1] == shape[n - 1] and strides[n - 1] == 1:
-        n -= 1
-    if n == 1:
-        return slice(start[0], stop[0], strides[0])
-    return tuple(map(slice, start[:n], stop[:n], strides[:n]))
-
-
-def _row(a: torch.Tensor, i: int) -> torch.Tensor:
-    """x[i] as the slice and reshape kernels give it, for the fast path (``ix``): a view,
-    or, for a row of a strided matrix, the contiguous copy the reshape kernel's ravel
-    makes."""
-    r = a[i]
-    if r.ndim == 1 and not r.is_contiguous():
-        return r.contiguous()
-    return r
-
+# ---------------------------------------------------------------- reduce: one plan per node
+# A reduction's function of payloads, planned once per (kind, axes, keepdims, dtypes, rank):
+# the kernel calls it and the evaluator's replay runs it (its lowering), so the two are one.
 
 #: a max or min over every axis, to a 0-d result: torch's whole-tensor forms, cheaper
 #: than amax/amin with every dim named (NaN propagates through both)
 _WHOLE = {"max": torch.max, "min": torch.min}
+_EXTREMES = {"max": torch.amax, "min": torch.amin}
+_LOGICAL = {"all": torch.all, "any": torch.any}
 
 
-def _reduce_lowering(p: Any, ins: Any, out: Any) -> Any:
-    (shape, d), kind, axes, keep = ins[0], p["kind"], p["axes"], p["keepdims"]
-    if not axes:
-        return None  # the kernel's own paths
-    whole = not keep and len(axes) == len(shape)
-    if kind == "sum" and d not in SIGNED_VIEW:
-        t = TORCH[out[1]]
-        if whole and out[1] is d and d.kind in "fc":
-            return torch.sum  # a floating sum keeps its dtype: no conversion after
-        if whole:
-            return lambda a: torch.sum(a).to(t)
-        return lambda a: torch.sum(a, dim=axes, keepdim=keep).to(t)
-    if kind in _EXTREMES and d not in EMULATED:
-        if whole:
-            return _WHOLE[kind]
-        return functools.partial(_EXTREMES[kind], dim=axes, keepdim=keep)
-    return None
+@functools.lru_cache(maxsize=1024)
+def _reduce_plan(kind: str, axes: tuple[int, ...], keepdims: bool, d: dtypes.DType,
+                 od: dtypes.DType, ndim: int) -> _Fn:  # fmt: skip
+    if not axes:  # torch reads dim=() as every axis
+        return _same if kind not in _LOGICAL or d.kind == "b" else (lambda a: bits(a, d) != 0)
+    whole = not keepdims and len(axes) == ndim
+    if kind in _LOGICAL:
+        fn = functools.partial(_LOGICAL[kind], dim=axes, keepdim=keepdims)
+        return fn if d.kind == "b" else (lambda a: fn(bits(a, d) != 0))
+    if kind in _EXTREMES:
+        if d in EMULATED:
+            ext = _EXTREMES[kind]
+            return lambda a: from_key(ext(order_key(a, d), dim=axes, keepdim=keepdims), d)
+        return (
+            _WHOLE[kind]
+            if whole
+            else functools.partial(_EXTREMES[kind], dim=axes, keepdim=keepdims)
+        )
+    narrow = _narrowing(d, od)
+    if kind == "sum":
+        if d not in SIGNED_VIEW:
+            if whole and od is d and d.kind in "fc":
+                return torch.sum  # a floating sum keeps its dtype: no conversion after
+            if whole:
+                return lambda a: narrow(torch.sum(a))
+        return lambda a: narrow(torch.sum(bits(a, d), dim=axes, keepdim=keepdims))
+    if len(axes) == 1:
+        return lambda a: narrow(torch.prod(bits(a, d), dim=axes[0], keepdim=keepdims))
+    k = len(axes)  # torch.prod takes one axis: move the axes last and flatten them
+
+    def prod(a: torch.Tensor) -> torch.Tensor:
+        moved = bits(a, d).movedim(axes, tuple(range(ndim - k, ndim)))
+        r = torch.prod(moved.reshape(*moved.shape[: ndim - k], -1), dim=-1)
+        if keepdims:
+            r = r.reshape([1 if i in axes else n for i, n in enumerate(a.shape)])
+        return narrow(r)
+
+    return prod
 
 
-def _dot_lowering(p: Any, ins: Any) -> Any:
+def _reduce_lowering(p: Any, ins: Any, out: Any) -> _Fn:
+    return _reduce_plan(p["kind"], p["axes"], p["keepdims"], ins[0][1], out[1], len(ins[0][0]))
+
+
+# ---------------------------------------------------------------- dot: one plan per node
+@functools.lru_cache(maxsize=512)
+def _dot_plan(nx_: int, ny: int, cx: tuple[int, ...], bx: tuple[int, ...],
+              cy: tuple[int, ...], by: tuple[int, ...], d: dtypes.DType) -> _Fn:  # fmt: skip
+    """The dot's function of payloads: ``torch.matmul`` where it computes the dot as it is,
+    a matmul of transposed views for two matrices contracting one axis each (einsum's
+    planning costs more than the product for small matrices), else einsum; uint16/32/64
+    on their signed bits."""
+    eq = _einsum_equation(nx_, ny, cx, bx, cy, by)
+    if eq is None:
+        fn: _Fn = torch.matmul
+    elif not bx and nx_ == ny == 2 and len(cx) == 1:
+        ta, tb = cx[0] == 0, cy[0] == 1
+        fn = lambda a, b: torch.matmul(a.T if ta else a, b.T if tb else b)  # noqa: E731
+    else:
+        fn = functools.partial(torch.einsum, eq)
+    v = SIGNED_VIEW.get(d)
+    if v is None:
+        return fn
+    t = TORCH[d]
+    return lambda a, b: fn(a.view(v), b.view(v)).view(t)
+
+
+def _dot_lowering(p: Any, ins: Any, out: Any) -> _Fn:
     (sa, d), (sb, _) = ins
-    if d in SIGNED_VIEW:
-        return None
-    plan = _dot_plan(len(sa), len(sb), p["contract_x"], p["batch_x"], p["contract_y"],
-                     p["batch_y"])  # fmt: skip
-    if plan is None:
-        return torch.matmul
-    mm = _transposed_matmul(len(sa), len(sb), p["contract_x"], p["batch_x"], p["contract_y"])
-    return mm or functools.partial(torch.einsum, plan)
+    return _dot_plan(len(sa), len(sb), p["contract_x"], p["batch_x"], p["contract_y"],
+                     p["batch_y"], d)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=512)
-def _dot_plan(nx_: int, ny: int, cx: tuple[int, ...], bx: tuple[int, ...],
-              cy: tuple[int, ...], by: tuple[int, ...]) -> str | None:  # fmt: skip
+def _einsum_equation(nx_: int, ny: int, cx: tuple[int, ...], bx: tuple[int, ...],
+                     cy: tuple[int, ...], by: tuple[int, ...]) -> str | None:  # fmt: skip
     """None for a dot that ``torch.matmul`` computes as it is, else its einsum equation.
 
     matmul's cases: matrices and vectors; a stack of matrices against a matrix or a
@@ -275,18 +235,129 @@ def _dot_plan(nx_: int, ny: int, cx: tuple[int, ...], bx: tuple[int, ...],
     return f"{''.join(sa)},{''.join(sb)}->{''.join(so)}"
 
 
-# ---- dots of transposed matrices (the backward pass's x.T @ g, g @ w.T) as plain matmuls
-def _transposed_matmul(nx_: int, ny: int, cx: tuple[int, ...], bx: tuple[int, ...],
-                       cy: tuple[int, ...]) -> Callable[..., torch.Tensor] | None:  # fmt: skip
-    """The dot of two matrices contracting one axis each as ``matmul`` of transposed views
-    (einsum's planning costs more than the product for small matrices), or None."""
-    if bx or nx_ != 2 or ny != 2 or len(cx) != 1:
-        return None
-    ta, tb = cx[0] == 0, cy[0] == 1
-    return lambda a, b: torch.matmul(a.T if ta else a, b.T if tb else b)
+# ---------------------------------------------------------------- payload functions
+# One per primitive (numerix.backend.payload): the kernel and its lowering both run it.
 
 
-# ---- end of dots of transposed matrices
+def _as_type(a: torch.Tensor, *, dtype: dtypes.DType) -> torch.Tensor:
+    src = NUMERIX[a.dtype]
+    if src is dtype:
+        return a
+    if dtype.kind == "b":
+        return bits(a, src) != 0
+    if src.kind == "c" and dtype.kind != "c":
+        a = a.real
+    if dtype.kind in "iu" and src.kind in "fc":
+        return _saturate(a, dtype)
+    if dtype is dtypes.uint64 and src.kind == "i":  # wraps as numpy: via the bit pattern
+        return a.to(torch.int64).view(torch.uint64)
+    if dtype in EMULATED and src.kind in "iu":
+        return restore(compute(a, src).to(torch.int64), dtype)
+    return a.to(TORCH[dtype])
+
+
+def _select(p: torch.Tensor, t: torch.Tensor, f: torch.Tensor, *, shape: tuple[int, ...]) -> Any:
+    r = torch.where(p, t, f)
+    return r if r.shape == shape else r.expand(shape)
+
+
+def _argreduce(a: torch.Tensor, *, kind: str, axis: int | None, keepdims: bool) -> torch.Tensor:
+    fn = torch.argmax if kind == "max" else torch.argmin
+    d = NUMERIX[a.dtype]
+    if d in EMULATED:
+        a = order_key(a, d)
+    elif d.kind == "b":
+        a = a.to(torch.uint8)
+    if axis is None:
+        r = fn(a.reshape(-1))
+        return r.reshape((1,) * a.ndim) if keepdims else r
+    return fn(a, dim=axis, keepdim=keepdims)
+
+
+def _reshape(a: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    # torch parses a shape tuple for about half a microsecond: the reshapes the core asks
+    # most (to 1-d, to 0-d after x[i], a trailing unit axis for a gather's indices) take
+    # torch's shorter calls, each a view where reshape is one
+    if len(shape) == 1:
+        return a.ravel()
+    if not shape:
+        return a.squeeze()  # one element: every axis has size 1
+    if len(shape) == a.ndim + 1 and shape[-1] == 1 and shape[:-1] == a.shape:
+        return a.unsqueeze(-1)
+    return a.reshape(shape)
+
+
+@functools.lru_cache(maxsize=1024)
+def _slice_key(start: tuple[int, ...], stop: tuple[int, ...], strides: tuple[int, ...],
+               shape: tuple[int, ...]) -> Any:  # fmt: skip
+    """The slice kernel's key, kept per call: one slice, or a tuple of them up to the last
+    axis the slice narrows (torch's indexing costs about a microsecond per item of the key:
+    x[1] on a matrix is x.data[1:2]). Building the slices cost 0.35 us of a 2 us slice."""
+    n = len(start)
+    while n and start[n - 1] == 0 and stop[n - 1] == shape[n - 1] and strides[n - 1] == 1:
+        n -= 1
+    if n == 1:
+        return slice(start[0], stop[0], strides[0])
+    return tuple(map(slice, start[:n], stop[:n], strides[:n]))
+
+
+def _row(a: torch.Tensor, i: int) -> torch.Tensor:
+    """x[i] as the slice and reshape kernels give it, for the fast path (``ix``): a view,
+    or, for a row of a strided matrix, the contiguous copy the reshape kernel's ravel
+    makes."""
+    r = a[i]
+    if r.ndim == 1 and not r.is_contiguous():
+        return r.contiguous()
+    return r
+
+
+#: transpose's plan per permutation: 0 the identity (no kernel), 1 a swap of the last two
+#: axes (``mT``, a view without permute's parse of the axes), 2 a general permute
+_TRANSPOSES: dict[tuple[int, ...], int] = {(): 0, (0,): 0, (0, 1): 0, (1, 0): 1}
+
+
+def _transpose(a: torch.Tensor, *, axes: tuple[int, ...]) -> torch.Tensor:
+    plan = _TRANSPOSES.get(axes)
+    if plan is None:
+        n = len(axes)
+        plan = 0 if axes == tuple(range(n)) else 1 if axes == (*range(n - 2), n - 1, n - 2) else 2
+        if len(_TRANSPOSES) < 1024:
+            _TRANSPOSES[axes] = plan
+    return a if plan == 0 else a.mT if plan == 1 else a.permute(axes)
+
+
+def _broadcast(a: torch.Tensor, *, axes: tuple[int, ...], shape: tuple[int, ...]) -> torch.Tensor:
+    view = [1] * len(shape)
+    for i, ax in enumerate(axes):
+        view[ax] = a.shape[i]
+    return a.reshape(view).expand(shape)
+
+
+def _concatenate(*arrays: torch.Tensor, axis: int) -> torch.Tensor:
+    return torch.cat(arrays, axis)
+
+
+def _reverse(a: torch.Tensor, *, axes: tuple[int, ...]) -> torch.Tensor:
+    if not axes:
+        return a
+    d = NUMERIX[a.dtype]
+    return unbits(torch.flip(bits(a, d), axes), d)
+
+
+def _gather(a: torch.Tensor, i: torch.Tensor, *, axes: tuple[int, ...]) -> torch.Tensor:
+    if axes == (0,):
+        # a take along the first axis (x[idx]): index_select of the flat index, viewed in
+        # the index's shape; one kernel, no advanced-indexing machinery (torch has no 1-d
+        # index_select of uint16/32/64: their signed bits are taken instead)
+        flat, v = i.reshape(-1), SIGNED_VIEW.get(NUMERIX[a.dtype])
+        r = a.index_select(0, flat) if v is None else a.view(v).index_select(0, flat).view(a.dtype)
+        return r if i.ndim == 2 else r.view(*i.shape[:-1], *a.shape[1:])
+    k = len(axes)
+    if axes != tuple(range(k)):
+        a = a.movedim(axes, tuple(range(k)))
+    # one index tensor indexes by itself: a tuple of one costs torch more
+    return a[i.squeeze(-1)] if k == 1 else a[i.unbind(-1)]
+
 
 _applied: set[str] = set()
 
@@ -330,16 +401,6 @@ def check_target(target: str) -> tuple[str, str] | None:
         f"pip install --force-reinstall torch=={torch.__version__.split('+')[0]} "
         f"--index-url https://download.pytorch.org/whl/{index}",
     )
-
-
-def _narrow(r: torch.Tensor, d: dtypes.DType, out: dtypes.DType) -> torch.Tensor:
-    """A sum or product ``r`` of ``d`` values as ``out``: torch accumulates small integers
-    in int64, so an emulated unsigned result wraps back to its width (numpy's modular
-    arithmetic) before its bits are read as unsigned."""
-    if d in SIGNED_VIEW:
-        return unbits(r.to(SIGNED_VIEW[d]), d)
-    t = TORCH[out]
-    return r if r.dtype is t else r.to(t)
 
 
 class TorchBackend(
@@ -450,221 +511,64 @@ class TorchBackend(
             torch.cuda.synchronize(self.torch_device)
 
     # ------------------------------------------------------------ creation
-    def _adopt(self, out: Tensor, array: np.ndarray) -> Tensor:
-        # creation computed by numpy on the host (as binary does), then moved
-        return self.from_numpy(out, array if array.flags.c_contiguous else array.copy())
-
+    # iota, eye, arange and linspace: the core's fallbacks (numpy on the host, as these
+    # were, then from_numpy)
     def full(self, out: Tensor, *, value: Any) -> Tensor:
         out.data = torch.full(out.shape, value, dtype=TORCH[out.dtype], device=self.torch_device)
         return out
 
-    def iota(self, out: Tensor, *, axis: int | None) -> Tensor:
-        dt = out.dtype.numpy_dtype
-        if axis is None:
-            return self._adopt(out, np.arange(out.size, dtype=dt).reshape(out.shape))
-        n = out.shape[axis]
-        view = [1] * len(out.shape)
-        view[axis] = n
-        return self._adopt(out, np.broadcast_to(np.arange(n, dtype=dt).reshape(view), out.shape))
-
-    def eye(self, out: Tensor, *, k: int) -> Tensor:
-        *_, n, m = out.shape
-        e = np.eye(n, m, k=k, dtype=out.dtype.numpy_dtype)
-        return self._adopt(out, np.broadcast_to(e, out.shape))
-
-    def arange(self, out: Tensor, *, start: Any, step: Any) -> Tensor:
-        n = out.shape[0]
-        r = np.arange(start, start + n * step, step, dtype=out.dtype.numpy_dtype)[:n]
-        return self._adopt(out, r)
-
-    def linspace(self, out: Tensor, *, start: Any, stop: Any, endpoint: bool) -> Tensor:
-        r = np.linspace(start, stop, out.shape[0], endpoint=endpoint)
-        if out.dtype.kind in "iu":
-            r = np.floor(r)
-        return self._adopt(out, r.astype(out.dtype.numpy_dtype))
-
-    # ------------------------------------------------------------ element-wise
-    def as_type(self, out: Tensor, x: Tensor) -> Tensor:
-        a, src, dst = x.data, x.dtype, out.dtype
-        if src is dst:
-            out.data = a
-            return out
-        if dst.kind == "b":
-            out.data = bits(a, src) != 0
-            return out
-        if src.kind == "c" and dst.kind != "c":
-            a = a.real
-        if dst.kind in "iu" and src.kind in "fc":
-            out.data = _saturate(a, dst)
-            return out
-        if dst is dtypes.uint64 and src.kind == "i":  # wraps as numpy: via the bit pattern
-            out.data = a.to(torch.int64).view(torch.uint64)
-            return out
-        if dst in EMULATED and src.kind in "iu":
-            out.data = restore(compute(a, src).to(torch.int64), dst)
-            return out
-        out.data = a.to(TORCH[dst])
-        return out
-
-    def bitcast(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = x.data.view(TORCH[out.dtype])
-        return out
-
-    def select(self, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor) -> Tensor:
-        r = torch.where(pred.data, on_true.data, on_false.data)
-        out.data = r if r.shape == out.shape else r.expand(out.shape)
-        return out
+    # ------------------------------------------------------------ element-wise (the rest:
+    # ElementwiseKernels)
+    as_type = payload(_as_type)
+    bitcast = payload(lambda a, *, dtype: a.view(TORCH[dtype]))
+    select = payload(_select, reads=("shape",))
 
     # ------------------------------------------------------------ reductions
-    @lowers(lambda p, ins, out: _reduce_lowering(p, ins, out))
+    @lowers(_reduce_lowering)
     def reduce(
         self, out: Tensor, x: Tensor, *, kind: str, axes: tuple[int, ...], keepdims: bool
     ) -> Tensor:
-        # the common cases inline, one torch call each: a sum, a max or a min of a dtype
-        # torch computes with, over every axis (torch's whole-tensor form) or some
-        if axes and x.dtype not in EMULATED:
-            a = x.data
-            whole = not keepdims and len(axes) == len(x.shape)
-            if kind == "sum":
-                r = torch.sum(a) if whole else torch.sum(a, axes, keepdims)
-                t = TORCH[out.dtype]
-                out.data = r if r.dtype is t else r.to(t)
-                return out
-            fn = _EXTREMES.get(kind)
-            if fn is not None:
-                out.data = _WHOLE[kind](a) if whole else fn(a, axes, keepdims)
-                return out
-        return _REDUCERS[kind](out, x, axes, keepdims)
-
-    def argreduce(
-        self, out: Tensor, x: Tensor, *, kind: str, axis: int | None, keepdims: bool
-    ) -> Tensor:
-        fn = torch.argmax if kind == "max" else torch.argmin
-        d = x.dtype
-        a = x.data
-        if d in EMULATED:
-            a = order_key(a, d)
-        elif d.kind == "b":
-            a = a.to(torch.uint8)
-        if axis is None:
-            r = fn(a.reshape(-1))
-            out.data = r.reshape(out.shape) if keepdims else r
-        else:
-            out.data = fn(a, dim=axis, keepdim=keepdims)
+        out.data = _reduce_plan(kind, axes, keepdims, x.dtype, out.dtype, len(x.shape))(x.data)
         return out
 
+    argreduce = payload(_argreduce)
+
     # ------------------------------------------------------------ linalg
-    @lowers(lambda p, ins, out: _dot_lowering(p, ins))
+    @lowers(_dot_lowering)
     def dot(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
             batch_x: tuple[int, ...], contract_y: tuple[int, ...],
             batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
-        d, n = x.dtype, len(x.shape)
-        # a product of matrices or vectors (x @ w): torch.matmul, no plan looked up
-        if (contract_y == (0,) and not batch_x and n <= 2 and len(y.shape) <= 2
-                and contract_x == (n - 1,) and d not in SIGNED_VIEW):  # fmt: skip
-            out.data = torch.matmul(x.data, y.data)
-            return out
-        a, b = bits(x.data, d), bits(y.data, d)
-        plan = _dot_plan(a.ndim, b.ndim, contract_x, batch_x, contract_y, batch_y)
-        if plan is None:
-            r = torch.matmul(a, b)
-        elif mm := _transposed_matmul(a.ndim, b.ndim, contract_x, batch_x, contract_y):
-            r = mm(a, b)
-        else:
-            r = torch.einsum(plan, a, b)
-        out.data = unbits(r, d)
+        plan = _dot_plan(len(x.shape), len(y.shape), contract_x, batch_x, contract_y, batch_y,
+                         x.dtype)  # fmt: skip
+        out.data = plan(x.data, y.data)
         return out
 
-    # ------------------------------------------------------------ shape
-    def reshape(self, out: Tensor, x: Tensor) -> Tensor:
-        # torch parses a shape tuple for about half a microsecond: the reshapes the core
-        # asks most (to 1-d, to 0-d after x[i], a trailing unit axis for a gather's
-        # indices) take torch's shorter calls, each a view where reshape is one
-        shape, a = out.shape, x.data
-        if len(shape) == 1:
-            out.data = a.ravel()
-        elif not shape:
-            out.data = a.squeeze()  # one element: every axis has size 1
-        elif len(shape) == len(x.shape) + 1 and shape[-1] == 1 and shape[:-1] == x.shape:
-            out.data = a.unsqueeze(-1)
-        else:
-            out.data = a.reshape(shape)
-        return out
-
-    def transpose(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        plan = _TRANSPOSES.get(axes)
-        if plan is None:
-            plan = _transpose_plan(axes)
-        a = x.data
-        out.data = a if plan == 0 else a.mT if plan == 1 else a.permute(axes)
-        return out
-
-    def broadcast(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        shape = [1] * len(out.shape)
-        for i, a in enumerate(axes):
-            shape[a] = x.shape[i]
-        out.data = x.data.reshape(shape).expand(out.shape)
-        return out
-
-    def concatenate(self, out: Tensor, *xs: Tensor, axis: int) -> Tensor:
-        if len(xs) == 2:  # no list built, the axis positional: torch.cat's shortest parse
-            out.data = torch.cat((xs[0].data, xs[1].data), axis)
-        else:
-            out.data = torch.cat([x.data for x in xs], axis)
-        return out
-
-    def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
-              strides: tuple[int, ...]) -> Tensor:  # fmt: skip
-        out.data = x.data[_slice_key(start, stop, strides, x.shape)]
-        return out
-
-    def reverse(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        d = x.dtype
-        out.data = unbits(torch.flip(bits(x.data, d), axes), d) if axes else x.data
-        return out
-
-    # ------------------------------------------------------------ indexing
-    def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        a, i = x.data, indices.data
-        if axes == (0,):
-            # a take along the first axis (x[idx]): index_select of the flat index, viewed
-            # in the index's shape; one kernel, no advanced-indexing machinery (torch has
-            # no 1-d index_select of uint16/32/64: their signed bits are taken instead)
-            flat, v = i.reshape(-1), SIGNED_VIEW.get(x.dtype)
-            if v is None:
-                r = a.index_select(0, flat)
-            else:
-                r = a.view(v).index_select(0, flat).view(a.dtype)
-            out.data = r if i.ndim == 2 else r.view(out.shape)
-            return out
-        k = len(axes)
-        if axes != tuple(range(k)):
-            a = a.movedim(axes, tuple(range(k)))
-        # one index tensor indexes by itself: a tuple of one costs torch more
-        out.data = a[i.squeeze(-1)] if k == 1 else a[i.unbind(-1)]
-        return out
+    # ------------------------------------------------------------ shape and indexing
+    reshape = payload(_reshape)
+    transpose = payload(_transpose)
+    broadcast = payload(_broadcast)
+    concatenate = payload(_concatenate)
+    slice = payload(lambda a, *, start, stop, strides: a[_slice_key(start, stop, strides, a.shape)])
+    reverse = payload(_reverse)
+    gather = payload(_gather)
 
     # ------------------------------------------------------------ the compiled fast path
-    def fast_kernel(
-        self, op: str, form: str, dtype: dtypes.DType
-    ) -> tuple[Callable[..., Any], type] | None:
+    def fast_kernel(self, op: str, form: str, dtype: dtypes.DType) -> Any:
         # the element-wise forms: the payload function itself (Backend.fast_kernel); the
-        # others, the torch call the kernel makes for them. Only this class's own kernels.
+        # others, the function the kernel runs for them. Only this class's own kernels.
         short = super().fast_kernel(op, form, dtype)
         if short is not None or form in ("u", "tt", "ts", "st"):
             return short
         if getattr(type(self), op, None) is not getattr(TorchBackend, op, None):
             return None
-        if form == "mm" and dtype not in SIGNED_VIEW:  # dot's first branch: torch.matmul
-            return torch.matmul, torch.Tensor
+        if form == "mm":  # the dot's plan for two matrices
+            return _dot_plan(2, 2, (1,), (), (0,), (), dtype), torch.Tensor
+        if form == "rs":
+            return _reshape, torch.Tensor
         if form == "sl":  # x.data[key]: the same basic slice of axis 0, a view
             return operator.getitem, torch.Tensor
         if form == "ix" and type(self).reshape is TorchBackend.reshape:
             return _row, torch.Tensor
-        # "rs": no shortcut. The kernel flattens with ravel, which copies a non-contiguous
-        # operand to a contiguous result where a.reshape(shape) returns a strided view
-        # (f32[4][1] sliced from f32[4][2]); torch's reshape also parses its shape for
-        # half a microsecond more than the ravel/squeeze/unsqueeze the kernel calls.
         return None
 
     # ------------------------------------------------------------ benchmarks

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from numerix.primitives._registry import REGISTRY, Primitive
 
@@ -49,6 +49,10 @@ class elementwise:
         made.build, made.memo = build, {}
         return made
 
+    if TYPE_CHECKING:  # a class attribute holding one reads as the method derived from it
+
+        def __get__(self, obj: Any, owner: Any) -> Callable[..., Any]: ...
+
     def __call__(self, dtype: Any) -> Callable[..., Any]:
         f = self.memo.get(dtype)
         if f is None:
@@ -68,6 +72,10 @@ class payload:
         if not set(reads) <= {"shape", "dtype"}:
             raise TypeError(f"payload(reads={reads!r}): an output reads as 'shape' or 'dtype'")
         self.fn, self.reads = fn, reads
+
+    if TYPE_CHECKING:
+
+        def __get__(self, obj: Any, owner: Any) -> Callable[..., Any]: ...
 
     def out_keywords(self, prim: Primitive) -> tuple[str, ...]:
         """What ``fn`` reads of the output, as keywords."""
@@ -113,13 +121,23 @@ def default_kernel(spec: elementwise | payload, prim: Primitive) -> Callable[...
         return _mark(method, prim.name, spec)
     fn, reads = spec.fn, spec.out_keywords(prim)
     kernel: Any
-    if len(prim.inputs) == 1 and not prim.inputs[0].startswith("*") and not reads:
+    single = len(prim.inputs) == 1 and not prim.inputs[0].startswith("*")
+    if single and not reads:
 
         def one(self: Any, out: Any, x: Any, **params: Any) -> Any:
             out.data = fn(x.data, **params)
             return out
 
         kernel = one
+    elif single and len(reads) == 1:
+        (read,) = reads
+
+        def one_reading(self: Any, out: Any, x: Any, **params: Any) -> Any:
+            params[read] = getattr(out, read)
+            out.data = fn(x.data, **params)
+            return out
+
+        kernel = one_reading
     else:
 
         def many(self: Any, out: Any, *xs: Any, **params: Any) -> Any:
