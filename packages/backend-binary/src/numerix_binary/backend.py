@@ -20,11 +20,12 @@ import numpy as np
 
 from numerix import dtypes
 from numerix._tensor import Tensor
-from numerix.backend import Backend, Option, SliceByIndexing, lowers, pad_plan
-from numerix.primitives import REGISTRY
+from numerix.backend import Backend, Option, SliceByIndexing, elementwise, lowers, pad_plan
+from numerix.primitives import REGISTRY, Primitive
 from numerix_binary._bf16 import BF16_KIND, numpy_bfloat16
 from numerix_binary._bits import BitsKernels
 from numerix_binary._conv import ConvKernels
+from numerix_binary._elementwise import ElementwiseKernels
 from numerix_binary._fft import FftKernels
 from numerix_binary._indexing import IndexingKernels
 from numerix_binary._linalg import LinalgKernels
@@ -86,17 +87,13 @@ def _upcast(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float32) if a.dtype.kind == BF16_KIND else a
 
 
-def _rsqrt(a: np.ndarray) -> np.ndarray:
-    return np.reciprocal(np.sqrt(a))
-
-
 # ---------------------------------------------------------------- floating-point warnings
 # numerix emits no floating-point warnings (docs/decisions.md 16): inf - inf is nan,
 # 1 / 0 is inf, silently, as on XLA and LibTorch. numpy's error state lives in a
 # context variable; the kernels run in a context of the backend's own where that state
 # is "ignore", set once, and the user's own numpy keeps its settings. The element-wise
-# kernels call their ufunc through Context.run (tens of ns; an np.errstate per call
-# costs 0.8 us); the others are wrapped (a frame more, about 0.3 us).
+# kernels call their payload function through Context.run (tens of ns; an np.errstate per
+# call costs 0.8 us); the others are wrapped (a frame more, about 0.3 us).
 
 
 def _index_view(a: np.ndarray, i: int) -> np.ndarray:
@@ -155,69 +152,6 @@ def _quiet(method: Any) -> Any:
 # Replayed programs run in program_context, the kernels' context (numpy's warnings off),
 # so a lowering needs no errstate of its own.
 
-#: What the factories below return, typed so that mypy reads a class attribute holding one
-#: as a method and checks it against the contract (tools/contract_check.py).
-_Unary = Callable[[Any, Tensor, Tensor], Tensor]
-_Binary = Callable[[Any, Tensor, Tensor, Tensor], Tensor]
-
-
-def _unary(fn: Any) -> _Unary:
-    """The kernel ``fn(x)``: one numpy ufunc on the operand's array."""
-
-    @lowers(lambda params, ins, out: fn)
-    def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
-        # the ufunc itself runs in the kernel context: no wrapper on the hot path
-        try:
-            return _fill(out, _run_in_kernel_context(fn, x.data))
-        except RuntimeError as e:
-            return _fill(out, _again(e, fn, x.data))
-
-    kernel.quiet = True  # type: ignore[attr-defined]
-    kernel.ufunc = fn  # type: ignore[attr-defined]  # the fast path's shortcut (fast_kernel)
-    return kernel
-
-
-def _binary(fn: Any) -> _Binary:
-    """The kernel ``fn(x1, x2)``."""
-
-    @lowers(lambda params, ins, out: fn)
-    def plain(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        try:
-            return _fill(out, _run_in_kernel_context(fn, x1.data, x2.data))
-        except RuntimeError as e:
-            return _fill(out, _again(e, fn, x1.data, x2.data))
-
-    plain.quiet = True  # type: ignore[attr-defined]
-    plain.ufunc = fn  # type: ignore[attr-defined]
-    return plain
-
-
-def _math(fn: Any) -> _Unary:
-    """The kernel ``fn(x)`` for a float function: domain edges (log1p(-1), asin(2) ...)
-    give inf / NaN as documented; bfloat16 computes in float32."""
-
-    def lowering(params: Mapping[str, Any], ins: tuple[Any, ...], out: tuple[Any, ...]) -> Any:
-        if ins[0][1].name == "bfloat16":
-            b = numpy_bfloat16()
-            return lambda a: fn(a.astype(np.float32)).astype(b)
-        return fn
-
-    @lowers(lowering)
-    def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
-        a = x.data
-        if a.dtype.kind == BF16_KIND:
-            a = a.astype(np.float32)
-        try:
-            r = _run_in_kernel_context(fn, a)
-        except RuntimeError as e:
-            r = _again(e, fn, a)
-        return _fill(out, r.astype(numpy_bfloat16()) if x.data.dtype.kind == BF16_KIND else r)
-
-    kernel.quiet = True  # type: ignore[attr-defined]
-    kernel.ufunc = fn  # type: ignore[attr-defined]
-    kernel.upcasts_bfloat16 = True  # type: ignore[attr-defined]  # no shortcut for bfloat16: the kernel computes in f32
-    return kernel
-
 
 def _reduce_lowering(p: Mapping[str, Any], ins: tuple[Any, ...], out: tuple[Any, ...]) -> Any:
     kind = p["kind"]
@@ -235,6 +169,10 @@ def _reshaper(shape: tuple[int, ...]) -> Any:
     return lambda a: a.reshape(shape)
 
 
+def _transposer(axes: tuple[int, ...]) -> Any:
+    return lambda a: a.transpose(axes)  # np.transpose adds a Python layer per call
+
+
 def _dot_lowering(p: Mapping[str, Any], ins: tuple[Any, ...]) -> Any:
     """``a @ b`` for the plain matrix/vector products; the others take the kernel."""
     (sa, da), (sb, _) = ins
@@ -248,6 +186,7 @@ def _dot_lowering(p: Mapping[str, Any], ins: tuple[Any, ...]) -> Any:
 
 
 class BinaryBackend(
+    ElementwiseKernels,
     WindowKernels,
     ConvKernels,
     SortKernels,
@@ -320,25 +259,60 @@ class BinaryBackend(
     def program_context(self) -> Any:
         return _KERNEL_CONTEXT  # numpy's warnings off, as for the kernels
 
+    # ------------------------------------------------------------ element-wise kernels
+    #: the element-wise shortcuts' payloads (Backend.fast_kernel: the declaration's
+    #: function for the dtype, run in program_context, the kernels' context)
+    payload_type = _nd
+
+    @classmethod
+    def elementwise_kernel(cls, spec: elementwise, prim: Primitive) -> Callable[..., Any]:
+        # the payload function alone runs in the kernel context: no wrapper on the hot path
+        memo = spec.memo
+        kernel: Any
+        if len(prim.inputs) == 1:
+
+            def kernel(self: Any, out: Tensor, x: Tensor) -> Tensor:
+                try:
+                    fn = memo[x.dtype]
+                except KeyError:
+                    fn = spec(x.dtype)
+                try:
+                    return _fill(out, _run_in_kernel_context(fn, x.data))
+                except RuntimeError as e:
+                    return _fill(out, _again(e, fn, x.data))
+
+        else:
+
+            def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+                try:
+                    fn = memo[x1.dtype]
+                except KeyError:
+                    fn = spec(x1.dtype)
+                try:
+                    return _fill(out, _run_in_kernel_context(fn, x1.data, x2.data))
+                except RuntimeError as e:
+                    return _fill(out, _again(e, fn, x1.data, x2.data))
+
+        # replayed programs run in program_context already
+        kernel.lowering = lambda params, ins, out: spec(ins[0][1])
+        kernel.__name__ = kernel.__qualname__ = prim.name
+        kernel.numerix_payload = (kernel, spec)
+        kernel.quiet = True
+        return kernel
+
     # ------------------------------------------------------------ the compiled fast path
     def fast_kernel(
         self, op: str, form: str, dtype: Any
     ) -> tuple[Callable[..., Any], type] | tuple[Callable[..., Any], type, Any] | None:
-        # the kernel's own ufunc in the kernel context: what the kernel runs, less its two
-        # Python frames (the fast path enters the context; where it is in use, the kernel
-        # takes its thread's own); a 0-d result (a numpy scalar) is not an ndarray, so the
-        # kernel fills it. Only this class's kernels: a subclass's own, even one that copied a
-        # kernel's attributes (functools.wraps), keeps its kernel.
-        kernel = getattr(type(self), op, None)
-        if kernel is not getattr(BinaryBackend, op, None):
+        if form in ("u", "tt", "ts", "st"):  # the element-wise declarations' (Backend's)
+            return super().fast_kernel(op, form, dtype)
+        # what the kernel runs, less its Python frames (the fast path enters the kernel
+        # context; where it is in use, the kernel takes its thread's own). Only this class's
+        # kernels: a subclass's own, even one that copied a kernel's attributes
+        # (functools.wraps), keeps its kernel.
+        if getattr(type(self), op, None) is not getattr(BinaryBackend, op, None):
             return None
-        bf16 = dtype.name == "bfloat16"
-        if form in ("u", "tt", "ts", "st"):
-            fn = getattr(kernel, "ufunc", None)
-            if fn is None or (bf16 and getattr(kernel, "upcasts_bfloat16", False)):
-                return None
-            return fn, _nd, _KERNEL_CONTEXT
-        if form == "mm" and not bf16:  # dot's plain matrix product
+        if form == "mm" and dtype.name != "bfloat16":  # dot's plain matrix product
             return _matmul, _nd, _KERNEL_CONTEXT
         if form == "rs":
             return _nd.reshape, _nd
@@ -414,171 +388,6 @@ class BinaryBackend(
             return _fill(out, a != 0)
         out.data = a.astype(dt)
         return out
-
-    negative = _unary(np.negative)
-
-    abs = _unary(np.abs)
-
-    def sign(self, out: Tensor, x: Tensor) -> Tensor:
-        a = x.data
-        if x.dtype.kind == "c":
-            m = np.abs(a)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                r = np.where(m == 0, 0, a / np.where(m == 0, 1, m))
-            return _fill(out, r.astype(a.dtype))
-        return _fill(out, np.sign(a))
-
-    floor = _unary(np.floor)
-
-    ceil = _unary(np.ceil)
-
-    round = _unary(np.round)
-
-    exp = _math(np.exp)
-
-    log = _math(np.log)
-
-    sqrt = _math(np.sqrt)
-
-    tanh = _math(np.tanh)
-
-    def sigmoid(self, out: Tensor, x: Tensor) -> Tensor:
-        a = _upcast(x.data)
-        # exp(-|x|) never overflows: sigmoid(x) = 1/(1+e^-x) for x>=0, e^x/(1+e^x) for x<0
-        e = np.exp(-np.abs(a))
-        r = np.where(a >= 0, 1 / (1 + e), e / (1 + e))
-        return _fill(out, r.astype(out.dtype.numpy_dtype, copy=False))
-
-    exp2 = _math(np.exp2)
-    expm1 = _math(np.expm1)
-
-    log1p = _math(np.log1p)
-
-    rsqrt = _math(_rsqrt)
-
-    cbrt = _math(np.cbrt)
-
-    sin = _math(np.sin)
-
-    cos = _math(np.cos)
-
-    tan = _math(np.tan)
-
-    asin = _math(np.arcsin)
-
-    acos = _math(np.arccos)
-
-    atan = _math(np.arctan)
-
-    sinh = _math(np.sinh)
-
-    cosh = _math(np.cosh)
-
-    asinh = _math(np.arcsinh)
-
-    acosh = _math(np.arccosh)
-
-    atanh = _math(np.arctanh)
-
-    def erf(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, _erf(x.data).astype(out.dtype.numpy_dtype))
-
-    def erfc(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, _erfc(x.data).astype(out.dtype.numpy_dtype))
-
-    def erf_inv(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, _erf_inv(x.data).astype(out.dtype.numpy_dtype))
-
-    def isnan(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.isnan(_upcast(x.data)))
-
-    def isinf(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.isinf(_upcast(x.data)))
-
-    def isfinite(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.isfinite(_upcast(x.data)))
-
-    def real(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.real(x.data).copy())
-
-    def imag(self, out: Tensor, x: Tensor) -> Tensor:
-        return _fill(out, np.imag(x.data).copy())
-
-    conj = _unary(np.conj)
-
-    bitwise_invert = _unary(np.invert)
-
-    # binary
-    add = _binary(np.add)
-
-    subtract = _binary(np.subtract)
-
-    multiply = _binary(np.multiply)
-
-    divide = _binary(np.true_divide)
-
-    floor_divide = _binary(np.floor_divide)
-
-    remainder = _binary(np.remainder)
-
-    def pow(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        a, b = x1.data, x2.data
-        if out.dtype.kind in "iu":
-            # numpy raises on negative integer exponents; define x**-n as XLA does:
-            # 1 for x == 1, +-1 for x == -1, else 0
-            b = np.asarray(b)
-            if out.dtype.kind == "i" and (b < 0).any():
-                pos = np.where(b < 0, 0, b)
-                r = np.power(a, pos)
-                neg = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
-                return _fill(out, np.where(b < 0, neg, r).astype(out.dtype.numpy_dtype))
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return _fill(out, np.power(a, b))
-
-    def atan2(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        a, b = x1.data, x2.data
-        if a.dtype.kind == BF16_KIND:
-            r = np.arctan2(a.astype(np.float32), b.astype(np.float32))
-            return _fill(out, r.astype(numpy_bfloat16()))
-        return _fill(out, np.arctan2(a, b))
-
-    def bitwise_left_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        a, b, ok = _shift_args(x1, x2)
-        if ok.ndim == 0 and ok:  # one amount in range (a rotation's): no per-element select
-            return _fill(out, np.left_shift(a, b.astype(a.dtype, copy=False)))
-        r = np.left_shift(a, np.where(ok, b, 0).astype(a.dtype, copy=False))
-        return _fill(out, np.where(ok, r, 0).astype(out.dtype.numpy_dtype, copy=False))
-
-    def bitwise_right_shift(self, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        a, b, ok = _shift_args(x1, x2)
-        if ok.ndim == 0 and ok:
-            return _fill(out, np.right_shift(a, b.astype(a.dtype, copy=False)))
-        r = np.right_shift(a, np.where(ok, b, 0).astype(a.dtype, copy=False))
-        # out of range: arithmetic shifts saturate to the sign, logical ones to 0 (XLA)
-        fill = np.where(a < 0, -1, 0) if out.dtype.kind == "i" else 0
-        return _fill(out, np.where(ok, r, fill).astype(out.dtype.numpy_dtype, copy=False))
-
-    maximum = _binary(np.maximum)
-
-    minimum = _binary(np.minimum)
-
-    bitwise_and = _binary(np.bitwise_and)
-
-    bitwise_or = _binary(np.bitwise_or)
-
-    bitwise_xor = _binary(np.bitwise_xor)
-
-    equal = _binary(np.equal)
-
-    not_equal = _binary(np.not_equal)
-
-    less = _binary(np.less)
-
-    less_equal = _binary(np.less_equal)
-
-    greater = _binary(np.greater)
-
-    greater_equal = _binary(np.greater_equal)
 
     def select(self, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor) -> Tensor:
         r = np.where(pred.data, on_true.data, on_false.data)
@@ -671,7 +480,7 @@ class BinaryBackend(
         out.data = x.data.reshape(out.shape)
         return out
 
-    @lowers(lambda p, ins, out: functools.partial(np.transpose, axes=p["axes"]))
+    @lowers(lambda p, ins, out: _transposer(p["axes"]))
     def transpose(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
         out.data = x.data.transpose(axes)
         return out
@@ -773,51 +582,6 @@ for _name in [*REGISTRY.names(), *(n for n in dir(BinaryBackend) if n.startswith
     _method = getattr(BinaryBackend, _name, None)
     if callable(_method) and not getattr(_method, "quiet", False):
         setattr(BinaryBackend, _name, _quiet(_method))
-
-
-_ERF = np.frompyfunc(math.erf, 1, 1)
-_ERFC = np.frompyfunc(math.erfc, 1, 1)
-
-
-def _erf(a: np.ndarray) -> np.ndarray:
-    # numpy has no erf; math.erf is correctly rounded enough in float64 for every dtype
-    return np.asarray(_ERF(np.asarray(a, dtype=np.float64)), dtype=np.float64)
-
-
-def _erfc(a: np.ndarray) -> np.ndarray:
-    return np.asarray(_ERFC(np.asarray(a, dtype=np.float64)), dtype=np.float64)
-
-
-def _erf_inv(a: np.ndarray) -> np.ndarray:
-    # Giles' single-precision approximation, then two Newton steps on erf in float64
-    y = np.asarray(a, dtype=np.float64)
-    with np.errstate(all="ignore"):
-        inner = np.abs(y) < 1
-        yi = np.where(inner, y, 0.0)
-        w = -np.log((1.0 - yi) * (1.0 + yi))
-        lo = w - 2.5
-        p = np.full_like(y, 2.81022636e-08)
-        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-                  -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):  # fmt: skip
-            p = c + p * lo
-        hi = np.sqrt(w) - 3.0
-        q = np.full_like(y, -0.000200214257)
-        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-                  -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):  # fmt: skip
-            q = c + q * hi
-        r = np.where(w < 5.0, p, q) * yi
-        for _ in range(2):
-            r = r - (_erf(r) - yi) / (2.0 / math.sqrt(math.pi) * np.exp(-r * r))
-        edge = np.where(np.abs(y) == 1, np.copysign(np.inf, y), np.nan)
-        return np.where(inner, r, edge)
-
-
-def _shift_args(x1: Tensor, x2: Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    # numpy leaves shifts by negative or too-large amounts to C (undefined); mask them
-    a, b = np.asarray(x1.data), np.asarray(x2.data)
-    bits = a.dtype.itemsize * 8
-    ok = (b < bits) if a.dtype.kind == "u" else ((b >= 0) & (b < bits))
-    return a, b, ok
 
 
 def _batched_dot(a: np.ndarray, b: np.ndarray, cx: tuple[int, ...], bx: tuple[int, ...],
