@@ -19,7 +19,7 @@ import numpy as np
 
 import numerix as nx
 from numerix import Tensor
-from numerix.backend import Backend
+from numerix.backend import Backend, elementwise, payload
 
 __all__ = ["ArrayApiBackend"]
 
@@ -32,37 +32,104 @@ _REDUCE: dict[str, Any] = {
 _BOOL: dict[str, Any] = {"sum": xp.any, "prod": xp.all, "max": xp.any, "min": xp.all}
 
 
-def _quiet(kernel: Any) -> Any:
-    """``kernel`` without numpy's floating-point warnings (numerix gives IEEE results)."""
+def _quiet(fn: Any) -> Any:
+    """``fn`` of arrays without numpy's floating-point warnings (numerix gives IEEE
+    results: 1 / 0 is inf, silently)."""
 
-    @functools.wraps(kernel)
-    def run(self: Any, out: Tensor, *args: Any, **params: Any) -> Tensor:
+    @functools.wraps(fn)
+    def run(*arrays: Any, **params: Any) -> Any:
         with np.errstate(all="ignore"):
-            out.data = kernel(self, out, *args, **params)
-        return out
+            return fn(*arrays, **params)
 
     return run
 
 
-def _unary(fn: Any) -> Any:
-    return _quiet(lambda self, out, x: fn(x.data))
+def _ew(fn: Any) -> elementwise:
+    return elementwise(_quiet(fn))
 
 
-def _binary(fn: Any) -> Any:
-    return _quiet(lambda self, out, x1, x2: fn(x1.data, x2.data))
+def _integer_by_zero(fn: Any) -> elementwise:
+    """``fn(a, b)``, an integer division by 0 giving 0 (the standard leaves it open)."""
+
+    def build(dtype: nx.DType) -> Any:
+        if dtype.kind not in "iu":
+            return _quiet(fn)
+
+        def by_zero(a: Any, b: Any) -> Any:
+            zero = b == 0
+            return xp.where(zero, 0, fn(a, xp.where(zero, 1, b)))
+
+        return _quiet(by_zero)
+
+    return elementwise.per_dtype(build)
 
 
-def _integer_by_zero(fn: Any) -> Any:
-    """``fn(x1, x2)``, an integer division by 0 giving 0 (the standard leaves it open)."""
+def _pow(dtype: nx.DType) -> Any:
+    if dtype.kind != "i":
+        return xp.pow
 
-    def kernel(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Any:
-        a, b = x1.data, x2.data
-        if out.dtype.kind not in "iu":
-            return fn(a, b)
-        zero = b == 0
-        return xp.where(zero, 0, fn(a, xp.where(zero, 1, b)))
+    def integer_pow(a: Any, b: Any) -> Any:
+        # x ** -n for integers (the standard leaves it open): 1 for x == 1, +-1 for
+        # x == -1, else 0
+        neg = b < 0
+        r = xp.pow(a, xp.where(neg, 0, b))
+        odd = xp.remainder(b, 2) == 1
+        one = xp.ones_like(a)
+        small = xp.where(a == 1, one, xp.where(a == -1, xp.where(odd, -one, one), 0))
+        return xp.where(neg, small, r)
 
-    return _quiet(kernel)
+    return integer_pow
+
+
+def _less(dtype: nx.DType) -> Any:
+    if dtype.kind == "b":  # the standard orders numbers only: False < True
+        return lambda a, b: xp.logical_and(xp.logical_not(a), b)
+    return _quiet(xp.less)
+
+
+def _as_type(a: Any, *, dtype: nx.DType) -> Any:
+    to = _DTYPES[dtype]
+    if dtype.kind == "b":
+        return a != 0
+    if xp.isdtype(a.dtype, "complex floating") and dtype.kind != "c":
+        a = xp.real(a)  # numpy's rule, the real part (the standard has no such cast)
+    if dtype.kind in "iu" and a.dtype in (xp.float32, xp.float64):
+        # truncate, saturate at the integer's range, NaN to 0 (decision 7); the bounds
+        # are powers of two, exact in every float dtype (iinfo.max may round up)
+        info = xp.iinfo(to)
+        hi = 2.0 ** (info.bits - (info.min < 0))
+        f = xp.trunc(a)
+        over, under = f >= hi, f < info.min
+        inside = xp.astype(xp.where(over | under | xp.isnan(f), 0.0, f), to)
+        return xp.where(over, xp.asarray(info.max, dtype=to), xp.where(under, info.min, inside))
+    return xp.astype(a, to)
+
+
+def _bitcast(a: Any, *, dtype: nx.DType) -> Any:
+    # the standard has no bitcast: through the host, numpy's view of the same bytes
+    return xp.asarray(np.asarray(a).view(dtype.numpy_dtype))
+
+
+def _reduce(a: Any, *, kind: str, axes: tuple[int, ...], keepdims: bool, dtype: nx.DType) -> Any:
+    if a.dtype == xp.bool and kind in _BOOL:
+        return _BOOL[kind](a, axis=axes, keepdims=keepdims)
+    if kind in ("sum", "prod"):  # the standard's default widens small integers
+        return _REDUCE[kind](a, axis=axes, keepdims=keepdims, dtype=_DTYPES[dtype])
+    return _REDUCE[kind](a, axis=axes, keepdims=keepdims)
+
+
+def _gather(a: Any, idx: Any, *, axes: tuple[int, ...]) -> Any:
+    # the standard's take reads one axis: the gathered axes, moved to the front, are
+    # flattened into one, and each index row becomes one linear index into it
+    rest = [i for i in range(a.ndim) if i not in axes]
+    sizes = [a.shape[i] for i in axes]
+    kept = [a.shape[i] for i in rest]
+    a = xp.reshape(xp.permute_dims(a, (*axes, *rest)), (math.prod(sizes), *kept))
+    linear = idx[..., 0]
+    for k in range(1, len(axes)):
+        linear = linear * sizes[k] + idx[..., k]
+    flat = xp.take(a, xp.reshape(linear, (-1,)), axis=0)
+    return xp.reshape(flat, (*idx.shape[:-1], *kept))
 
 
 class ArrayApiBackend(Backend):
@@ -88,106 +155,34 @@ class ArrayApiBackend(Backend):
     def dlpack_device(self, x: Tensor) -> tuple[int, int]:
         return x.data.__dlpack_device__()
 
-    # ------------------------------------------------------------ conversions
-    @_quiet
-    def as_type(self, out: Tensor, x: Tensor) -> Any:
-        a, to = x.data, _DTYPES[out.dtype]
-        if out.dtype.kind == "b":
-            return a != 0
-        if x.dtype.kind == "c" and out.dtype.kind != "c":
-            a = xp.real(a)  # numpy's rule, the real part (the standard has no such cast)
-        if out.dtype.kind in "iu" and a.dtype in (xp.float32, xp.float64):
-            # truncate, saturate at the integer's range, NaN to 0 (decision 7); the bounds
-            # are powers of two, exact in every float dtype (iinfo.max may round up)
-            info = xp.iinfo(to)
-            hi = 2.0 ** (info.bits - (info.min < 0))
-            f = xp.trunc(a)
-            over, under = f >= hi, f < info.min
-            inside = xp.astype(xp.where(over | under | xp.isnan(f), 0.0, f), to)
-            return xp.where(over, xp.asarray(info.max, dtype=to), xp.where(under, info.min, inside))
-        return xp.astype(a, to)
-
-    def bitcast(self, out: Tensor, x: Tensor) -> Tensor:
-        # the standard has no bitcast: through the host, numpy's view of the same bytes
-        out.data = xp.asarray(np.asarray(x.data).view(out.dtype.numpy_dtype))
-        return out
-
-    # ------------------------------------------------------------ arithmetic
-    add = _binary(xp.add)
-    subtract = _binary(xp.subtract)
-    multiply = _binary(xp.multiply)
-    divide = _binary(xp.divide)
+    # ------------------------------------------------------------ the required core: one
+    # function of arrays per primitive (numerix.backend.elementwise / payload)
+    as_type = payload(_quiet(_as_type))
+    bitcast = payload(_bitcast)
+    add = _ew(xp.add)
+    subtract = _ew(xp.subtract)
+    multiply = _ew(xp.multiply)
+    divide = _ew(xp.divide)
     floor_divide = _integer_by_zero(xp.floor_divide)
     remainder = _integer_by_zero(xp.remainder)
-
-    @_quiet
-    def pow(self, out: Tensor, x1: Tensor, x2: Tensor) -> Any:
-        a, b = x1.data, x2.data
-        if out.dtype.kind != "i":
-            return xp.pow(a, b)
-        # x ** -n for integers (the standard leaves it open): 1 for x == 1, +-1 for
-        # x == -1, else 0
-        neg = b < 0
-        r = xp.pow(a, xp.where(neg, 0, b))
-        odd = xp.remainder(b, 2) == 1
-        one = xp.ones_like(a)
-        small = xp.where(a == 1, one, xp.where(a == -1, xp.where(odd, -one, one), 0))
-        return xp.where(neg, small, r)
-
-    exp = _unary(xp.exp)
-    log = _unary(xp.log)
-    sin = _unary(xp.sin)
-    cos = _unary(xp.cos)
-    sqrt = _unary(xp.sqrt)
-    atan2 = _binary(xp.atan2)
-    real = _unary(xp.real)
-    imag = _unary(xp.imag)
-    conj = _unary(xp.conj)
-
-    # ------------------------------------------------------------ comparisons and bits
-    equal = _binary(xp.equal)
-
-    @_quiet
-    def less(self, out: Tensor, x1: Tensor, x2: Tensor) -> Any:
-        a, b = x1.data, x2.data
-        if x1.dtype.kind == "b":  # the standard orders numbers only: False < True
-            return xp.logical_and(xp.logical_not(a), b)
-        return xp.less(a, b)
-
-    bitwise_and = _binary(xp.bitwise_and)
-    bitwise_or = _binary(xp.bitwise_or)
-
-    @_quiet
-    def select(self, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor) -> Any:
-        return xp.broadcast_to(xp.where(pred.data, on_true.data, on_false.data), out.shape)
-
-    # ------------------------------------------------------------ reductions, shapes, indices
-    @_quiet
-    def reduce(
-        self, out: Tensor, x: Tensor, *, kind: str, axes: tuple[int, ...], keepdims: bool
-    ) -> Any:
-        a = x.data
-        if x.dtype.kind == "b" and kind in _BOOL:
-            return _BOOL[kind](a, axis=axes, keepdims=keepdims)
-        if kind in ("sum", "prod"):  # the standard's default widens small integers
-            return _REDUCE[kind](a, axis=axes, keepdims=keepdims, dtype=_DTYPES[out.dtype])
-        return _REDUCE[kind](a, axis=axes, keepdims=keepdims)
-
-    def reshape(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = xp.reshape(x.data, out.shape)
-        return out
-
-    def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        # the standard's take reads one axis: the gathered axes, moved to the front, are
-        # flattened into one, and each index row becomes one linear index into it
-        a, idx = x.data, indices.data
-        rest = [i for i in range(a.ndim) if i not in axes]
-        sizes = [x.shape[i] for i in axes]
-        kept = [x.shape[i] for i in rest]
-        a = xp.reshape(xp.permute_dims(a, (*axes, *rest)), (math.prod(sizes), *kept))
-        linear = idx[..., 0]
-        for k in range(1, len(axes)):
-            linear = linear * sizes[k] + idx[..., k]
-        flat = xp.take(a, xp.reshape(linear, (-1,)), axis=0)
-        out.data = xp.reshape(flat, out.shape)
-        return out
+    pow = elementwise.per_dtype(lambda dtype: _quiet(_pow(dtype)))
+    exp = _ew(xp.exp)
+    log = _ew(xp.log)
+    sin = _ew(xp.sin)
+    cos = _ew(xp.cos)
+    sqrt = _ew(xp.sqrt)
+    atan2 = _ew(xp.atan2)
+    real = _ew(xp.real)
+    imag = _ew(xp.imag)
+    conj = _ew(xp.conj)
+    equal = _ew(xp.equal)
+    less = elementwise.per_dtype(_less)
+    bitwise_and = _ew(xp.bitwise_and)
+    bitwise_or = _ew(xp.bitwise_or)
+    select = payload(
+        _quiet(lambda p, t, f, *, shape: xp.broadcast_to(xp.where(p, t, f), shape)),
+        reads=("shape",),
+    )
+    reduce = payload(_quiet(_reduce), reads=("dtype",))
+    reshape = payload(lambda a, *, shape: xp.reshape(a, shape))
+    gather = payload(_gather)
