@@ -1,8 +1,10 @@
 """Xla kernels of the shape-indexing, window, conv, sort, cumulative, fft and linear-algebra
 families (mixed into XlaBackend).
 
-Each kernel is a ``jax.jit``-compiled ``lax`` function cached per primitive, static
-parameters and operand types (:func:`numerix_xla._kernels.jitted`), one executable each.
+Each primitive is one traced function of payloads (``numerix.backend.payload``), of which
+XlaBackend makes its jitted kernels; the others (dynamic_slice, put_slice, the blocks) are
+``jax.jit``-compiled ``lax`` functions cached per method, static parameters and operand
+types (:func:`numerix_xla._kernels.jitted`). One executable each.
 float16 and bfloat16 accumulate in float32 and round once, as the binary backend does.
 """
 
@@ -17,6 +19,7 @@ import numpy as np
 from jax import lax
 from jax.lax import linalg as lxl
 
+from numerix.backend import payload
 from numerix.dtypes import reduction_identity
 from numerix.primitives._registry import BLOCKS
 from numerix_xla._kernels import check_64bit, jitted, types
@@ -98,152 +101,129 @@ def _sorted(a: Any, axis: int, descending: bool, with_index: bool) -> tuple[Any,
     return v, idx
 
 
-# ---------------------------------------------------------------- kernel builders
+# ---------------------------------------------------------------- payload functions, kernel builders
 
 
-def _build_indexed_add(axes: tuple[int, ...]) -> Callable[..., Any]:
-    def f(a: Any, idx: Any, u: Any) -> Any:
-        dt = a.dtype
-        dn = lax.ScatterDimensionNumbers(
-            update_window_dims=tuple(range(1, 1 + a.ndim - len(axes))),
-            inserted_window_dims=tuple(sorted(axes)),
-            scatter_dims_to_operand_dims=axes,
-        )
-        if dt == _BOOL:  # numpy's add on bool is logical or
-            a, u = _to(a, np.int32), _to(u, np.int32)
-            r = lax.scatter_add(a, idx, u, dn, mode=_IN_BOUNDS)
-            return r != 0
-        r = lax.scatter_add(_up(a), idx, _up(u), dn, mode=_IN_BOUNDS)
-        return _to(r, dt)
-
-    return f
+def _scatter_dims(a: Any, axes: tuple[int, ...]) -> lax.ScatterDimensionNumbers:
+    """Rows of ``a`` at index tuples over ``axes``, the rest of ``a`` a window."""
+    return lax.ScatterDimensionNumbers(
+        update_window_dims=tuple(range(1, 1 + a.ndim - len(axes))),
+        inserted_window_dims=tuple(sorted(axes)),
+        scatter_dims_to_operand_dims=axes,
+    )
 
 
-def _build_indexed_put(axes: tuple[int, ...]) -> Callable[..., Any]:
-    def f(a: Any, idx: Any, u: Any) -> Any:
-        k = len(axes)
-        n = idx.shape[0]
-        dn = lax.ScatterDimensionNumbers(
-            update_window_dims=tuple(range(1, 1 + a.ndim - k)),
-            inserted_window_dims=tuple(sorted(axes)),
-            scatter_dims_to_operand_dims=axes,
-        )
-        if n <= 1:
-            return lax.scatter(a, idx, u, dn, mode=_IN_BOUNDS)
-        # XLA leaves the winner among repeated indices unspecified: drop every
-        # occurrence but the last (stable sort of the flat index, then the last of
-        # each run), pushing dropped rows out of bounds
-        dims = [a.shape[ax] for ax in axes]
-        flat = idx[:, 0]
-        for c in range(1, k):
-            flat = flat * np.int64(dims[c]) + idx[:, c]
-        order = lax.iota(_I64, n)
-        sflat, sorder = lax.sort((flat, order), is_stable=True, num_keys=1)
-        last = lax.concatenate([sflat[1:] != sflat[:-1], lax.full((1,), True)], 0)
-        _, keep = lax.sort((sorder, last), is_stable=True, num_keys=1)
-        first = lax.select(keep, idx[:, 0], lax.full((n,), dims[0], idx.dtype))
-        idx = lax.concatenate([first[:, None], idx[:, 1:]], 1)
-        return lax.scatter(a, idx, u, dn, mode=_DROP)
-
-    return f
+def _indexed_add(a: Any, idx: Any, u: Any, *, axes: tuple[int, ...]) -> Any:
+    dt, dn = a.dtype, _scatter_dims(a, axes)
+    if dt == _BOOL:  # numpy's add on bool is logical or
+        a, u = _to(a, np.int32), _to(u, np.int32)
+        return lax.scatter_add(a, idx, u, dn, mode=_IN_BOUNDS) != 0
+    return _to(lax.scatter_add(_up(a), idx, _up(u), dn, mode=_IN_BOUNDS), dt)
 
 
-def _build_window_reduce(
-    how: str, dims: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs,
-    dilations: tuple[int, ...],
-) -> Callable[..., Any]:  # fmt: skip
-    op = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}[how]
-
-    def f(a: Any) -> Any:
-        dt = a.dtype
-        c = _up(a)
-        init = np.array(reduction_identity(how, c.dtype), c.dtype)
-        r = lax.reduce_window(c, init, op, dims, strides, padding, None, dilations)
-        return _to(r, dt)
-
-    return f
-
-
-def _build_window_scatter(
-    lowest: bool, dims: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs
-) -> Callable[..., Any]:
-    def f(a: Any, src: Any, init: Any) -> Any:
-        sdt = src.dtype
-        if sdt == _BOOL:  # numpy's add on bool is logical or
-            s, iv = _to(src, np.int32), _to(init, np.int32)
-        else:
-            s, iv = _up(src), _up(init)
-        res = lax.broadcast(iv, a.shape)
-        if src.size == 0:
-            pass
-        elif a.ndim == 0:  # its one window is a itself
-            res = res + s
-        else:
-            # each window picks (value, flat position): the first maximum (minimum),
-            # NaN counting as it; padding carries position n, so it loses every tie
-            # bfloat16 keys lose NaN here on CPU (XLA 0.10: a NaN is not picked): widen
-            key = _to(a, np.uint8) if a.dtype == _BOOL else _up(a)
-            n = a.size
-            pos = lax.reshape(lax.iota(_I64, n), a.shape)
-            inexact = key.dtype.kind in "fc"
-
-            def pick(p: Any, q: Any) -> Any:
-                (av, ai), (bv, bi) = p, q
-                a_more, b_more = (av < bv, bv < av) if lowest else (av > bv, bv > av)
-                if inexact:
-                    an, bn = av != av, bv != bv
-                    a_more = a_more | (an & ~bn)
-                    b_more = b_more | (bn & ~an)
-                take_a = a_more | (~b_more & (ai < bi))
-                return lax.select(take_a, av, bv), lax.select(take_a, ai, bi)
-
-            _, at = lax.reduce_window(
-                (key, pos), (_extreme(key.dtype, lowest), np.array(n, _I64)), pick,
-                dims, strides, padding,
-            )  # fmt: skip
-            flat = lax.scatter_add(
-                lax.reshape(res, (n,)), lax.reshape(at, (at.size, 1)),
-                lax.reshape(s, (s.size,)), _POINT, mode=_DROP,
-            )  # fmt: skip
-            res = lax.reshape(flat, a.shape)
-        if sdt == _BOOL:
-            return res != 0
-        return _to(res, sdt)
-
-    return f
+def _indexed_put(a: Any, idx: Any, u: Any, *, axes: tuple[int, ...]) -> Any:
+    k, n, dn = len(axes), idx.shape[0], _scatter_dims(a, axes)
+    if n <= 1:
+        return lax.scatter(a, idx, u, dn, mode=_IN_BOUNDS)
+    # XLA leaves the winner among repeated indices unspecified: drop every
+    # occurrence but the last (stable sort of the flat index, then the last of
+    # each run), pushing dropped rows out of bounds
+    dims = [a.shape[ax] for ax in axes]
+    flat = idx[:, 0]
+    for c in range(1, k):
+        flat = flat * np.int64(dims[c]) + idx[:, c]
+    order = lax.iota(_I64, n)
+    sflat, sorder = lax.sort((flat, order), is_stable=True, num_keys=1)
+    last = lax.concatenate([sflat[1:] != sflat[:-1], lax.full((1,), True)], 0)
+    _, keep = lax.sort((sorder, last), is_stable=True, num_keys=1)
+    first = lax.select(keep, idx[:, 0], lax.full((n,), dims[0], idx.dtype))
+    idx = lax.concatenate([first[:, None], idx[:, 1:]], 1)
+    return lax.scatter(a, idx, u, dn, mode=_DROP)
 
 
-def _build_conv(
-    strides: tuple[int, ...], padding: _Pairs, input_dilation: tuple[int, ...],
-    kernel_dilation: tuple[int, ...], feature_group_count: int, batch_group_count: int,
-) -> Callable[..., Any]:  # fmt: skip
-    def f(a: Any, w: Any) -> Any:
-        dt = a.dtype
-        r = lax.conv_general_dilated(
-            _up(a), _up(w), strides, padding, input_dilation, kernel_dilation,
-            feature_group_count=feature_group_count, batch_group_count=batch_group_count,
-            precision=lax.Precision.HIGHEST,
+def _window_reduce(
+    a: Any, *, kind: str, window_dimensions: tuple[int, ...], strides: tuple[int, ...],
+    padding: _Pairs, window_dilations: tuple[int, ...],
+) -> Any:  # fmt: skip
+    op = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}[kind]
+    c = _up(a)
+    init = np.array(reduction_identity(kind, c.dtype), c.dtype)
+    r = lax.reduce_window(c, init, op, window_dimensions, strides, padding, None,
+                          window_dilations)  # fmt: skip
+    return _to(r, a.dtype)
+
+
+def _window_scatter(
+    a: Any, src: Any, init: Any, *, kind: str, window_dimensions: tuple[int, ...],
+    strides: tuple[int, ...], padding: _Pairs,
+) -> Any:  # fmt: skip
+    lowest, dims = kind == "min", window_dimensions
+    sdt = src.dtype
+    if sdt == _BOOL:  # numpy's add on bool is logical or
+        s, iv = _to(src, np.int32), _to(init, np.int32)
+    else:
+        s, iv = _up(src), _up(init)
+    res = lax.broadcast(iv, a.shape)
+    if src.size == 0:
+        pass
+    elif a.ndim == 0:  # its one window is a itself
+        res = res + s
+    else:
+        # each window picks (value, flat position): the first maximum (minimum),
+        # NaN counting as it; padding carries position n, so it loses every tie
+        # bfloat16 keys lose NaN here on CPU (XLA 0.10: a NaN is not picked): widen
+        key = _to(a, np.uint8) if a.dtype == _BOOL else _up(a)
+        n = a.size
+        pos = lax.reshape(lax.iota(_I64, n), a.shape)
+        inexact = key.dtype.kind in "fc"
+
+        def pick(p: Any, q: Any) -> Any:
+            (av, ai), (bv, bi) = p, q
+            a_more, b_more = (av < bv, bv < av) if lowest else (av > bv, bv > av)
+            if inexact:
+                an, bn = av != av, bv != bv
+                a_more = a_more | (an & ~bn)
+                b_more = b_more | (bn & ~an)
+            take_a = a_more | (~b_more & (ai < bi))
+            return lax.select(take_a, av, bv), lax.select(take_a, ai, bi)
+
+        _, at = lax.reduce_window(
+            (key, pos), (_extreme(key.dtype, lowest), np.array(n, _I64)), pick,
+            dims, strides, padding,
         )  # fmt: skip
-        return _to(r, dt)
-
-    return f
-
-
-def _build_cumulative(how: str, axis: int, reverse: bool) -> Callable[..., Any]:
-    op = {"sum": lax.cumsum, "prod": lax.cumprod, "max": lax.cummax, "min": lax.cummin}[how]
-
-    def f(a: Any) -> Any:
-        dt = a.dtype
-        c = _to(a, np.uint8) if dt == _BOOL else _up(a)
-        return _to(op(c, axis=axis, reverse=reverse), dt)
-
-    return f
+        flat = lax.scatter_add(
+            lax.reshape(res, (n,)), lax.reshape(at, (at.size, 1)),
+            lax.reshape(s, (s.size,)), _POINT, mode=_DROP,
+        )  # fmt: skip
+        res = lax.reshape(flat, a.shape)
+    if sdt == _BOOL:
+        return res != 0
+    return _to(res, sdt)
 
 
-def _build_fft(inverse: bool, length: int) -> Callable[..., Any]:
-    kind = lax.FftType.IFFT if inverse else lax.FftType.FFT
+def _conv(
+    a: Any, w: Any, *, strides: tuple[int, ...], padding: _Pairs,
+    input_dilation: tuple[int, ...], kernel_dilation: tuple[int, ...],
+    feature_group_count: int, batch_group_count: int,
+) -> Any:  # fmt: skip
+    r = lax.conv_general_dilated(
+        _up(a), _up(w), strides, padding, input_dilation, kernel_dilation,
+        feature_group_count=feature_group_count, batch_group_count=batch_group_count,
+        precision=lax.Precision.HIGHEST,
+    )  # fmt: skip
+    return _to(r, a.dtype)
 
-    def f(a: Any) -> Any:
+
+def _cumulative(a: Any, *, kind: str, axis: int, reverse: bool) -> Any:
+    op = {"sum": lax.cumsum, "prod": lax.cumprod, "max": lax.cummax, "min": lax.cummin}[kind]
+    c = _to(a, np.uint8) if a.dtype == _BOOL else _up(a)
+    return _to(op(c, axis=axis, reverse=reverse), a.dtype)
+
+
+def _fourier(kind: lax.FftType) -> Callable[..., Any]:
+    """fft (``kind`` FFT) or ifft (IFFT) over the last axis, cut or zero-padded to ``length``."""
+
+    def f(a: Any, *, length: int) -> Any:
         m = a.shape[-1]
         if m > length:
             a = lax.slice_in_dim(a, 0, length, axis=a.ndim - 1)
@@ -350,13 +330,7 @@ class ExtraKernels:
         return out
 
     # ------------------------------------------------------------ shape
-    def pad(self, out: Tensor, x: Tensor, pad_value: Tensor, *,
-            config: tuple[tuple[int, int, int], ...]) -> Tensor:  # fmt: skip
-        f = jitted(
-            ("pad", config, *types(x, pad_value)), lambda: lambda a, v: lax.pad(a, v, config)
-        )
-        out.data = f(x.data, pad_value.data)
-        return out
+    pad = payload(lambda a, v, *, config: lax.pad(a, v, config))
 
     def dynamic_slice(self, out: Tensor, x: Tensor, *starts: Tensor,
                       sizes: tuple[int, ...]) -> Tensor:  # fmt: skip
@@ -373,76 +347,19 @@ class ExtraKernels:
         return out
 
     # ------------------------------------------------------------ indexing
-    def indexed_add(self, out: Tensor, x: Tensor, indices: Tensor, updates: Tensor, *,
-                    axes: tuple[int, ...]) -> Tensor:  # fmt: skip
-        f = jitted(
-            ("indexed_add", axes, *types(x, indices, updates)), lambda: _build_indexed_add(axes)
-        )
-        out.data = f(x.data, indices.data, updates.data)
-        return out
-
-    def indexed_put(self, out: Tensor, x: Tensor, indices: Tensor, updates: Tensor, *,
-                    axes: tuple[int, ...]) -> Tensor:  # fmt: skip
-        f = jitted(
-            ("indexed_put", axes, *types(x, indices, updates)), lambda: _build_indexed_put(axes)
-        )
-        out.data = f(x.data, indices.data, updates.data)
-        return out
+    indexed_add = payload(_indexed_add)
+    indexed_put = payload(_indexed_put)
 
     # ------------------------------------------------------------ window
-    def window_reduce(
-        self, out: Tensor, x: Tensor, *, kind: str, window_dimensions: tuple[int, ...],
-        strides: tuple[int, ...], padding: _Pairs, window_dilations: tuple[int, ...],
-    ) -> Tensor:  # fmt: skip
-        if 0 in out.shape:
-            return self._zeros(out)
-        key = ("window", kind, window_dimensions, strides, padding, window_dilations, *types(x))
-        f = jitted(key, lambda: _build_window_reduce(
-            kind, window_dimensions, strides, padding, window_dilations))  # fmt: skip
-        out.data = f(x.data)
-        return out
-
-    def window_scatter(
-        self, out: Tensor, x: Tensor, source: Tensor, init_value: Tensor, *, kind: str,
-        window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: _Pairs,
-    ) -> Tensor:  # fmt: skip
-        if 0 in out.shape:
-            return self._zeros(out)
-        lowest = kind == "min"
-        key = ("window_scatter", lowest, window_dimensions, strides, padding,
-               *types(x, source, init_value))  # fmt: skip
-        f = jitted(key, lambda: _build_window_scatter(lowest, window_dimensions, strides, padding))
-        out.data = f(x.data, source.data, init_value.data)
-        return out
+    window_reduce = payload(_window_reduce)
+    window_scatter = payload(_window_scatter)
 
     # ------------------------------------------------------------ conv
-    def conv(
-        self, out: Tensor, x: Tensor, kernel: Tensor, *, strides: tuple[int, ...],
-        padding: _Pairs, input_dilation: tuple[int, ...], kernel_dilation: tuple[int, ...],
-        feature_group_count: int, batch_group_count: int,
-    ) -> Tensor:  # fmt: skip
-        if 0 in out.shape:
-            return self._zeros(out)
-        key = ("conv", strides, padding, input_dilation, kernel_dilation, feature_group_count,
-               batch_group_count, *types(x, kernel))  # fmt: skip
-        f = jitted(key, lambda: _build_conv(strides, padding, input_dilation, kernel_dilation,
-                                          feature_group_count, batch_group_count))  # fmt: skip
-        out.data = f(x.data, kernel.data)
-        return out
+    conv = payload(_conv)
 
     # ------------------------------------------------------------ sort
-    def sort(self, out: Tensor, x: Tensor, *, axis: int, descending: bool) -> Tensor:
-        f = jitted(("sort", axis, descending, *types(x)),
-                 lambda: lambda a: _sorted(a, axis, descending, False)[0])  # fmt: skip
-        out.data = f(x.data)
-        return out
-
-    def argsort(self, out: Tensor, x: Tensor, *, axis: int, descending: bool) -> Tensor:
-        check_64bit("argsort", self, (out.dtype,))
-        f = jitted(("argsort", axis, descending, *types(x)),
-                 lambda: lambda a: _sorted(a, axis, descending, True)[1])  # fmt: skip
-        out.data = f(x.data)
-        return out
+    sort = payload(lambda a, *, axis, descending: _sorted(a, axis, descending, False)[0])
+    argsort = payload(lambda a, *, axis, descending: _sorted(a, axis, descending, True)[1])
 
     def block_top_k(
         self, out: tuple[Tensor, Tensor], x: Tensor, *, k: int, axis: int
@@ -472,28 +389,11 @@ class ExtraKernels:
         out.data = jitted(("xla_erf_inv", *types(x)), lambda: lax.erf_inv)(x.data)
         return out
 
-    def cumulative(self, out: Tensor, x: Tensor, *, kind: str, axis: int, reverse: bool) -> Tensor:
-        if 0 in out.shape:
-            return self._zeros(out)
-        f = jitted(
-            ("cumulative", kind, axis, reverse, *types(x)),
-            lambda: _build_cumulative(kind, axis, reverse),
-        )
-        out.data = f(x.data)
-        return out
+    cumulative = payload(_cumulative)
 
     # ------------------------------------------------------------ fft
-    def fft(self, out: Tensor, x: Tensor, *, length: int) -> Tensor:
-        if 0 in out.shape:
-            return self._zeros(out)
-        out.data = jitted(("fft", length, *types(x)), lambda: _build_fft(False, length))(x.data)
-        return out
-
-    def ifft(self, out: Tensor, x: Tensor, *, length: int) -> Tensor:
-        if 0 in out.shape:
-            return self._zeros(out)
-        out.data = jitted(("ifft", length, *types(x)), lambda: _build_fft(True, length))(x.data)
-        return out
+    fft = payload(_fourier(lax.FftType.FFT))
+    ifft = payload(_fourier(lax.FftType.IFFT))
 
     # ------------------------------------------------------------ linear algebra blocks
     # The core hands these float32 / float64 / complex64 / complex128 only. Empty

@@ -1,8 +1,9 @@
 """The XLA backend: every primitive as a jitted ``jax.lax`` kernel on one XLA device.
 
-Kernels are ``jax.jit``-compiled ``lax`` functions cached per primitive, static
-parameters and operand types (:func:`jitted`), one executable each: an eager ``lax``
-call dispatches op by op and is slower than a cached jitted one. The core has already
+Each primitive is one traced function of payloads (``numerix.backend.elementwise`` /
+``payload``), compiled with ``jax.jit`` and cached per primitive, static parameters and
+operand types (:func:`numerix_xla._kernels.kernel`), one executable each: an eager
+``lax`` call dispatches op by op and is slower than a cached jitted one. The core has already
 validated and promoted the inputs, so ``jax.numpy``'s checks would be wasted time;
 kernels call ``lax`` directly.
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import jax
@@ -31,8 +33,17 @@ from jax.sharding import SingleDeviceSharding
 
 from numerix import dtypes
 from numerix._tensor import Tensor
-from numerix.backend import Backend, Option, ShortcutDeclined, forget_fast_kernels, lowers
+from numerix.backend import (
+    Backend,
+    Option,
+    ShortcutDeclined,
+    elementwise,
+    forget_fast_kernels,
+    payload,
+)
 from numerix.dtypes import DType
+from numerix.primitives import Primitive
+from numerix.primitives._registry import op_name
 from numerix_xla import _kernels
 from numerix_xla._extra import ExtraKernels
 from numerix_xla._indexing import IndexingKernels
@@ -101,6 +112,11 @@ def _bcast_divisor(a: Any, b: Any) -> tuple[Any, Any]:
     if b2 is not b and b.dtype.kind in "fcV":
         b2 = lax.optimization_barrier(b2)
     return a2, b2
+
+
+@functools.cache
+def _np_dtype(d: Any) -> np.dtype:
+    return np.dtype(d.numpy_dtype)
 
 
 def _cvt(a: Any, dtype: Any) -> Any:
@@ -358,37 +374,33 @@ def _select(p: Any, t: Any, f: Any) -> Any:
     return lax.select(_bcast(p, shape), _bcast(t, shape), _bcast(f, shape))
 
 
-def _as_type(d: DType, *types: Any) -> Callable[[Any], Any]:
-    dtype = _np_dtype(d)
-
-    def k(a: Any) -> Any:
-        if dtype.kind == "b":
-            return a != _const(a, 0)
-        if a.dtype.kind == "c" and dtype.kind != "c":
-            a = lax.real(a)
-        if dtype.kind in "iu" and _is_float(a.dtype):
-            # NaN -> 0, out of range saturates (binary's rule); compared in a float type
-            # that holds both ends exactly, so the ends themselves are not rounded
-            w = np.dtype(np.float64) if a.dtype.itemsize == 8 else _F32
-            f = _cvt(a, w)
-            info = np.iinfo(dtype)
-            lo = _const(f, float(info.min))
-            hi = _const(f, 2.0 ** (info.bits - (info.min < 0)))
-            t = lax.select(f < _const(f, 0), lax.ceil(f), lax.floor(f))
-            over, under = t >= hi, t < lo
-            bad = over | under | (t != t)
-            r = lax.convert_element_type(lax.select(bad, _const(t, 0), t), dtype)
-            r = lax.select(over, _const(r, info.max), r)
-            return lax.select(under, _const(r, info.min), r)
-        if a.dtype.kind == "b" and dtype.kind in "fc":
-            # a select, not a convert: XLA's simplifier reads convert(pred) / convert(pred)
-            # as a select of the dividend, so False / False gave 0 instead of nan in a
-            # compiled program (raw jax.jit does the same)
-            shape = a.shape
-            return lax.select(a, lax.full(shape, 1, dtype), lax.full(shape, 0, dtype))
-        return lax.convert_element_type(a, dtype)
-
-    return k
+def _as_type(a: Any, *, dtype: DType) -> Any:
+    to = _np_dtype(dtype)
+    if to.kind == "b":
+        return a != _const(a, 0)
+    if a.dtype.kind == "c" and to.kind != "c":
+        a = lax.real(a)
+    if to.kind in "iu" and _is_float(a.dtype):
+        # NaN -> 0, out of range saturates (binary's rule); compared in a float type
+        # that holds both ends exactly, so the ends themselves are not rounded
+        w = np.dtype(np.float64) if a.dtype.itemsize == 8 else _F32
+        f = _cvt(a, w)
+        info = np.iinfo(to)
+        lo = _const(f, float(info.min))
+        hi = _const(f, 2.0 ** (info.bits - (info.min < 0)))
+        t = lax.select(f < _const(f, 0), lax.ceil(f), lax.floor(f))
+        over, under = t >= hi, t < lo
+        bad = over | under | (t != t)
+        r = lax.convert_element_type(lax.select(bad, _const(t, 0), t), to)
+        r = lax.select(over, _const(r, info.max), r)
+        return lax.select(under, _const(r, info.min), r)
+    if a.dtype.kind == "b" and to.kind in "fc":
+        # a select, not a convert: XLA's simplifier reads convert(pred) / convert(pred)
+        # as a select of the dividend, so False / False gave 0 instead of nan in a
+        # compiled program (raw jax.jit does the same)
+        shape = a.shape
+        return lax.select(a, lax.full(shape, 1, to), lax.full(shape, 0, to))
+    return lax.convert_element_type(a, to)
 
 
 def _keep(r: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
@@ -397,85 +409,66 @@ def _keep(r: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
     return lax.reshape(r, tuple(1 if i in axes else d for i, d in enumerate(shape)))
 
 
-def _reduction(kind: str, axes: tuple[int, ...], keepdims: bool, d: DType, *types: Any) -> Any:
-    """reduce's kernel of ``kind``: lax's own reduction (bool max/min as or/and)."""
-    dtype = _np_dtype(d)
-
-    def k(a: Any) -> Any:
-        shape = a.shape
-        if kind in ("all", "any"):
-            r = a if a.dtype == np.bool_ else a != _const(a, 0)
-            r = (lax.reduce_and if kind == "all" else lax.reduce_or)(r, axes)
-            return _keep(r, shape, axes, keepdims)
-        if kind in ("sum", "prod"):
-            a = _cvt(a, dtype)
-            low = a.dtype in _LOW
-            if low:
-                a = _cvt(a, _F32)
-            r = (lax.reduce_sum if kind == "sum" else lax.reduce_prod)(a, axes)
-            return _keep(_cvt(r, dtype), shape, axes, keepdims)
-        if a.dtype == np.bool_:
-            r = (lax.reduce_or if kind == "max" else lax.reduce_and)(a, axes)
-        else:
-            r = (lax.reduce_max if kind == "max" else lax.reduce_min)(a, axes)
+def _reduce(a: Any, *, kind: str, axes: tuple[int, ...], keepdims: bool, dtype: DType) -> Any:
+    """reduce of ``kind``: lax's own reduction (bool max/min as or/and)."""
+    shape = a.shape
+    if kind in ("all", "any"):
+        r = a if a.dtype == np.bool_ else a != _const(a, 0)
+        r = (lax.reduce_and if kind == "all" else lax.reduce_or)(r, axes)
         return _keep(r, shape, axes, keepdims)
-
-    return k
-
-
-def _arg_reduction(kind: str, axis: int | None, keepdims: bool, *types: Any) -> Any:
-    def k(a: Any) -> Any:
-        shape = a.shape
-        if a.dtype == np.bool_:
-            a = _cvt(a, np.uint8)
-        ax = axis
-        if ax is None:
-            a = lax.reshape(a, (a.size,))
-            ax = 0
-        fn = lax.argmax if kind == "max" else lax.argmin
-        r = fn(a, ax, np.int64)
-        if keepdims:
-            return lax.reshape(r, (1,) * len(shape) if axis is None else
-                               tuple(1 if i == axis else d for i, d in enumerate(shape)))  # fmt: skip
-        return r
-
-    return k
-
-
-def _dot(cx: tuple[int, ...], bx: tuple[int, ...], cy: tuple[int, ...], by: tuple[int, ...],
-         d: DType, *types: Any) -> Any:  # fmt: skip
-    dtype = _np_dtype(d)
-    dims = ((cx, cy), (bx, by))
-    if _is_float(dtype) or dtype.kind == "c":
-        precision = lax.Precision.HIGHEST
-        acc = _F32 if dtype in _LOW else dtype
+    if kind in ("sum", "prod"):
+        to = _np_dtype(dtype)
+        a = _cvt(a, to)
+        if a.dtype in _LOW:
+            a = _cvt(a, _F32)
+        r = (lax.reduce_sum if kind == "sum" else lax.reduce_prod)(a, axes)
+        return _keep(_cvt(r, to), shape, axes, keepdims)
+    if a.dtype == np.bool_:
+        r = (lax.reduce_or if kind == "max" else lax.reduce_and)(a, axes)
     else:
-        precision, acc = None, dtype
-
-    def k(a: Any, b: Any) -> Any:
-        r = lax.dot_general(a, b, dims, precision=precision, preferred_element_type=acc)
-        return _cvt(r, dtype)
-
-    return k
+        r = (lax.reduce_max if kind == "max" else lax.reduce_min)(a, axes)
+    return _keep(r, shape, axes, keepdims)
 
 
-def _gather(axes: tuple[int, ...], *types: Any) -> Any:
-    def k(a: Any, idx: Any) -> Any:
-        k_ = len(axes)
-        batch = idx.ndim - 1
-        rest = a.ndim - k_
-        dn = lax.GatherDimensionNumbers(
-            offset_dims=tuple(range(batch, batch + rest)),
-            collapsed_slice_dims=axes,
-            start_index_map=axes,
-        )
-        sizes = tuple(1 if i in axes else d for i, d in enumerate(a.shape))
-        return lax.gather(
-            a, idx, dn, sizes, mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
-            indices_are_sorted=False, unique_indices=False,
-        )  # fmt: skip
+def _argreduce(a: Any, *, kind: str, axis: int | None, keepdims: bool) -> Any:
+    shape = a.shape
+    if a.dtype == np.bool_:
+        a = _cvt(a, np.uint8)
+    ax = axis
+    if ax is None:
+        a = lax.reshape(a, (a.size,))
+        ax = 0
+    r = (lax.argmax if kind == "max" else lax.argmin)(a, ax, np.int64)
+    if keepdims:
+        return lax.reshape(r, (1,) * len(shape) if axis is None else
+                           tuple(1 if i == axis else d for i, d in enumerate(shape)))  # fmt: skip
+    return r
 
-    return k
+
+def _dot(a: Any, b: Any, *, contract_x: tuple[int, ...], batch_x: tuple[int, ...],
+         contract_y: tuple[int, ...], batch_y: tuple[int, ...], dtype: DType) -> Any:  # fmt: skip
+    to = _np_dtype(dtype)
+    if _is_float(to) or to.kind == "c":
+        precision, acc = lax.Precision.HIGHEST, (_F32 if to in _LOW else to)
+    else:
+        precision, acc = None, to
+    dims = ((contract_x, contract_y), (batch_x, batch_y))
+    r = lax.dot_general(a, b, dims, precision=precision, preferred_element_type=acc)
+    return _cvt(r, to)
+
+
+def _gather(a: Any, idx: Any, *, axes: tuple[int, ...]) -> Any:
+    batch = idx.ndim - 1
+    dn = lax.GatherDimensionNumbers(
+        offset_dims=tuple(range(batch, batch + a.ndim - len(axes))),
+        collapsed_slice_dims=axes,
+        start_index_map=axes,
+    )
+    sizes = tuple(1 if i in axes else d for i, d in enumerate(a.shape))
+    return lax.gather(
+        a, idx, dn, sizes, mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+        indices_are_sorted=False, unique_indices=False,
+    )  # fmt: skip
 
 
 def _eye(shape: tuple[int, ...], dtype: np.dtype) -> Any:
@@ -521,89 +514,23 @@ def _iota(shape: tuple[int, ...], axis: int | None, dtype: np.dtype) -> Any:
     return f
 
 
-def _bitcast(d: DType, *types: Any) -> Callable[[Any], Any]:
-    dtype = _np_dtype(d)
-    return lambda a: lax.bitcast_convert_type(a, dtype)
+def _flat(ins: Any) -> list[Any]:
+    """A lowering's operand types, ``((shape, dtype), ...)``, as a kernel's key has them."""
+    return [v for t in ins for v in t]
 
 
-def _reshape(shape: tuple[int, ...], *types: Any) -> Callable[[Any], Any]:
-    return lambda a: lax.reshape(a, shape)
+def _values(getter: Callable[..., Any], names: tuple[str, ...]) -> Callable[[Any], Any]:
+    """``getter(*names)`` (``operator.itemgetter``, ``attrgetter``): one value for one
+    name, a tuple for several; None for none."""
+    return getter(*names) if names else lambda source: None
 
 
-def _transpose(axes: tuple[int, ...], *types: Any) -> Callable[[Any], Any]:
-    return lambda a: lax.transpose(a, axes)
-
-
-def _broadcast(shape: tuple[int, ...], axes: tuple[int, ...], *types: Any) -> Callable[[Any], Any]:
-    return lambda a: lax.broadcast_in_dim(a, shape, axes)
-
-
-def _concatenate(axis: int, *types: Any) -> Callable[..., Any]:
-    return lambda *a: lax.concatenate(a, axis)
-
-
-def _reverse(axes: tuple[int, ...], *types: Any) -> Callable[[Any], Any]:
-    return lambda a: lax.rev(a, axes)
-
-
-# ====================================================================== jitted kernels
-# Kernels are cached per operand shapes and dtypes, one jitted function each, so that
-# the LRU bound holds executables, not only functions (a jitted function kept per
-# primitive and static parameters keeps one executable per shape it ever met: a sum over
-# 2,000 lengths held 3 GB). Each element-wise method carries
-# the same kernel as its lowering (numerix.backend.lowers): the evaluator's programs
-# call it on the jax arrays directly.
-#
-# An element-wise method whose output is empty calls no kernel: XLA would compile a
-# program per shape and dtype to produce no element (``ExtraKernels._zeros`` puts an
-# empty host array on the device instead).
-
-
-def _fresh(fn: Callable[..., Any]) -> Callable[..., Callable[..., Any]]:
-    """A builder of a new function calling ``fn``, given the operand types the kernel is
-    kept for (``_kernels.kernel(build, *types)``): JAX keys its traces on the function
-    object, so a fresh one per kernel is released with the kernel."""
-
-    def build(*types: Any) -> Callable[..., Any]:
-        return lambda *a: fn(*a)
-
-    return build
-
-
-def _unary(fn: Callable[[Any], Any]) -> Callable[[Any, Tensor, Tensor], Tensor]:
-    """The method running ``fn`` jitted, one kernel per operand type."""
-    build = _fresh(fn)
-
-    @lowers(lambda params, ins, out: _kernels.kernel(build, *ins[0]))
-    def method(self: Any, out: Tensor, x: Tensor) -> Tensor:
-        if 0 in out.shape:
-            return self._zeros(out)
-        out.data = _kernels.kernel(build, x.shape, x.dtype)(x.data)
-        return out
-
-    method.build = build  # type: ignore[attr-defined]  # the fast path's shortcut traces it (fast_kernel)
-    method.arity = 1  # type: ignore[attr-defined]
+def _marked(method: Any, prim: Primitive, spec: Any) -> Any:
+    """``method``, the kernel of ``prim`` derived from ``spec``, named and marked as
+    such (:func:`numerix.backend.payload_of` reads the mark)."""
+    method.__name__ = method.__qualname__ = prim.name
+    method.numerix_payload = (method, spec)
     return method
-
-
-def _binary(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Tensor, Tensor, Tensor], Tensor]:
-    """The method running ``fn`` jitted, one kernel per pair of operand types."""
-    build = _fresh(fn)
-
-    @lowers(lambda params, ins, out: _kernels.kernel(build, *ins[0], *ins[1]))
-    def method(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
-        if 0 in out.shape:
-            return self._zeros(out)
-        k = _kernels.kernel(build, x1.shape, x1.dtype, x2.shape, x2.dtype)
-        out.data = k(x1.data, x2.data)
-        return out
-
-    method.build = build  # type: ignore[attr-defined]  # the fast path's shortcut traces it (fast_kernel)
-    method.arity = 2  # type: ignore[attr-defined]
-    return method
-
-
-_SELECT = _fresh(_select)
 
 
 # ====================================================================== the fast path's shortcuts
@@ -625,6 +552,7 @@ _SHORTCUTS: dict[tuple[str, str, DType], Any] = {}
 _TRACED: dict[tuple[str, str, DType], int] = {}  # signatures each shortcut traced
 _RETIRED: list[Any] = []
 _array_type: type | None = None
+_MATMUL = {"contract_x": (1,), "batch_x": (), "contract_y": (0,), "batch_y": ()}
 _shortcuts_lock = threading.Lock()  # threads may trace at once
 
 
@@ -682,19 +610,21 @@ def _shortcut_body(kernel: Any, op: str, form: str, dtype: DType) -> Callable[..
             return _kernels.kernel(build, a.shape, dtype, b.shape, dtype)(a, b)
 
         return binary
-    if form == "mm":  # dot's kernel with matmul's axes, as XlaBackend.dot keeps it
+    # dot's and reshape's own kernels (XlaBackend.payload_kernel's kernel_for), for
+    # matmul's axes and for the shape asked
+    kernel_for = getattr(kernel, "kernel_for", None)
+    if kernel_for is not None and form == "mm":
 
         def matrix(a: Any, b: Any) -> Any:
             _count_trace(key)
-            k = _kernels.kernel(_dot, (1,), (), (0,), (), dtype, a.shape, dtype, b.shape, dtype)
-            return k(a, b)
+            return kernel_for(_MATMUL, (None, dtype), (a.shape, dtype, b.shape, dtype))(a, b)
 
         return matrix
-    if form == "rs":
+    if kernel_for is not None and form == "rs":
 
         def reshape(a: Any, shape: tuple[int, ...]) -> Any:
             _count_trace(key)
-            return _kernels.kernel(_reshape, shape, a.shape, dtype)(a)
+            return kernel_for({}, (shape, dtype), (a.shape, dtype))(a)
 
         return reshape
     # "sl": the shortcut would receive a Python slice, which jit cannot take as a static
@@ -880,155 +810,193 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
         out.data = self._created(key, lambda: _eye(shape, dt))(k_)
         return out
 
-    def arange(self, out: Tensor, *, start: Any, step: Any) -> Tensor:
-        # numpy's arange rounds start + i * step its own way: compute it on the host
-        if out.dtype in WIDE:
-            check_64bit("arange", self, (out.dtype,))
-        n = out.shape[0]
-        r = np.arange(start, start + n * step, step, dtype=_np_dtype(out.dtype))[:n]
-        out.data = self.put(r)
-        return out
+    # ------------------------------------------------------------ kernels from payload functions
+    # Each primitive below is one traced function (numerix.backend.elementwise / payload);
+    # its method, its lowering and the fast path's shortcut run the one jitted kernel
+    # _kernels.kernel keeps per (primitive, static parameters, operand types), one
+    # executable each (a jitted function kept per primitive and parameters would keep one
+    # per shape it met: a sum over 2,000 lengths held 3 GB). JAX keys its traces on the
+    # function it jits: _kernels.kernel jits a fresh one around the payload function per
+    # kernel, released with it. A method whose output has no element runs no kernel: XLA
+    # would compile a program per shape and dtype to produce none (ExtraKernels._zeros
+    # puts an empty host array on the device instead). A payload kernel's method turns
+    # JAX's 64-bit mode on (or refuses) for a 64-bit output as check_64bit says, named
+    # after the public op (op_name: sum, argmax), and its lowering once, for the program.
 
-    def linspace(self, out: Tensor, *, start: Any, stop: Any, endpoint: bool) -> Tensor:
-        if out.dtype in WIDE:
-            check_64bit("linspace", self, (out.dtype,))
-        r = np.linspace(start, stop, out.shape[0], endpoint=endpoint)
-        if out.dtype.kind in "iu":
-            r = np.floor(r)
-        out.data = self.put(r.astype(_np_dtype(out.dtype)))
-        return out
+    @classmethod
+    def elementwise_kernel(cls, spec: elementwise, prim: Primitive) -> Callable[..., Any]:
+        def build(*types: Any) -> Callable[..., Any]:
+            return spec(types[1])  # the first operand's dtype (types: shape, dtype, ...)
+
+        method: Any
+        if len(prim.inputs) == 1:
+
+            def method(self: Any, out: Tensor, x: Tensor) -> Tensor:
+                if 0 in out.shape:
+                    return self._zeros(out)
+                out.data = _kernels.kernel(build, x.shape, x.dtype)(x.data)
+                return out
+
+        else:
+
+            def method(self: Any, out: Tensor, x1: Tensor, x2: Tensor) -> Tensor:
+                if 0 in out.shape:
+                    return self._zeros(out)
+                k = _kernels.kernel(build, x1.shape, x1.dtype, x2.shape, x2.dtype)
+                out.data = k(x1.data, x2.data)
+                return out
+
+        method.lowering = lambda params, ins, out: _kernels.kernel(build, *_flat(ins))
+        method.build, method.arity = build, len(prim.inputs)  # the fast path's shortcut's
+        return _marked(method, prim, spec)
+
+    @classmethod
+    def payload_kernel(cls, spec: payload, prim: Primitive) -> Callable[..., Any]:
+        fn, op, names = spec.fn, prim.name, prim.params
+        reads = spec.out_keywords(prim)
+        # a kernel's key: build, the parameters' values, the output's (``reads``), then
+        # the operand types; each group of values is one value, a tuple, or None
+        values, read = _values(itemgetter, names), _values(attrgetter, reads)
+        picked = _values(itemgetter, reads)  # read, from a lowering's (shape, dtype)
+
+        def build(pvals: Any, rvals: Any, *types: Any) -> Callable[..., Any]:
+            kw = dict(zip(names, pvals if len(names) > 1 else (pvals,)))
+            kw.update(zip(reads, rvals if len(reads) > 1 else (rvals,)))
+            return functools.partial(fn, **kw) if kw else fn
+
+        def kernel_for(params: Any, out: tuple[Any, DType], types: Any) -> Callable[..., Any]:
+            """The kernel for ``params``, the output's ``(shape, dtype)`` and the operand
+            ``types``: the method's, its lowering's and the fast path's shortcut's."""
+            got = picked({"shape": out[0], "dtype": out[1]})
+            return _kernels.kernel(build, values(params), got, *types)
+
+        method: Any
+        if prim.inputs == ("x",):  # the method per arity: no operand tuple to make
+
+            def method(self: Any, out: Tensor, x: Tensor, **params: Any) -> Tensor:
+                if out.dtype in WIDE:
+                    check_64bit(op_name(op, params), self, (out.dtype,))
+                if 0 in out.shape:
+                    return self._zeros(out)
+                k = _kernels.kernel(build, values(params), read(out), x.shape, x.dtype)
+                out.data = k(x.data)
+                return out
+
+        elif len(prim.inputs) == 2 and not prim.inputs[1].startswith("*"):
+
+            def method(self: Any, out: Tensor, x: Tensor, y: Tensor, **params: Any) -> Tensor:
+                if out.dtype in WIDE:
+                    check_64bit(op_name(op, params), self, (out.dtype,))
+                if 0 in out.shape:
+                    return self._zeros(out)
+                k = _kernels.kernel(build, values(params), read(out), x.shape, x.dtype,
+                                    y.shape, y.dtype)  # fmt: skip
+                out.data = k(x.data, y.data)
+                return out
+
+        else:
+
+            def method(self: Any, out: Tensor, *xs: Tensor, **params: Any) -> Tensor:
+                if out.dtype in WIDE:
+                    check_64bit(op_name(op, params), self, (out.dtype,))
+                if 0 in out.shape:
+                    return self._zeros(out)
+                k = _kernels.kernel(build, values(params), read(out), *_kernels.types(*xs))
+                out.data = k(*[x.data for x in xs])
+                return out
+
+        def lowering(params: Any, ins: Any, out: tuple[Any, DType]) -> Any:
+            if 0 in out[0]:
+                return None  # the method puts zeros
+            if out[1] in WIDE:
+                check_64bit(op_name(op, params), "xla", (out[1],))
+            return kernel_for(params, out, _flat(ins))
+
+        method.lowering, method.kernel_for = lowering, kernel_for
+        return _marked(method, prim, spec)
 
     # ------------------------------------------------------------ element-wise
-    def as_type(self, out: Tensor, x: Tensor) -> Tensor:
-        if out.dtype in WIDE:
-            check_64bit("astype", self, (out.dtype,))
-        if 0 in out.shape:
-            return self._zeros(out)
-        out.data = _kernels.kernel(_as_type, out.dtype, x.shape, x.dtype)(x.data)
-        return out
+    as_type = payload(_as_type)
+    bitcast = payload(lambda a, *, dtype: lax.bitcast_convert_type(a, _np_dtype(dtype)))
 
-    def bitcast(self, out: Tensor, x: Tensor) -> Tensor:
-        if out.dtype in WIDE:
-            check_64bit("bitcast", self, (out.dtype,))
-        k = _kernels.kernel(_bitcast, out.dtype, x.shape, x.dtype)
-        out.data = k(x.data)
-        return out
+    negative = elementwise(_negative)
+    abs = elementwise(_abs)
+    sign = elementwise(_sign)
+    floor = elementwise(_int_identity(lax.floor))
+    ceil = elementwise(_int_identity(lax.ceil))
+    round = elementwise(_round)
+    exp = elementwise(_math1(lax.exp))
+    log = elementwise(_math1(_log))
+    sqrt = elementwise(_math1(_sqrt))
+    tanh = elementwise(_math1(lax.tanh))
+    sigmoid = elementwise(_math1(lax.logistic))
+    exp2 = elementwise(_math1(lax.exp2))
+    expm1 = elementwise(_math1(lax.expm1))
+    log1p = elementwise(_math1(lax.log1p))
+    rsqrt = elementwise(_math1(_rsqrt))
+    cbrt = elementwise(_math1(lax.cbrt))
+    sin = elementwise(_math1(lax.sin))
+    cos = elementwise(_math1(lax.cos))
+    tan = elementwise(_math1(lax.tan))
+    asin = elementwise(_math1(lax.asin))
+    acos = elementwise(_math1(lax.acos))
+    atan = elementwise(_math1(lax.atan))
+    sinh = elementwise(_math1(lax.sinh))
+    cosh = elementwise(_math1(lax.cosh))
+    asinh = elementwise(_math1(lax.asinh))
+    acosh = elementwise(_math1(lax.acosh))
+    atanh = elementwise(_math1(lax.atanh))
+    erf = elementwise(_math1(lax.erf))
+    erfc = elementwise(_math1(lax.erfc))
+    erf_inv = elementwise(_math1(lax.erf_inv))
+    isnan = elementwise(_isnan)
+    isinf = elementwise(_isinf)
+    isfinite = elementwise(_isfinite)
+    real = elementwise(lax.real)
+    imag = elementwise(lax.imag)
+    conj = elementwise(lax.conj)
+    bitwise_invert = elementwise(lax.bitwise_not)
+    population_count = elementwise(lax.population_count)
+    count_leading_zeros = elementwise(lax.clz)
 
-    negative = _unary(_negative)
-    abs = _unary(_abs)
-    sign = _unary(_sign)
-    floor = _unary(_int_identity(lax.floor))
-    ceil = _unary(_int_identity(lax.ceil))
-    round = _unary(_round)
-    exp = _unary(_math1(lax.exp))
-    log = _unary(_math1(_log))
-    sqrt = _unary(_math1(_sqrt))
-    tanh = _unary(_math1(lax.tanh))
-    sigmoid = _unary(_math1(lax.logistic))
-    exp2 = _unary(_math1(lax.exp2))
-    expm1 = _unary(_math1(lax.expm1))
-    log1p = _unary(_math1(lax.log1p))
-    rsqrt = _unary(_math1(_rsqrt))
-    cbrt = _unary(_math1(lax.cbrt))
-    sin = _unary(_math1(lax.sin))
-    cos = _unary(_math1(lax.cos))
-    tan = _unary(_math1(lax.tan))
-    asin = _unary(_math1(lax.asin))
-    acos = _unary(_math1(lax.acos))
-    atan = _unary(_math1(lax.atan))
-    sinh = _unary(_math1(lax.sinh))
-    cosh = _unary(_math1(lax.cosh))
-    asinh = _unary(_math1(lax.asinh))
-    acosh = _unary(_math1(lax.acosh))
-    atanh = _unary(_math1(lax.atanh))
-    erf = _unary(_math1(lax.erf))
-    erfc = _unary(_math1(lax.erfc))
-    erf_inv = _unary(_math1(lax.erf_inv))
-    isnan = _unary(_isnan)
-    isinf = _unary(_isinf)
-    isfinite = _unary(_isfinite)
-    real = _unary(lax.real)
-    imag = _unary(lax.imag)
-    conj = _unary(lax.conj)
-    bitwise_invert = _unary(lax.bitwise_not)
-    population_count = _unary(lax.population_count)
-    count_leading_zeros = _unary(lax.clz)
+    add = elementwise(_plain2(lax.add))
+    subtract = elementwise(_plain2(lax.sub))
+    multiply = elementwise(_plain2(lax.mul))
+    divide = elementwise(_divide)
+    floor_divide = elementwise(_floor_divide)
+    remainder = elementwise(_remainder)
+    pow = elementwise(_pow)
+    maximum = elementwise(_plain2(lax.max))
+    minimum = elementwise(_plain2(lax.min))
+    bitwise_and = elementwise(_plain2(lax.bitwise_and))
+    bitwise_or = elementwise(_plain2(lax.bitwise_or))
+    bitwise_xor = elementwise(_plain2(lax.bitwise_xor))
+    atan2 = elementwise(_math2(lax.atan2))
+    bitwise_left_shift = elementwise(_shift_left)
+    bitwise_right_shift = elementwise(_shift_right)
+    equal = elementwise(_compare(lax.eq))
+    not_equal = elementwise(_compare(lax.ne))
+    less = elementwise(_compare(lax.lt))
+    less_equal = elementwise(_compare(lax.le))
+    greater = elementwise(_compare(lax.gt))
+    greater_equal = elementwise(_compare(lax.ge))
 
-    add = _binary(_plain2(lax.add))
-    subtract = _binary(_plain2(lax.sub))
-    multiply = _binary(_plain2(lax.mul))
-    divide = _binary(_divide)
-    floor_divide = _binary(_floor_divide)
-    remainder = _binary(_remainder)
-    pow = _binary(_pow)
-    maximum = _binary(_plain2(lax.max))
-    minimum = _binary(_plain2(lax.min))
-    bitwise_and = _binary(_plain2(lax.bitwise_and))
-    bitwise_or = _binary(_plain2(lax.bitwise_or))
-    bitwise_xor = _binary(_plain2(lax.bitwise_xor))
-    atan2 = _binary(_math2(lax.atan2))
-    bitwise_left_shift = _binary(_shift_left)
-    bitwise_right_shift = _binary(_shift_right)
-    equal = _binary(_compare(lax.eq))
-    not_equal = _binary(_compare(lax.ne))
-    less = _binary(_compare(lax.lt))
-    less_equal = _binary(_compare(lax.le))
-    greater = _binary(_compare(lax.gt))
-    greater_equal = _binary(_compare(lax.ge))
-
-    def select(self, out: Tensor, pred: Tensor, on_true: Tensor, on_false: Tensor) -> Tensor:
-        if 0 in out.shape:
-            return self._zeros(out)
-        k = _kernels.kernel(_SELECT, pred.shape, on_true.shape, on_false.shape, on_true.dtype)
-        out.data = k(pred.data, on_true.data, on_false.data)
-        return out
+    select = payload(_select)
 
     # ------------------------------------------------------------ reductions
-    def reduce(
-        self, out: Tensor, x: Tensor, *, kind: str, axes: tuple[int, ...], keepdims: bool
-    ) -> Tensor:
-        d = out.dtype
-        if d in WIDE:
-            check_64bit(kind, self, (d,))
-        out.data = _kernels.kernel(_reduction, kind, axes, keepdims, d, x.shape, x.dtype)(x.data)
-        return out
-
-    def argreduce(
-        self, out: Tensor, x: Tensor, *, kind: str, axis: int | None, keepdims: bool
-    ) -> Tensor:
-        check_64bit("arg" + kind, self, (out.dtype,))
-        k = _kernels.kernel(_arg_reduction, kind, axis, keepdims, x.shape, x.dtype)
-        out.data = k(x.data)
-        return out
+    reduce = payload(_reduce, reads=("dtype",))
+    argreduce = payload(_argreduce)
 
     # ------------------------------------------------------------ linalg
-    def dot(self, out: Tensor, x: Tensor, y: Tensor, *, contract_x: tuple[int, ...],
-            batch_x: tuple[int, ...], contract_y: tuple[int, ...],
-            batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
-        d = out.dtype
-        if d in WIDE:
-            check_64bit("dot", self, (d,))
-        k = _kernels.kernel(_dot, contract_x, batch_x, contract_y, batch_y, d,
-                            x.shape, x.dtype, y.shape, y.dtype)  # fmt: skip
-        out.data = k(x.data, y.data)
-        return out
+    dot = payload(_dot, reads=("dtype",))
 
     # ------------------------------------------------------------ shape
-    def reshape(self, out: Tensor, x: Tensor) -> Tensor:
-        out.data = _kernels.kernel(_reshape, out.shape, x.shape, x.dtype)(x.data)
-        return out
-
-    def transpose(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = _kernels.kernel(_transpose, axes, x.shape, x.dtype)(x.data)
-        return out
-
-    def broadcast(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = _kernels.kernel(_broadcast, out.shape, axes, x.shape, x.dtype)(x.data)
-        return out
-
-    def concatenate(self, out: Tensor, *xs: Tensor, axis: int) -> Tensor:
-        out.data = _kernels.kernel(_concatenate, axis, *_kernels.types(*xs))(*[x.data for x in xs])
-        return out
+    reshape = payload(lambda a, *, shape: lax.reshape(a, shape))
+    transpose = payload(lambda a, *, axes: lax.transpose(a, axes))
+    broadcast = payload(lambda a, *, axes, shape: lax.broadcast_in_dim(a, shape, axes))
+    concatenate = payload(lambda *a, axis: lax.concatenate(a, axis))
+    reverse = payload(lambda a, *, axes: lax.rev(a, axes))
+    gather = payload(_gather)
 
     def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
               strides: tuple[int, ...]) -> Tensor:  # fmt: skip
@@ -1040,16 +1008,6 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
             return out
         k = _kernels.kernel(_slice, sizes, strides, x.shape, x.dtype)
         out.data = k(x.data, _index_operand(start, x.shape))
-        return out
-
-    def reverse(self, out: Tensor, x: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        out.data = _kernels.kernel(_reverse, axes, x.shape, x.dtype)(x.data)
-        return out
-
-    # ------------------------------------------------------------ indexing
-    def gather(self, out: Tensor, x: Tensor, indices: Tensor, *, axes: tuple[int, ...]) -> Tensor:
-        k = _kernels.kernel(_gather, axes, x.shape, x.dtype, indices.shape, indices.dtype)
-        out.data = k(x.data, indices.data)
         return out
 
     # ------------------------------------------------------------ benchmarks
@@ -1071,8 +1029,3 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
 if x64_setting() is False and not x64_on():
     # what the kit and backend_transfer read; the kernels check the live mode themselves
     XlaBackend.supported_dtypes = frozenset(d for d in dtypes.ALL_DTYPES if d not in WIDE)
-
-
-@functools.cache
-def _np_dtype(d: Any) -> np.dtype:
-    return np.dtype(d.numpy_dtype)
