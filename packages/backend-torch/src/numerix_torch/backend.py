@@ -132,17 +132,18 @@ def _reduce_plan(kind: str, axes: tuple[int, ...], keepdims: bool, d: dtypes.DTy
         return _same if kind not in _LOGICAL or d.kind == "b" else (lambda a: bits(a, d) != 0)
     whole = not keepdims and len(axes) == ndim
     if kind in _LOGICAL:
-        fn = functools.partial(_LOGICAL[kind], dim=axes, keepdim=keepdims)
-        return fn if d.kind == "b" else (lambda a: fn(bits(a, d) != 0))
+        logical = _LOGICAL[kind]
+        if d.kind == "b":
+            return lambda a: logical(a, axes, keepdims)
+        return lambda a: logical(bits(a, d) != 0, axes, keepdims)
     if kind in _EXTREMES:
         if d in EMULATED:
             ext = _EXTREMES[kind]
             return lambda a: from_key(ext(order_key(a, d), dim=axes, keepdim=keepdims), d)
-        return (
-            _WHOLE[kind]
-            if whole
-            else functools.partial(_EXTREMES[kind], dim=axes, keepdim=keepdims)
-        )
+        if whole:
+            return _WHOLE[kind]
+        ext = _EXTREMES[kind]
+        return lambda a: ext(a, axes, keepdims)  # positional: a partial's keywords cost more
     narrow = _narrowing(d, od)
     if kind == "sum":
         if d not in SIGNED_VIEW:
@@ -331,10 +332,6 @@ def _broadcast(a: torch.Tensor, *, axes: tuple[int, ...], shape: tuple[int, ...]
     for i, ax in enumerate(axes):
         view[ax] = a.shape[i]
     return a.reshape(view).expand(shape)
-
-
-def _concatenate(*arrays: torch.Tensor, axis: int) -> torch.Tensor:
-    return torch.cat(arrays, axis)
 
 
 def _reverse(a: torch.Tensor, *, axes: tuple[int, ...]) -> torch.Tensor:
@@ -547,8 +544,20 @@ class TorchBackend(
     reshape = payload(_reshape)
     transpose = payload(_transpose)
     broadcast = payload(_broadcast)
-    concatenate = payload(_concatenate)
-    slice = payload(lambda a, *, start, stop, strides: a[_slice_key(start, stop, strides, a.shape)])
+
+    def concatenate(self, out: Tensor, *xs: Tensor, axis: int) -> Tensor:
+        if len(xs) == 2:  # no list built, the axis positional: torch.cat's shortest parse
+            out.data = torch.cat((xs[0].data, xs[1].data), axis)
+        else:
+            out.data = torch.cat([x.data for x in xs], axis)
+        return out
+
+    def slice(self, out: Tensor, x: Tensor, *, start: tuple[int, ...], stop: tuple[int, ...],
+              strides: tuple[int, ...]) -> Tensor:  # fmt: skip
+        # a method: the key reads x.shape, which a payload would read off the torch tensor
+        out.data = x.data[_slice_key(start, stop, strides, x.shape)]
+        return out
+
     reverse = payload(_reverse)
     gather = payload(_gather)
 
