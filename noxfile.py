@@ -83,6 +83,20 @@ def fuzz(session: nox.Session) -> None:
 
 
 @nox.session
+def array_api(session: nox.Session) -> None:
+    """The array API conformance suite against numerix: ``nox -s array_api -- BACKEND
+    [--max-examples N] [-- pytest args]`` (tools/array_api_tests.py; the suite is the
+    pinned copy in ../shared/array-api-tests, its expected failures per backend in
+    conformance/array-api/)."""
+    if not session.posargs:
+        session.error("name the backend: nox -s array_api -- binary|xla|torch")
+    backend = session.posargs[0]
+    extra = {"xla": ("./packages/backend-xla[test]",), "torch": ("./packages/backend-torch[test]",)}
+    install_local(session, "ndindex", *extra.get(backend, ()))
+    session.run("python", "tools/array_api_tests.py", *session.posargs)
+
+
+@nox.session
 def build(session: nox.Session) -> None:
     """Build the sdist and wheel of each package into dist/."""
     session.install("build")

@@ -232,6 +232,26 @@ _SPECIAL: dict[Any, Callable[..., Any]] = {
 }
 
 
+#: numpy functions that compute nothing numerix would, but read a tensor's memory or
+#: write its values out (scikit-learn's plain estimators ask may_share_memory of their
+#: input): run by numpy itself on the host arrays the tensors expose (np.asarray: no copy
+#: where the backend's data is on the host, binary and torch's cpu).
+_ON_HOST_ARRAYS = frozenset(
+    f for f in (
+        np.may_share_memory, np.shares_memory, np.save, np.savez, np.savez_compressed,
+        np.savetxt,
+    )
+)  # fmt: skip
+
+
+def _host(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return np.asarray(value)
+    if type(value) in (list, tuple):
+        return type(value)(_host(v) for v in value)
+    return value
+
+
 def _functions() -> dict[Any, str]:
     # ops.__all__, not hasattr(ops, name): a family of ops loads on the first use of a name
     public = frozenset(ops.__all__)
@@ -251,6 +271,8 @@ def array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any) 
     special = _SPECIAL.get(func)
     if special is not None:
         return special(*args, **kwargs)
+    if func in _ON_HOST_ARRAYS:
+        return func(*_host(args), **{k: _host(v) for k, v in kwargs.items()})
     name = _FUNCTIONS.get(func)
     if name is not None:
         return _call_same_name(name, func, args, kwargs)
