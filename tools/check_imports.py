@@ -58,6 +58,7 @@ LOW = (
     "numerix.errors",
     "numerix.primitives",
     "numerix.backend",
+    "numerix._payload",
     "numerix.compiler",
     "numerix.plugins",
     "numerix.hookspecs",
