@@ -11,8 +11,9 @@ The suite is not part of this repository: a pinned copy lies beside it, in
 hypothesis's example database in a temporary directory, so nothing is written into the
 suite's folder; the draws are the same every run (``--random`` for new ones).
 
-The expected failures are ``conformance/array-api/<backend>.txt``: one test id per line,
-each followed by ``  # <reason>`` (an entry without a reason is refused). They are the
+The expected failures are ``conformance/array-api/<backend>.txt``: one test id per line
+(the suite's, parameters included), each followed by two spaces, ``# `` and its reason
+(an entry without one is refused). They are the
 suite's "xfails": a listed test that fails is expected, one that passes is reported as
 XPASS (not an error: the suite's hypothesis draws vary). The last lines printed are the
 pass counts that docs/array-api.md quotes.
@@ -50,8 +51,8 @@ def expected_failures(backend: str) -> list[str]:
         text = line.strip()
         if not text or text.startswith("#"):
             continue
-        test_id, sep, reason = text.partition("  # ")
-        if not sep or not reason.strip() or " " in test_id.strip():
+        test_id, sep, reason = text.rpartition("  # ")
+        if not sep or not reason.strip() or not test_id.startswith("array_api_tests/"):
             sys.exit(
                 f"{path}:{n}: an entry is a test id, two spaces, '# ' and its reason: {line!r}"
             )
@@ -60,7 +61,9 @@ def expected_failures(backend: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], epilog="arguments after -- go to pytest"
+    )
     parser.add_argument("backend", choices=BACKENDS)
     parser.add_argument("--max-examples", type=int, default=50, help="hypothesis examples per test")
     parser.add_argument("-n", "--workers", default="2", help="pytest-xdist workers (0: none)")
@@ -68,8 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         "--random", action="store_true",
         help="new hypothesis draws each run (default: the same draws every run, as CI wants)",
     )  # fmt: skip
-    parser.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
+    args.pytest_args = argv[cut + 1 :]  # after --: passed to pytest
     where = suite_dir()
     with tempfile.TemporaryDirectory(prefix="numerix-array-api-") as tmp:
         xfails = Path(tmp) / "xfails.txt"

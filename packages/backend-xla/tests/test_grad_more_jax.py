@@ -101,7 +101,7 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[..., Any], list[np.ndarray]]
         [_r(3, 2), _r(3, 2)],
     ),
     "fft-padded-complex": (
-        lambda x: nx.fft(x, n=6),
+        lambda x: nx.fft.fft(x, n=6),
         lambda x: jnp.fft.fft(x, n=6),
         [_c(2, 4)],
     ),

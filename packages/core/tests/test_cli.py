@@ -136,9 +136,19 @@ def test_info_counts_the_primitives_a_backend_implements(
             "by_fallback": total - required,
         }
         code, out, _ = run_cli(capsys, "info")
-        flat = " ".join(out.split())
-        assert code == 0 and f"all {total} its own" in flat
-        assert f"{required} its own, {total - required} by the core's fallbacks" in flat
+        # the row's cells, however the table wraps them: the row and the lines after it
+        # until the next row (one that names a backend in its first cell)
+        lines = out.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("│ corealone "))
+        rows = [lines[start]]
+        for line in lines[start + 1 :]:
+            if not line.startswith("│ ") or line[2] != " ":
+                break
+            rows.append(line)
+        cells = " ".join(" ".join(c.strip() for c in r.split("│") if c.strip()) for r in rows)
+        assert code == 0 and f"all {total} its own" in " ".join(out.split())
+        flat = " ".join(cells.split())
+        assert f"{required} its own, {total - required} by the core's fallbacks" in flat, flat
     finally:
         unregister_backend("corealone")
 

@@ -176,7 +176,7 @@ def test_asarray_is_the_explicit_copy_to_numpy() -> None:
             r"numpy.median on tensors .*: numerix does not carry out this numpy function; numerix "
             r"has no median; compute it with numpy on an explicit copy: numpy.median\(np.asarray\(t\)\)",
         ),
-        (lambda x: np.log2(x), r"numpy.log2 on tensors .*: numerix has no log2; .*np.asarray"),
+        (lambda x: np.spacing(x), r"numpy.spacing on tensors .*: numerix has no spacing; .*np.asarray"),
         (
             lambda x: np.add.outer(x, x),
             r"numpy.add.outer on tensors .*: numerix has no such reduction",
@@ -187,7 +187,7 @@ def test_asarray_is_the_explicit_copy_to_numpy() -> None:
             r"supported .*; cast first with t.astype\(dtype\)",
         ),
         (lambda x: np.where(x, x), r"numpy.where on tensors .*: got the condition and one branch"),
-        (lambda x: np.hypot(x, x), r"numerix has no hypot"),
+        (lambda x: np.ldexp(x, x), r"numerix has no ldexp"),
         (lambda x: np.sum(x, initial=3), r"numerix.sum takes no initial= \(got 3\)"),
     ],
     ids=lambda v: "" if callable(v) else v[:40],

@@ -16,6 +16,8 @@ from numerix import (
     dtypes,
     ops,
 )
+from numerix._array_api import API_VERSION as __array_api_version__
+from numerix._array_api import Device, __array_namespace_info__
 from numerix._tensor import Tensor
 from numerix._version import __version__
 from numerix.backend import Backend
@@ -29,7 +31,7 @@ from numerix.configuration import (
 )
 
 if TYPE_CHECKING:
-    from numerix import nn, random
+    from numerix import linalg, nn, random
     from numerix.defn.autodiff import (
         custom_grad,
         custom_vjp,
@@ -46,6 +48,7 @@ from numerix.dtypes import (
     DType,
     bfloat16,
     bool_,
+    can_cast,
     complex64,
     complex128,
     finfo,
@@ -86,10 +89,26 @@ from numerix.ops.elementwise import *  # noqa: F403
 from numerix.ops.transfer import *  # noqa: F403
 
 if TYPE_CHECKING:  # the families that load on first use, for type checkers
+    # numerix.fft is the fft extension module, not numerix.ops.fft's function
+    from numerix import fft  # noqa: F401
     from numerix.ops.composites import *  # noqa: F403
     from numerix.ops.conv import *  # noqa: F403
     from numerix.ops.einsum import *  # noqa: F403
-    from numerix.ops.fft import *  # noqa: F403
+    from numerix.ops.fft import (  # noqa: F401
+        fftfreq,
+        fftn,
+        fftshift,
+        hfft,
+        ifft,
+        ifftn,
+        ifftshift,
+        ihfft,
+        irfft,
+        irfftn,
+        rfft,
+        rfftfreq,
+        rfftn,
+    )
     from numerix.ops.indexing import *  # noqa: F403
     from numerix.ops.linalg import *  # noqa: F403
     from numerix.ops.linalg_blocks import *  # noqa: F403
@@ -101,12 +120,21 @@ from numerix.plugins import clear_caches, devices, get_backend, register_backend
 
 bool = bool_
 
+# the array API's constants
+e = 2.718281828459045
+pi = 3.141592653589793
+inf = float("inf")
+nan = float("nan")
+newaxis = None  # an index inserting an axis of size 1: x[:, numerix.newaxis]
+
 # numerix.defn (tracing, jit, grad), numerix.random, numerix.nn and the ops families of
 # numerix.ops.LAZY load on first use of one of their names (PEP 562 module __getattr__):
 # `import numerix` and the first eager op need none of them.
 _LAZY = {
     "random": "numerix.random",
     "nn": "numerix.nn",
+    "linalg": "numerix.linalg",  # the array API extensions; numerix.ops.fft is the function
+    "fft": "numerix.fft",
     **dict.fromkeys(
         ("defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
          "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad",
@@ -116,15 +144,18 @@ _LAZY = {
 }  # fmt: skip
 
 
+_SUBMODULES = ("random", "nn", "linalg", "fft")
+
+
 def __getattr__(name: str) -> Any:
-    if name in ops.LAZY:
+    if name in ops.LAZY and name not in _SUBMODULES:
         value = getattr(ops, name)
     else:
         module = _LAZY.get(name)
         if module is None:
             raise AttributeError(f"module 'numerix' has no attribute {name!r}")
         m = _importlib.import_module(module)
-        value = m if name in ("random", "nn") else getattr(m, name)
+        value = m if name in _SUBMODULES else getattr(m, name)
     globals()[name] = value
     return value
 
@@ -146,10 +177,11 @@ class _Package(_types.ModuleType):
 _sys.modules[__name__].__class__ = _Package
 
 __all__ = [
-    "__version__", "Tensor", "Backend", "DType", "dtypes", "nn", "random",
+    "__version__", "Tensor", "Backend", "DType", "dtypes", "nn", "random", "linalg",
+    "__array_api_version__", "__array_namespace_info__", "Device",
     "bool", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
-    "finfo", "iinfo", "isdtype", "result_type",
+    "finfo", "iinfo", "isdtype", "result_type", "can_cast", "e", "pi", "inf", "nan",
     "get_default_backend", "set_default_backend", "set_global_default_backend",
     "default_backend", "config", "reload_config", "get_backend", "register_backend", "unregister_backend",
     "clear_caches", "devices",

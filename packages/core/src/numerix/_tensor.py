@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,9 +16,66 @@ if TYPE_CHECKING:
     from numerix.backend import Backend
     from numerix.dtypes import DType
 
-__all__ = ["Tensor"]
+__all__ = ["API_VERSION", "API_VERSIONS", "Device", "Tensor"]
+
+#: The version of the array API standard numerix implements (``numerix.__array_api_version__``).
+API_VERSION = "2024.12"
+#: The versions ``Tensor.__array_namespace__(api_version=...)`` accepts: each later
+#: version of the standard keeps the earlier ones' functions, so numerix serves them all.
+API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 _REPR_LIMIT = 100  # elements shown before abbreviating
+
+
+class Device:
+    """Where a tensor lives: its backend instance, which names the backend and its device
+    (``binary`` on ``cpu``, ``xla`` on ``host:0``, ``torch`` on ``cuda:1``).
+
+    ``Tensor.device`` returns one; every ``device=`` keyword and ``Tensor.to_device``
+    take one (or a backend spec string such as ``"xla:host:0"``, or a backend instance).
+    Two devices are equal when they name the same backend instance, that is when tensors
+    on them meet without a transfer. ``str(device)`` is the backend's device name
+    (``"cpu"``), what ``Tensor.device`` was before it was an object, and a device
+    compares equal to that string, so code written against the string keeps working.
+
+    >>> import numerix as nx
+    >>> d = nx.tensor([1.0]).device
+    >>> d, str(d), d == "cpu", d.backend is nx.get_backend("binary")
+    (Device('binary:cpu'), 'cpu', True, True)
+    """
+
+    __slots__ = ("backend",)
+    backend: Backend
+
+    def __init__(self, backend: Backend) -> None:
+        object.__setattr__(self, "backend", backend)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Device is immutable: cannot set {name!r}")
+
+    @property
+    def spec(self) -> str:
+        """The backend spec naming this device (``"xla:host:0"``): a ``backend=`` argument."""
+        return f"{self.backend.name}:{self.backend.device}"
+
+    def __str__(self) -> str:
+        return str(self.backend.device)
+
+    def __repr__(self) -> str:
+        return f"Device({self.spec!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is Device:
+            return self.backend is other.backend
+        if isinstance(other, str):
+            return other == str(self)
+        return NotImplemented
+
+    def __hash__(self) -> int:  # equal to its device string, so the hash of that string
+        return hash(str(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Device, (self.backend,))
 
 
 class _Fields:
@@ -82,9 +140,12 @@ class Tensor(_Base):
         return n
 
     @property
-    def device(self) -> str:
-        """The device the data lives on, as the backend names it (``cpu``, ``cuda:0``)."""
-        return self.backend.device
+    def device(self) -> Device:
+        """The device the data lives on (array API ``device``): a
+        :class:`~numerix.Device`, naming the backend instance; its ``str()`` is
+        the device as the backend names it (``cpu``, ``cuda:0``), and it compares equal
+        to that string."""
+        return Device(self.backend)
 
     @property
     def T(self) -> Tensor:
@@ -145,9 +206,29 @@ class Tensor(_Base):
         """The raw bytes of the values, C order, native byte order (as ``Nx.to_binary``)."""
         return _ops.to_binary(self)
 
-    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+    def __dlpack__(
+        self,
+        /,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[Any, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """A DLPack capsule of the values (array API ``__dlpack__``); the keywords given
+        (not None) pass on to the backend's library, which shares memory where it can."""
         check_concrete(self, "__dlpack__")
-        return self.backend.to_dlpack(self, *args, **kwargs)
+        given = {
+            k: v
+            for k, v in (
+                ("stream", stream),
+                ("max_version", max_version),
+                ("dl_device", dl_device),
+                ("copy", copy),
+            )
+            if v is not None
+        }
+        return self.backend.to_dlpack(self, **given)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self.backend.dlpack_device(self)
@@ -159,6 +240,31 @@ class Tensor(_Base):
     def to(self, backend: Any, **options: Any) -> Tensor:
         """Shorthand for :func:`numerix.backend_transfer`."""
         return _ops.backend_transfer(self, backend, **options)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
+        """This tensor on ``device`` (array API ``to_device``): a
+        :class:`~numerix.Device` (another tensor's ``.device``), a backend spec
+        string or a backend instance; :func:`numerix.backend_transfer` does the move, and
+        returns the tensor itself when it is there already. numerix has no streams: a
+        ``stream`` other than None is refused."""
+        if stream is not None:
+            raise ArgumentError(
+                f"to_device: numerix has no streams, got stream={stream!r} for "
+                f"{self.describe()}; leave stream unset"
+            )
+        return _ops.backend_transfer(self, device)
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """The array API namespace of tensors: the ``numerix`` module itself. numerix
+        implements the standard's version 2024.12 and serves the earlier ones (2021.12,
+        2022.12, 2023.12) with it; another ``api_version`` raises ArgumentError."""
+        if api_version is not None and api_version not in API_VERSIONS:
+            raise ArgumentError(
+                f"__array_namespace__: array API version {api_version!r} is not served; "
+                f"numerix implements {', '.join(API_VERSIONS)} (give one of them, or None for "
+                f"{API_VERSION})"
+            )
+        return sys.modules["numerix"]
 
     # ------------------------------------------------------------ Python protocol
     def __len__(self) -> int:
@@ -406,10 +512,10 @@ class Tensor(_Base):
         return _ops.getitem(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        raise TypeError(
-            "Tensor does not support item assignment: tensors are immutable; use "
-            "numerix.where(mask, value, t) to build a new one"
-        )
+        # x[key] = value: x holds numerix.setitem(x, key, value) from now on. The values
+        # other tensors hold stay theirs, views of x's old data included (decision 44)
+        new = _ops.setitem(self, key, value)
+        self.data = new.data
 
     # ------------------------------------------------------------ method forms
     def reshape(self, *shape: Any) -> Tensor:

@@ -46,6 +46,7 @@ __all__ = [
     "iinfo",
     "finfo",
     "isdtype",
+    "can_cast",
 ]
 
 
@@ -435,11 +436,48 @@ def result_type(*args: Any) -> DType:
 # ---------------------------------------------------------------- info
 
 
+def _dtype_of(x: Any, op: str) -> DType:
+    """The dtype ``x`` spells, or the dtype of ``x`` when it is a tensor (array API
+    ``finfo``/``iinfo``/``can_cast`` take either)."""
+    d = getattr(x, "dtype", None)  # a tensor (this module sits below numerix.Tensor)
+    if type(d) is DType:
+        return d
+    return as_dtype(x, op)
+
+
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+
+
+def can_cast(from_: Any, to: Any, /) -> bool:
+    """Whether values of dtype ``from_`` (a dtype or a tensor) cast to dtype ``to``
+    without loss by the promotion rules (array API ``can_cast``; numpy's ``"safe"``).
+
+    bool casts to every dtype; within integers, or within floating and complex dtypes,
+    a cast is safe when the two promote to ``to``; an integer casts to a floating dtype
+    as numpy says (int64 to float64 is safe, int16 to float16 is not), to bfloat16
+    when its values fit the 8-bit significand; nothing casts to a lower kind.
+
+    >>> can_cast(int8, float16), can_cast(float64, float32), can_cast(uint8, int16)
+    (True, False, True)
+    """
+    d = _dtype_of(from_, "can_cast")
+    t = as_dtype(to, "can_cast")
+    if d is t or d.kind == "b":
+        return True
+    if _KIND_RANK[t.kind] < _KIND_RANK[d.kind]:
+        return False
+    if _KIND_RANK[t.kind] == _KIND_RANK[d.kind] or d.kind == "f":
+        return PROMOTION_TABLE[(d, t)] is t
+    if t is bfloat16:  # an integer: 8 significant bits hold int8 and uint8
+        return d.bits <= 8
+    return bool(np.can_cast(d.numpy_dtype, t.numpy_dtype, "safe"))
+
+
 class iinfo:
     """Machine limits of an integer dtype (array API ``iinfo``)."""
 
     def __init__(self, dtype: Any) -> None:
-        d = as_dtype(dtype, "iinfo")
+        d = _dtype_of(dtype, "iinfo")
         if d.kind not in "iu":
             raise DTypeError(f"iinfo: {d} is not an integer dtype; use finfo for floating dtypes")
         i = np.iinfo(d.numpy_dtype)
@@ -453,7 +491,7 @@ class finfo:
     """Machine limits of a floating or complex dtype (array API ``finfo``)."""
 
     def __init__(self, dtype: Any) -> None:
-        d = as_dtype(dtype, "finfo")
+        d = _dtype_of(dtype, "finfo")
         if d.kind not in "fc":
             raise DTypeError(f"finfo: {d} is not a floating dtype; use iinfo for integer dtypes")
         real = real_dtype(d)

@@ -45,14 +45,16 @@ if TYPE_CHECKING:  # the families that load on first use, for type checkers
 #: The families that load on first use, each with its ``__all__`` (in its order; a core
 #: test holds the two equal).
 LAZY_FAMILIES: dict[str, tuple[str, ...]] = {
-    "reduction": ("sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "all", "any"),
-    "linalg": ("dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"),
-    "linalg_blocks": ("cholesky", "triangular_solve", "solve", "inv", "det", "lu", "qr", "eigh", "svd"),
+    "reduction": ("sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "all", "any",
+                  "count_nonzero"),
+    "linalg": ("dot", "matmul", "tensordot", "outer", "vecdot", "dot_general", "cross"),
+    "linalg_blocks": ("cholesky", "triangular_solve", "solve", "inv", "det", "lu", "qr", "eigh", "svd",
+                      "slogdet", "eigvalsh", "svdvals", "matrix_rank", "pinv", "matrix_power", "matrix_trace"),
     "shape": ("reshape", "transpose", "permute_dims", "matrix_transpose", "broadcast_to",
-              "broadcast_arrays", "expand_dims", "squeeze", "concatenate", "concat", "stack", "flip",
+              "broadcast_arrays", "broadcast_shapes", "expand_dims", "squeeze", "concatenate", "concat", "stack", "flip",
               "ravel", "pad", "pad_general", "tile", "moveaxis", "swapaxes", "roll"),
     "indexing": ("getitem", "take", "take_along_axis", "dynamic_slice", "put_slice", "indexed_add",
-                 "indexed_put", "repeat"),
+                 "indexed_put", "repeat", "setitem"),
     "window": ("window_sum", "window_prod", "window_max", "window_min", "window_mean",
                "window_scatter_max", "window_scatter_min"),
     "conv": ("conv",),
@@ -61,8 +63,12 @@ LAZY_FAMILIES: dict[str, tuple[str, ...]] = {
     "composites": ("logsumexp", "logaddexp", "softmax", "log_softmax", "relu", "gelu", "silu", "softplus",
                    "vector_norm", "matrix_norm", "norm", "split", "array_split", "meshgrid", "diag",
                    "diagonal", "tril", "triu", "one_hot", "isclose", "allclose", "all_close",
-                   "quotient", "reduce", "window_reduce", "to_batched", "nonzero"),
-    "fft": ("fft", "ifft", "fftfreq"),
+                   "quotient", "reduce", "window_reduce", "to_batched", "nonzero",
+                   "copysign", "signbit", "nextafter", "hypot", "log2", "log10", "diff", "unstack",
+                   "searchsorted", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+                   "isin"),
+    "fft": ("fft", "ifft", "fftfreq", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
+            "ihfft", "rfftfreq", "fftshift", "ifftshift"),
     "einsum": ("einsum",),
 }  # fmt: skip
 

@@ -27,6 +27,7 @@ from numerix.ops._core import (
     cast,
     check_concrete,
     check_scalar_fits,
+    describe,
     is_concrete,
     new_out,
     result_dtype,
@@ -37,11 +38,19 @@ from numerix.ops._core import (
 from numerix.ops.creation import full, iota
 from numerix.ops.elementwise import (
     abs,
+    add,
+    bitcast,
+    bitwise_and,
+    bitwise_or,
+    clip,
+    divide,
     equal,
     erf,
     exp,
     floor_divide,
+    greater,
     isfinite,
+    isinf,
     isnan,
     less,
     less_equal,
@@ -52,6 +61,7 @@ from numerix.ops.elementwise import (
     logical_or,
     maximum,
     minimum,
+    multiply,
     not_equal,
     pow,
     remainder,
@@ -62,11 +72,14 @@ from numerix.ops.elementwise import (
     tanh,
     where,
 )
+from numerix.ops.elementwise import round as _round
+from numerix.ops.indexing import take
 from numerix.ops.linalg_blocks import svd
 from numerix.ops.reduction import all as _all
 from numerix.ops.reduction import max as _max
 from numerix.ops.reduction import min as _min
 from numerix.ops.reduction import sum as _sum
+from numerix.ops.sets import isin, unique_all, unique_counts, unique_inverse, unique_values
 from numerix.ops.shape import (
     broadcast_to,
     concatenate,
@@ -95,6 +108,8 @@ __all__ = [
     "split", "array_split", "meshgrid", "diag", "diagonal", "tril", "triu", "one_hot",
     "isclose", "allclose", "all_close",
     "quotient", "reduce", "window_reduce", "to_batched", "nonzero",
+    "copysign", "signbit", "nextafter", "hypot", "log2", "log10", "diff", "unstack",
+    "searchsorted", "unique_all", "unique_counts", "unique_inverse", "unique_values", "isin",
 ]  # fmt: skip
 
 _HALF = (dtypes.float16, dtypes.bfloat16)
@@ -1275,3 +1290,277 @@ def nonzero(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> tu
         idx = remainder(floor_divide(keys, stride), d) if stride > 1 else remainder(keys, d)
         out.append(where(found, idx, f))
     return tuple(out)
+
+
+# ---------------------------------------------------------------- the array API's element-wise math
+
+_BITS_INT = {16: dtypes.int16, 32: dtypes.int32, 64: dtypes.int64}
+
+
+def _real_float(x: Any, op: str) -> Tensor:
+    """``x`` as a real floating tensor (bool and integers as float32, as the element-wise
+    float math); complex is refused, naming ``op``."""
+    t = as_tensor(x, op)
+    if t.dtype.kind == "c":
+        raise DTypeError(
+            f"{op}: complex input is not supported, got {t.describe()}; take numerix.real(x) or "
+            f"numerix.abs(x) first"
+        )
+    return t if t.dtype.kind == "f" else cast(t, dtypes.default_float())
+
+
+def _real_float_pair(x1: Any, x2: Any, op: str) -> tuple[Tensor, Tensor]:
+    """The two operands of a binary real-float op, promoted together (Python scalars weak)
+    and broadcast."""
+    _, (a, b) = unify(op, x1, x2)
+    d = result_dtype(op, x1, x2)
+    if d.kind == "c":
+        raise DTypeError(
+            f"{op}: complex input is not supported, got {describe(x1)} and {describe(x2)}; "
+            f"take numerix.real or numerix.abs first"
+        )
+    if d.kind != "f":
+        d = dtypes.default_float()
+    s = broadcast_shapes(op, a.shape, b.shape)
+    return broadcast_to(cast(a, d), s), broadcast_to(cast(b, d), s)
+
+
+def _sign_mask(d: DType) -> tuple[DType, int, int]:
+    """The same-width signed integer dtype of float dtype ``d``, its sign bit (as that
+    integer) and the mask of the other bits."""
+    i = _BITS_INT[d.bits]
+    return i, -(1 << (d.bits - 1)), (1 << (d.bits - 1)) - 1
+
+
+def copysign(x1: Any, x2: Any, /) -> Tensor:
+    """The magnitude of ``x1`` with the sign bit of ``x2``, element-wise with broadcasting
+    (array API / numpy ``copysign``): exact, through the bits, so ``-0.0`` and a NaN's
+    sign bit count; bool and integers compute in float32; complex is refused.
+
+    >>> import numerix as nx
+    >>> nx.copysign(nx.tensor([1.0, -2.0, 3.0]), nx.tensor([-0.0, 1.0, -1.0])).tolist()
+    [-1.0, 2.0, -3.0]
+    """
+    a, b = _real_float_pair(x1, x2, "copysign")
+    i, sign, rest = _sign_mask(a.dtype)
+    bits = bitwise_or(bitwise_and(bitcast(a, i), rest), bitwise_and(bitcast(b, i), sign))
+    return bitcast(bits, a.dtype)
+
+
+def signbit(x: Any, /) -> Tensor:
+    """Whether the sign bit of ``x`` is set -> bool (array API / numpy ``signbit``): true
+    for ``-0.0`` and for a NaN with its sign bit set, read through the bits; integers are
+    ``x < 0``, bool is never signed; complex is refused.
+
+    >>> import numerix as nx
+    >>> nx.signbit(nx.tensor([-0.0, 0.0, -1.0, float("inf")])).tolist()
+    [True, False, True, False]
+    """
+    t = as_tensor(x, "signbit")
+    if t.dtype.kind == "c":
+        raise DTypeError(
+            f"signbit: complex input is not supported, got {t.describe()}; take numerix.real(x) "
+            f"first"
+        )
+    if t.dtype.kind == "b":
+        return not_equal(t, t)
+    if t.dtype.kind in "iu":
+        return less(t, 0)
+    return less(bitcast(t, _BITS_INT[t.dtype.bits]), 0)
+
+
+def nextafter(x1: Any, x2: Any, /) -> Tensor:
+    """The next floating value after ``x1`` towards ``x2``, element-wise with broadcasting
+    (array API / numpy ``nextafter``): one step of the last bit of ``x1``'s bits; ``x2``
+    itself where the two are equal (so ``nextafter(0.0, -0.0)`` is ``-0.0``), NaN where
+    either is NaN, the smallest subnormal of ``x2``'s sign from zero. Bool and integers
+    compute in float32; complex is refused.
+
+    >>> import numerix as nx
+    >>> nx.nextafter(nx.tensor([1.0], dtype=nx.float32), 2.0).item() - 1.0
+    1.1920928955078125e-07
+    """
+    a, b = _real_float_pair(x1, x2, "nextafter")
+    i, sign, _ = _sign_mask(a.dtype)
+    bits = bitcast(a, i)
+    # one step away from zero adds one to the bits (of either sign), towards zero
+    # subtracts one
+    away = equal(greater(b, a), greater(a, 0))
+    step = where(away, add(bits, 1), subtract(bits, 1))
+    tiny = bitwise_or(bitwise_and(bitcast(b, i), sign), 1)
+    out = bitcast(where(equal(a, 0), tiny, step), a.dtype)
+    out = where(equal(a, b), b, out)
+    return where(logical_or(isnan(a), isnan(b)), full(a.shape, math.nan, dtype=a.dtype,
+                                                        backend=a.backend), out)  # fmt: skip
+
+
+def hypot(x1: Any, x2: Any, /) -> Tensor:
+    """``sqrt(x1**2 + x2**2)`` element-wise with broadcasting, without overflow or
+    underflow on the way (array API / numpy ``hypot``): ``m * sqrt(1 + (n / m)**2)``
+    with ``m, n`` the larger and smaller of ``|x1|, |x2|``. An infinity gives ``+inf``
+    even beside a NaN, as the standard says. Bool and integers compute in float32;
+    float16 and bfloat16 in float32, rounded once; complex is refused.
+
+    >>> import numerix as nx
+    >>> x = nx.tensor([3.0, 3e37], dtype=nx.float32)  # (3e37)**2 overflows float32
+    >>> nx.hypot(x, nx.tensor([4.0, 4e37], dtype=nx.float32)).tolist()
+    [5.0, 4.999999840142846e+37]
+    """
+    a, b = _real_float_pair(x1, x2, "hypot")
+    out = a.dtype
+    if out in _HALF:
+        a, b = cast(a, dtypes.float32), cast(b, dtypes.float32)
+    a, b = abs(a), abs(b)
+    m, n = maximum(a, b), minimum(a, b)
+    safe = where(equal(m, 0), 1, m)
+    r = divide(n, safe)
+    h = multiply(m, sqrt(add(multiply(r, r), 1)))
+    h = where(equal(m, 0), 0, h)
+    h = where(logical_or(isinf(a), isinf(b)), math.inf, h)
+    return cast(h, out)
+
+
+def _exact_log(t: Tensor, y: Tensor, base: int, op: str) -> Tensor:
+    """``y`` (``log(t) / log(base)``, rounded twice) replaced by the integer ``k`` where
+    ``t`` is the float nearest to ``base ** k``: numpy's ``log2``/``log10`` are exact
+    there."""
+    info = dtypes.finfo(t.dtype)
+    top = math.floor(math.log(info.max, base))
+    if base**top > info.max:  # math.log rounds up at a power's edge
+        top -= 1
+    low = math.ceil(math.log(info.smallest_normal, base))
+    powers = np.array([float(base) ** k for k in range(low, top + 1)], dtype=np.float64)
+    table = cast(as_tensor(powers, op, t.backend), t.dtype)
+    k = where(isfinite(y), _round(y), 0)
+    k = clip(k, low, top)
+    p = take(table, cast(subtract(k, low), dtypes.int64))
+    return where(logical_and(equal(t, p), isfinite(y)), k, y)
+
+
+def log2(x: Any, /) -> Tensor:
+    """Base-2 logarithm element-wise (array API / numpy ``log2``): exact at the powers of
+    two; bool and integers compute in float32, float16 and bfloat16 in float32 rounded
+    once; complex is refused.
+
+    >>> import numerix as nx
+    >>> nx.log2(nx.tensor([8.0, 0.5, 0.0, -1.0])).tolist()
+    [3.0, -1.0, -inf, nan]
+    """
+    t, out = _float_operand(_real_float(x, "log2"), "log2")
+    y = multiply(log(t), 1 / math.log(2))
+    return cast(_exact_log(t, y, 2, "log2"), out)
+
+
+def log10(x: Any, /) -> Tensor:
+    """Base-10 logarithm element-wise (array API / numpy ``log10``): exact at the powers
+    of ten; bool and integers compute in float32, float16 and bfloat16 in float32
+    rounded once; complex is refused.
+
+    >>> import numerix as nx
+    >>> nx.log10(nx.tensor([1000.0, 0.001, 1.0], dtype=nx.float64)).tolist()
+    [3.0, -3.0, 0.0]
+    """
+    t, out = _float_operand(_real_float(x, "log10"), "log10")
+    y = divide(log(t), math.log(10))
+    return cast(_exact_log(t, y, 10, "log10"), out)
+
+
+# ---------------------------------------------------------------- diff, unstack, searchsorted
+
+
+def diff(
+    x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None
+) -> Tensor:
+    """The ``n``-th forward difference along ``axis`` (array API / numpy ``diff``):
+    ``out[i] = x[i + 1] - x[i]``, applied ``n`` times, after joining ``prepend`` and
+    ``append`` to ``x`` along ``axis`` (tensors of ``x``'s shape but along ``axis``, or
+    scalars, broadcast as numpy does). Bool differences are ``!=``, as numpy's.
+
+    >>> import numerix as nx
+    >>> nx.diff(nx.tensor([1, 4, 9, 16])).tolist()
+    [3, 5, 7]
+    >>> nx.diff(nx.tensor(1))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: diff: ...
+    """
+    t = as_tensor(x, "diff")
+    if t.ndim == 0:
+        raise ShapeError(f"diff: {t.describe()} is 0-d; diff needs at least one dimension")
+    if not _is_int(n) or n < 0:
+        raise ArgumentError(f"diff: n must be an int >= 0, got {n!r}")
+    ax = normalize_axis("diff", axis, t.ndim, t.shape)
+    parts = []
+    for name, extra in (("prepend", prepend), (None, t), ("append", append)):
+        if extra is None:
+            continue
+        if name is None:
+            parts.append(extra)
+            continue
+        _, (e,) = unify("diff", extra)
+        if e.ndim == 0:
+            e = broadcast_to(e, t.shape[:ax] + (1,) + t.shape[ax + 1 :])
+        parts.append(e)
+    if len(parts) > 1:
+        _, parts = unify("diff", *parts)
+        t = concatenate(parts, axis=ax)
+    lo = (slice(None),) * ax + (slice(None, -1),)
+    hi = (slice(None),) * ax + (slice(1, None),)
+    for _ in range(n):
+        t = not_equal(t[hi], t[lo]) if t.dtype.kind == "b" else subtract(t[hi], t[lo])
+    return t
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+    """The slices of ``x`` along ``axis``, each without that axis, as a tuple (array API
+    ``unstack``; the inverse of :func:`stack`).
+
+    >>> import numerix as nx
+    >>> [t.tolist() for t in nx.unstack(nx.tensor([[1, 2], [3, 4]]), axis=1)]
+    [[1, 3], [2, 4]]
+    """
+    t = as_tensor(x, "unstack")
+    if t.ndim == 0:
+        raise ShapeError(f"unstack: {t.describe()} is 0-d; unstack needs at least one dimension")
+    ax = normalize_axis("unstack", axis, t.ndim, t.shape)
+    pre = (slice(None),) * ax
+    return tuple(t[pre + (i,)] for i in range(t.shape[ax]))
+
+
+def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Tensor:
+    """Where ``x2``'s values would go in the sorted 1-d ``x1`` to keep it sorted (array
+    API / numpy ``searchsorted``), as int64 of ``x2``'s shape: for ``side="left"`` the
+    count of elements of ``x1`` below each value, for ``"right"`` at or below. NaN sorts
+    last, as in :func:`sort`. ``sorter`` holds the indices that sort an unsorted ``x1``.
+
+    >>> import numerix as nx
+    >>> nx.searchsorted(nx.tensor([1.0, 2.0, 2.0, 3.0]), nx.tensor([2.0, 5.0])).tolist()
+    [1, 4]
+    """
+    if side not in ("left", "right"):
+        raise ArgumentError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    _, (a, v) = unify("searchsorted", x1, x2)
+    if a.ndim != 1:
+        raise ShapeError(f"searchsorted: x1 must be 1-d, got {a.describe()}")
+    if a.dtype.kind == "c" or v.dtype.kind == "c":
+        raise DTypeError(
+            f"searchsorted: complex input is not supported, got {a.describe()} and {v.describe()}"
+        )
+    if sorter is not None:
+        _, (s,) = unify("searchsorted", sorter)
+        if s.shape != a.shape or s.dtype.kind not in "iu":
+            raise ShapeError(
+                f"searchsorted: sorter must be integer indices of x1's shape {a.shape}, got "
+                f"{s.describe()}"
+            )
+        a = take(a, s)
+    d = result_dtype("searchsorted", a, v)
+    a, v = cast(a, d), cast(v, d)
+    col = expand_dims(v, -1)
+    if side == "left":  # a < v, with NaN above every number
+        below = logical_or(less(a, col), logical_and(isnan(col), logical_not(isnan(a))))
+    else:  # not v < a
+        below = logical_not(
+            logical_or(less(col, a), logical_and(isnan(a), logical_not(isnan(col))))
+        )
+    return cast(_sum(below, axis=-1), dtypes.int64)

@@ -8,10 +8,11 @@ from typing import Any
 import numpy as np
 
 from numerix import dtypes
+from numerix._array_api import placement
 from numerix._shapes import check_bytes, check_shape, check_size, normalize_axis
 from numerix._tensor import Tensor
 from numerix.dtypes import DType
-from numerix.errors import DTypeError, ShapeError
+from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import (
     _PY_SCALARS,
     _opt_dtype,
@@ -22,7 +23,7 @@ from numerix.ops._core import (
     resolve,
     tensor,
 )
-from numerix.ops.transfer import backend_copy
+from numerix.ops.transfer import backend_copy, backend_transfer
 from numerix.primitives import creation as creation_primitives
 
 __all__ = [
@@ -43,17 +44,38 @@ __all__ = [
     "iota",
     "eye",
     "linspace",
+    "from_dlpack",
 ]
 
 
 def asarray(
     obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None
 ) -> Tensor:
-    """Array API ``asarray``: :func:`tensor`, with ``device`` naming a backend spec."""
-    t = tensor(obj, dtype=_opt_dtype(dtype, "asarray"), backend=device)
+    """Array API ``asarray``: :func:`tensor`, on ``device`` (a tensor's ``.device``, a
+    backend spec or a backend instance; default: the default backend).
+
+    ``copy=True`` always copies; ``copy=None`` copies only where it must; ``copy=False``
+    raises ArgumentError (a ValueError) where a copy is needed: unless ``obj`` is a tensor
+    kept as it is, or a numpy array a host backend (``binary``) adopts in its dtype.
+    """
+    t = tensor(obj, dtype=_opt_dtype(dtype, "asarray"), backend=placement("asarray", device))
     if copy:
         return backend_copy(t)
+    if copy is False and not _shares(obj, t):
+        raise ArgumentError(
+            f"asarray: copy=False, but {type(obj).__name__} data becomes {t.describe()} only "
+            f"by a copy; give copy=None, or data already of that dtype and place"
+        )
     return t
+
+
+def _shares(obj: Any, t: Tensor) -> bool:
+    # whether asarray's result t holds obj's memory (a tensor is immutable: itself is shared)
+    if obj is t:
+        return True
+    if isinstance(obj, np.ndarray) and t.backend.is_host:
+        return bool(np.shares_memory(obj, t.backend.to_numpy(t)))
+    return False
 
 
 def from_binary(data: bytes | bytearray | memoryview, dtype: Any, backend: Any = None) -> Tensor:
@@ -83,11 +105,17 @@ def to_binary(x: Tensor) -> bytes:
     return np.ascontiguousarray(x.backend.to_numpy(x)).tobytes()
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, backend: Any = None) -> Tensor:
+def full(
+    shape: Any, fill_value: Any, dtype: Any = None, backend: Any = None, *, device: Any = None
+) -> Tensor:
     """A tensor of ``shape`` filled with ``fill_value`` (array API ``full``).
 
     ``dtype`` defaults to the default dtype of the value's kind (int64, float32, ...).
+    The tensor is created on ``device`` (array API: a tensor's ``.device``) or
+    ``backend`` (numerix's spelling: a backend spec or instance), by default on the
+    default backend; so for every creation function.
     """
+    backend = placement("full", device, backend)
     s = check_shape("full", shape)
     if type(fill_value) not in _PY_SCALARS:
         if isinstance(fill_value, np.generic) or (
@@ -106,54 +134,83 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, backend: Any = None) ->
     )
 
 
-def zeros(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
-    """A tensor of zeros; ``dtype`` defaults to float32."""
+def zeros(shape: Any, dtype: Any = None, backend: Any = None, *, device: Any = None) -> Tensor:
+    """A tensor of zeros; ``dtype`` defaults to float32 (array API ``zeros``)."""
     return full(
-        check_shape("zeros", shape), 0, _opt_dtype(dtype, "zeros") or dtypes.float32, backend
+        check_shape("zeros", shape),
+        0,
+        _opt_dtype(dtype, "zeros") or dtypes.float32,
+        placement("zeros", device, backend),
     )
 
 
-def ones(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
-    """A tensor of ones; ``dtype`` defaults to float32."""
-    return full(check_shape("ones", shape), 1, _opt_dtype(dtype, "ones") or dtypes.float32, backend)
-
-
-def empty(shape: Any, dtype: Any = None, backend: Any = None) -> Tensor:
-    """An uninitialised tensor (zeros here: no backend hands out garbage)."""
+def ones(shape: Any, dtype: Any = None, backend: Any = None, *, device: Any = None) -> Tensor:
+    """A tensor of ones; ``dtype`` defaults to float32 (array API ``ones``)."""
     return full(
-        check_shape("empty", shape), 0, _opt_dtype(dtype, "empty") or dtypes.float32, backend
+        check_shape("ones", shape),
+        1,
+        _opt_dtype(dtype, "ones") or dtypes.float32,
+        placement("ones", device, backend),
     )
 
 
-def _like(op: str, x: Any, dtype: Any, backend: Any) -> tuple[tuple[int, ...], DType, Any]:
+def empty(shape: Any, dtype: Any = None, backend: Any = None, *, device: Any = None) -> Tensor:
+    """An uninitialised tensor (zeros here: no backend hands out garbage); array API
+    ``empty``."""
+    return full(
+        check_shape("empty", shape),
+        0,
+        _opt_dtype(dtype, "empty") or dtypes.float32,
+        placement("empty", device, backend),
+    )
+
+
+def _like(
+    op: str, x: Any, dtype: Any, backend: Any, device: Any
+) -> tuple[tuple[int, ...], DType, Any]:
+    backend = placement(op, device, backend)
     if type(x) is not Tensor:
         x = tensor(x)
     return x.shape, _opt_dtype(dtype, op) or x.dtype, x.backend if backend is None else backend
 
 
-def full_like(x: Any, fill_value: Any, dtype: Any = None, backend: Any = None) -> Tensor:
-    """A tensor of ``x``'s shape (and dtype and backend, unless given) filled with ``fill_value``."""
-    s, d, b = _like("full_like", x, dtype, backend)
+def full_like(
+    x: Any, /, fill_value: Any, dtype: Any = None, backend: Any = None, *, device: Any = None
+) -> Tensor:
+    """A tensor of ``x``'s shape (and dtype and device, unless given) filled with
+    ``fill_value`` (array API ``full_like``)."""
+    s, d, b = _like("full_like", x, dtype, backend, device)
     return full(s, fill_value, d, b)
 
 
-def zeros_like(x: Any, dtype: Any = None, backend: Any = None) -> Tensor:
-    s, d, b = _like("zeros_like", x, dtype, backend)
+def zeros_like(x: Any, /, dtype: Any = None, backend: Any = None, *, device: Any = None) -> Tensor:
+    """Zeros of ``x``'s shape (and dtype and device, unless given); array API ``zeros_like``."""
+    s, d, b = _like("zeros_like", x, dtype, backend, device)
     return full(s, 0, d, b)
 
 
-def ones_like(x: Any, dtype: Any = None, backend: Any = None) -> Tensor:
-    s, d, b = _like("ones_like", x, dtype, backend)
+def ones_like(x: Any, /, dtype: Any = None, backend: Any = None, *, device: Any = None) -> Tensor:
+    """Ones of ``x``'s shape (and dtype and device, unless given); array API ``ones_like``."""
+    s, d, b = _like("ones_like", x, dtype, backend, device)
     return full(s, 1, d, b)
 
 
-def empty_like(x: Any, dtype: Any = None, backend: Any = None) -> Tensor:
-    s, d, b = _like("empty_like", x, dtype, backend)
+def empty_like(x: Any, /, dtype: Any = None, backend: Any = None, *, device: Any = None) -> Tensor:
+    """An uninitialised tensor (zeros) of ``x``'s shape (and dtype and device, unless
+    given); array API ``empty_like``."""
+    s, d, b = _like("empty_like", x, dtype, backend, device)
     return full(s, 0, d, b)
 
 
 def arange(
-    start: Any, stop: Any = None, step: Any = 1, dtype: Any = None, backend: Any = None
+    start: Any,
+    /,
+    stop: Any = None,
+    step: Any = 1,
+    dtype: Any = None,
+    backend: Any = None,
+    *,
+    device: Any = None,
 ) -> Tensor:
     """Evenly spaced values in ``[start, stop)`` (numpy / array API ``arange``).
 
@@ -191,7 +248,7 @@ def arange(
     s = check_size("arange", (n,))
     if d.itemsize > 1:
         check_bytes("arange", s, d.itemsize, dtype=d.name)
-    be = resolve(backend, "arange")
+    be = resolve(placement("arange", device, backend), "arange")
     return creation_primitives.arange.bind(shape=s, dtype=d, start=start, step=step, backend=be)
 
 
@@ -214,19 +271,34 @@ def iota(shape: Any, axis: int | None = None, dtype: Any = None, backend: Any = 
 
 
 def eye(
-    n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, backend: Any = None
+    n_rows: int,
+    n_cols: int | None = None,
+    /,
+    *,
+    k: int = 0,
+    dtype: Any = None,
+    device: Any = None,
+    backend: Any = None,
 ) -> Tensor:
     """A 2-d tensor with ones on the ``k``-th diagonal (array API ``eye``); float32 by default."""
     s = check_shape("eye", (n_rows, n_rows if n_cols is None else n_cols))
     if not isinstance(k, int) or isinstance(k, bool):
         raise ShapeError(f"eye: k must be an int, got {k!r}")
     d = _opt_dtype(dtype, "eye") or dtypes.float32
-    be = resolve(backend, "eye")
+    be = resolve(placement("eye", device, backend), "eye")
     return creation_primitives.eye.bind(shape=s, dtype=d, k=k, backend=be)
 
 
 def linspace(
-    start: Any, stop: Any, num: int, dtype: Any = None, endpoint: bool = True, backend: Any = None
+    start: Any,
+    stop: Any,
+    /,
+    num: int,
+    dtype: Any = None,
+    endpoint: bool = True,
+    backend: Any = None,
+    *,
+    device: Any = None,
 ) -> Tensor:
     """``num`` evenly spaced values from ``start`` to ``stop`` (numpy ``linspace``); float32
     by default."""
@@ -244,7 +316,59 @@ def linspace(
         )
     if d.kind == "b":
         raise DTypeError("linspace: dtype must be numeric, got bool")
-    be = resolve(backend, "linspace")
+    be = resolve(placement("linspace", device, backend), "linspace")
     return creation_primitives.linspace.bind(
         shape=(n,), dtype=d, start=start, stop=stop, endpoint=bool(endpoint), backend=be
     )
+
+
+def from_dlpack(
+    x: Any, /, *, device: Any = None, copy: bool | None = None, backend: Any = None
+) -> Tensor:
+    """A tensor of the values of ``x``, any object with ``__dlpack__`` (a numpy array, a
+    torch tensor, a JAX array, a tensor): array API ``from_dlpack``.
+
+    The tensor is on ``device`` (or ``backend``), by default where ``x`` is: a tensor
+    stays on its backend, another library's array comes to the default backend.
+    ``copy=True`` always copies; ``copy=None`` shares ``x``'s memory where it can;
+    ``copy=False`` shares it or raises ArgumentError (a ValueError): for a tensor that
+    changes backend, or another library's array landing on a backend that does not hold
+    host memory.
+
+    >>> import numpy as np, numerix as nx
+    >>> nx.from_dlpack(np.arange(3)).tolist()
+    [0, 1, 2]
+    """
+    target = placement("from_dlpack", device, backend)
+    if not hasattr(x, "__dlpack__"):
+        raise DTypeError(
+            f"from_dlpack: {type(x).__name__} {x!r:.60} has no __dlpack__; use "
+            f"numerix.asarray for Python data and other arrays"
+        )
+    if type(x) is Tensor:
+        be = x.backend if target is None else resolve(target, "from_dlpack")
+        if copy is False and be is not x.backend:
+            raise ArgumentError(
+                f"from_dlpack: copy=False, but moving {x.describe()} to {be!r} needs a copy; "
+                f"give copy=None or True, or leave device unset"
+            )
+        if copy:
+            return backend_copy(x, be)
+        return x if be is x.backend else backend_transfer(x, be)
+    be = resolve(target, "from_dlpack")
+    if copy is False:
+        if not be.is_host:
+            raise ArgumentError(
+                f"from_dlpack: copy=False, but {type(x).__name__} data comes to {be!r} by a "
+                f"copy; give copy=None or True, or a host backend such as 'binary'"
+            )
+        try:
+            host = np.from_dlpack(x, copy=False)
+        except (BufferError, TypeError, RuntimeError) as e:
+            raise ArgumentError(
+                f"from_dlpack: copy=False, but {type(x).__name__} cannot share its memory with "
+                f"numpy ({e}); give copy=None or True"
+            ) from None
+        return from_numpy(host, backend=be)
+    t = tensor(x, backend=be)
+    return backend_copy(t) if copy else t

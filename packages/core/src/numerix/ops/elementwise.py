@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from numerix import _tensor, dtypes
+from numerix._array_api import placement
 from numerix._meeting import DEALLOCATED
 from numerix._shapes import broadcast_shapes
 from numerix._tensor import Tensor
@@ -32,7 +33,7 @@ from numerix.ops._core import (
     unify,
 )
 from numerix.ops._fast import BINARY, UNARY, fast_op
-from numerix.ops.transfer import backend_copy
+from numerix.ops.transfer import backend_copy, backend_transfer
 from numerix.primitives import creation as creation_primitives
 from numerix.primitives import elementwise as elementwise_primitives
 
@@ -685,11 +686,16 @@ def _broadcast_back(out: Tensor, t: Tensor) -> Tensor:
     )
 
 
-def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Tensor:
+def astype(x: Any, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Tensor:
     """``x`` converted to ``dtype`` (array API ``astype``; numpy casting: floats to ints
     truncate toward zero, complex to bool is ``x != 0`` as in numpy and JAX, complex to
-    another real dtype is refused)."""
+    another real dtype is refused), on ``device`` where one is given (a tensor's
+    ``.device``, or a backend spec such as ``"torch:cpu"``)."""
     t = as_tensor(x, "astype")
+    if device is not None:
+        target = placement("astype", device)
+        if target is not t.backend:
+            t, copy = backend_transfer(t, target), False  # the move made a new tensor
     d = dtypes.as_dtype(dtype, "astype")
     if t.dtype.kind == "c" and d.kind == "b":
         return not_equal(t, 0)

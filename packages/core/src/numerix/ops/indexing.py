@@ -32,7 +32,8 @@ from numerix.ops._core import (
     scalar,
 )
 from numerix.ops._fast import Plan, method_op
-from numerix.ops.elementwise import add, clip, minimum, where
+from numerix.ops.creation import arange, tensor
+from numerix.ops.elementwise import add, astype, clip, minimum, where
 from numerix.ops.shape import _int_seq, broadcast_to, expand_dims, fit_to, reshape, stack, transpose
 from numerix.primitives import indexing as indexing_primitives
 from numerix.primitives import shape as shape_primitives
@@ -41,7 +42,7 @@ from numerix.primitives.creation import iota
 
 __all__ = [
     "getitem", "take", "take_along_axis", "dynamic_slice", "put_slice", "indexed_add",
-    "indexed_put", "repeat",
+    "indexed_put", "repeat", "setitem",
 ]  # fmt: skip
 
 
@@ -249,8 +250,6 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
             if from_list and k.size == 0:  # numpy reads [] as an (empty) integer index
                 k = cast(k, dtypes.int64)
         if type(k) is Tensor and k.dtype is dtypes.bool_:
-            if k.ndim == 0:
-                raise IndexingError("getitem: a 0-d bool index is not supported; use numerix.where")
             items.append(k)  # a mask; it becomes integer indices once its axes are known
             continue
         if type(k) is Tensor and k.dtype.kind not in "iu":
@@ -284,6 +283,8 @@ def getitem(x: Tensor, key: Any, *, op: str = "getitem") -> Tensor:
         items[i : i + 1] = fill or [_GAP]
     else:
         items.extend([slice(None)] * (x.ndim - consumed))
+    if any(type(k) is Tensor and k.dtype is dtypes.bool_ and k.ndim == 0 for k in items):
+        x, items = _scalar_masks(x, items)
     if any(type(k) is Tensor and k.dtype is dtypes.bool_ for k in items):
         expanded: list[Any] = []
         ax = 0
@@ -492,6 +493,26 @@ def _checked_index(k: Tensor, dim: int, axis: int, y: Tensor, x: Tensor, op: str
 def _mask_ndim(k: Any) -> int:
     """The number of axes index ``k`` consumes: a bool mask one per dimension, others 1."""
     return k.ndim if type(k) is Tensor and k.dtype is dtypes.bool_ else 1
+
+
+def _scalar_masks(x: Tensor, items: list[Any]) -> tuple[Tensor, list[Any]]:
+    """``x`` and ``items`` with each 0-d bool index made a new axis of ``x`` of size 1,
+    indexed by ``[0]`` when the bool is true and by ``[]`` when false (numpy's reading:
+    ``x[True]`` has shape ``(1, *x.shape)``, ``x[False]`` ``(0, *x.shape)``)."""
+    shape = list(x.shape)
+    out: list[Any] = []
+    ax = 0  # the axis of the new x the next item indexes
+    for k in items:
+        if type(k) is Tensor and k.dtype is dtypes.bool_ and k.ndim == 0:
+            check_concrete(k, "getitem with a 0-d bool index (data-dependent shape)")
+            shape.insert(ax, 1)
+            n = 1 if bool(k.backend.to_numpy(k)) else 0
+            out.append(as_tensor(np.zeros(n, dtype=np.int64), "getitem", x.backend))
+            ax += 1
+        else:
+            out.append(k)
+            ax += 0 if k is None or k is _GAP else _mask_ndim(k)
+    return reshape(x, tuple(shape)), out
 
 
 def _mask_to_indices(x: Tensor, mask: Tensor, at: int) -> list[Tensor]:
@@ -837,6 +858,51 @@ def indexed_put(
     return _scatter("indexed_put", indexing_primitives.indexed_put, x, indices, updates, axes)
 
 
+# ---------------------------------------------------------------- setitem (x[key] = value)
+
+
+def setitem(x: Any, key: Any, value: Any, /) -> Tensor:
+    """A copy of ``x`` with ``x[key]`` replaced by ``value``: what ``x[key] = value`` makes
+    ``x`` hold (JAX's ``x.at[key].set(value)``).
+
+    ``key`` is any index :func:`getitem` takes (ints, slices, ``None``, ellipsis, integer
+    and bool arrays); ``value`` broadcasts to the shape of ``x[key]`` and is cast to
+    ``x``'s dtype, as numpy's assignment casts. Where an advanced index repeats a
+    position, the last value written wins. One scatter (``indexed_put``) of the flat
+    positions ``x[key]`` selects.
+
+    >>> import numerix as nx
+    >>> nx.setitem(nx.zeros((2, 3), dtype=nx.int32), (slice(None), 1), 7).tolist()
+    [[0, 7, 0], [0, 7, 0]]
+    """
+    op = "setitem"
+    t = as_tensor(x, op)
+    index = dtypes.int64 if t.size >= 2**31 else dtypes.int32
+    positions = getitem(
+        reshape(arange(t.size, dtype=index, backend=t.backend), t.shape), key, op=op
+    )
+    if not isinstance(value, Tensor):  # host values: numpy's cast to x's dtype
+        with np.errstate(all="ignore"):
+            host = np.asarray(value).astype(t.dtype.numpy_dtype)
+        value = tensor(host, backend=t.backend)
+    v = value
+    if v.backend is not t.backend:
+        v = on_backend(v, t.backend)
+    if v.dtype is not t.dtype:
+        v = astype(v, t.dtype)
+    try:
+        v = broadcast_to(v, positions.shape)
+    except ShapeError:
+        raise ShapeError(
+            f"{op}: value {v.describe()} cannot be broadcast to the shape {positions.shape} of "
+            f"{t.describe()}[{key!r}]"
+        ) from None
+    flat = indexed_put(
+        reshape(t, (t.size,)), reshape(positions, (positions.size, 1)), reshape(v, (v.size,))
+    )
+    return reshape(flat, t.shape)
+
+
 # ---------------------------------------------------------------- repeat (a take along an axis)
 
 
@@ -844,8 +910,8 @@ def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Tensor:
     """Repeat each element ``repeats`` times along ``axis`` (flattened when None).
 
     Follows the array API ``repeat``: ``repeats`` is an int or one int per element
-    along ``axis``. Only Python ints are taken: tensor repeats would make the output
-    shape depend on data (convert with ``.tolist()`` first).
+    along ``axis``, as Python ints or an integer tensor; a tensor's values decide the
+    output shape, so it is read eagerly (inside a trace it is an error).
 
     >>> import numerix as nx
     >>> nx.repeat(nx.tensor([1, 2]), [1, 3]).tolist()
@@ -857,10 +923,15 @@ def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Tensor:
     """
     t = as_tensor(x, "repeat")
     if type(repeats) is Tensor or isinstance(repeats, np.ndarray):
-        raise ShapeError(
-            "repeat: repeats must be a Python int or a sequence of ints, got an array; its "
-            "values decide the output shape, so convert it first with .tolist()"
-        )
+        rt = as_tensor(repeats, "repeat", t.backend)
+        if rt.dtype.kind not in "iu" or rt.ndim > 1:
+            raise ShapeError(
+                f"repeat: repeats must be an integer tensor of 0 or 1 dimension, got "
+                f"{rt.describe()}"
+            )
+        # its values decide the output shape: read them, eagerly only
+        check_concrete(rt, "repeat with tensor repeats (data-dependent shape)")
+        repeats = rt.tolist()
     r = _int_seq(repeats)
     if r is None:
         raise ShapeError(f"repeat: repeats must be an int or a sequence of ints, got {repeats!r}")

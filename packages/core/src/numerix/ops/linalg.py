@@ -1,4 +1,4 @@
-"""Products: dot, matmul, tensordot, outer, vecdot, on the ``dot`` primitive."""
+"""Products: dot, matmul, tensordot, outer, vecdot, on the ``dot`` primitive, and cross."""
 
 from __future__ import annotations
 
@@ -22,11 +22,12 @@ from numerix.ops._core import (
     unify,
 )
 from numerix.ops._fast import MATRIX, Plan, fast_op
+from numerix.ops.elementwise import conj
 from numerix.ops.reduction import sum as _sum
-from numerix.ops.shape import broadcast_arrays, broadcast_to, reshape
+from numerix.ops.shape import broadcast_arrays, broadcast_to, moveaxis, reshape, stack
 from numerix.primitives import linalg as linalg_primitives
 
-__all__ = ["dot", "matmul", "tensordot", "outer", "vecdot", "dot_general"]
+__all__ = ["dot", "matmul", "tensordot", "outer", "vecdot", "dot_general", "cross"]
 
 
 # contract_x of the product of a 1-d or 2-d x: its last axis
@@ -311,17 +312,88 @@ def tensordot(
 
 
 def outer(x1: Any, x2: Any, /) -> Tensor:
-    """Outer product of two 1-d tensors."""
+    """Outer product of two 1-d tensors (array API ``outer``): ``r[i, j] = x1[i] * x2[j]``,
+    each element one multiplication (signed zeros as ``multiply``'s, which a contraction
+    through a BLAS product would turn to +0)."""
     x, y = _operands("outer", x1, x2)
     if x.ndim != 1 or y.ndim != 1:
         raise ShapeError(f"outer: takes 1-d tensors, got {x.describe()} and {y.describe()}")
-    return _dot_general("outer", x, y, ((), ()))
+    check_size("outer", (x.shape[0], y.shape[0]))  # it can outgrow both operands
+    return reshape(x, (x.shape[0], 1)) * reshape(y, (1, y.shape[0]))
+
+
+def _vector_axis(op: str, x: Tensor, y: Tensor, axis: Any, size: int | None) -> int:
+    """The axis of ``x`` and ``y`` holding their vectors, counted from the end (as the
+    array API), checked to have one size in both before broadcasting (and ``size``)."""
+    n = min(x.ndim, y.ndim)
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -n <= axis < n or n == 0:
+        raise ShapeError(
+            f"{op}: axis={axis!r} is out of range for {x.describe()} and {y.describe()}; it must "
+            f"be an int in [-{n}, -1] (counted from the last axis)"
+            if n
+            else f"{op}: needs tensors of at least 1 dimension, got {x.describe()} and {y.describe()}"
+        )
+    a = axis - n if axis >= 0 else axis
+    if x.shape[a] != y.shape[a]:
+        raise ShapeError(
+            f"{op}: the vectors' axis {a} has size {x.shape[a]} in {x.describe()} and "
+            f"{y.shape[a]} in {y.describe()}; they must be equal (that axis does not broadcast)"
+        )
+    if size is not None and x.shape[a] != size:
+        raise ShapeError(
+            f"{op}: the vectors' axis {a} must have size {size}, got {x.describe()} and "
+            f"{y.describe()}"
+        )
+    return a
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
-    """Dot product along ``axis`` with broadcasting (array API ``vecdot``; conjugates x1)."""
+    """The dot product of the vectors along ``axis``, batched with broadcasting over the
+    other axes (array API ``vecdot``, ``numpy.vecdot``): ``sum(conj(x1) * x2, axis)``.
+
+    The result keeps the promoted dtype of the operands (integers do not widen); bool is
+    refused. ``axis`` counts from the end (a non-negative ``axis`` is counted from the
+    end of the shorter operand's shape, as the array API), and that axis must have one
+    size in both operands: it does not broadcast.
+
+    >>> import numerix as nx
+    >>> nx.vecdot(nx.tensor([[1, 2], [3, 4]]), nx.tensor([1, 1])).tolist()
+    [3, 7]
+    >>> nx.vecdot(nx.ones((2, 3)), nx.ones((2, 1)))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: vecdot: the vectors' axis -1 has size 3 in f32[2][3] binary(cpu) and 1 in f32[2][1] binary(cpu); they must be equal (that axis does not broadcast)
+    """
     x, y = _operands("vecdot", x1, x2)
+    a = _vector_axis("vecdot", x, y, axis, None)
     if x.dtype.kind == "c":
-        raise DTypeError("vecdot: complex inputs arrive with conj in the complete contract")
+        x = conj(x)
     xb, yb = broadcast_arrays(x, y)
-    return _sum(xb * yb, axis=axis)
+    return _sum(xb * yb, axis=a, dtype=x.dtype)
+
+
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Tensor:
+    """The cross product of 3-element vectors along ``axis``, batched with broadcasting
+    over the other axes (array API ``linalg.cross``, ``numpy.cross``).
+
+    The result has the operands' promoted dtype and their broadcast shape; bool is
+    refused. ``axis`` counts as in :func:`vecdot`, and must have size 3 in both operands
+    (numpy also takes 2-element vectors; the array API does not).
+
+    >>> import numerix as nx
+    >>> nx.cross(nx.tensor([1, 0, 0]), nx.tensor([0, 1, 0])).tolist()
+    [0, 0, 1]
+    >>> nx.cross(nx.ones(2), nx.ones(2))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: cross: the vectors' axis -1 must have size 3, got f32[2] binary(cpu) and f32[2] binary(cpu)
+    """
+    x, y = _operands("cross", x1, x2)
+    a = _vector_axis("cross", x, y, axis, 3)
+    x, y = broadcast_arrays(x, y)
+    if a != -1:
+        x, y = moveaxis(x, a, -1), moveaxis(y, a, -1)
+    x0, x1_, x2_ = x[..., 0], x[..., 1], x[..., 2]
+    y0, y1, y2 = y[..., 0], y[..., 1], y[..., 2]
+    r = stack([x1_ * y2 - x2_ * y1, x2_ * y0 - x0 * y2, x0 * y1 - x1_ * y0], axis=-1)
+    return moveaxis(r, -1, a) if a != -1 else r

@@ -1,4 +1,6 @@
-"""Linear algebra as blocks: cholesky, triangular_solve, solve, inv, det, lu, qr, eigh, svd.
+"""Linear algebra as blocks: cholesky, triangular_solve, solve, inv, det, lu, qr, eigh, svd;
+and the matrix functions composed of them: slogdet, eigvalsh, svdvals, matrix_rank,
+pinv, matrix_power, matrix_trace.
 
 Each op is a *block*: a backend that has ``block_<name>(out, *inputs, **params)``
 computes it natively (the binary backend calls ``numpy.linalg``); any other backend
@@ -21,6 +23,7 @@ Common rules (numpy / array API ``numpy.linalg``):
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from numerix import dtypes
@@ -48,7 +51,10 @@ from numerix.primitives.linalg_blocks import (
     triangular_solve_block,
 )
 
-__all__ = ["cholesky", "triangular_solve", "solve", "inv", "det", "lu", "qr", "eigh", "svd"]
+__all__ = [
+    "cholesky", "triangular_solve", "solve", "inv", "det", "lu", "qr", "eigh", "svd", "slogdet",
+    "eigvalsh", "svdvals", "matrix_rank", "pinv", "matrix_power", "matrix_trace",
+]  # fmt: skip
 
 #: Sweeps of the cyclic Jacobi fallback of eigh and the one-sided
 #: Jacobi fallback of svd (each rotates every off-diagonal pair once).
@@ -740,3 +746,240 @@ def _diagonal_of(t: Tensor) -> Tensor:
     n = t.shape[-1]
     eye = _idx(n, t, column=True) == _idx(n, t, column=False)
     return reduction_ops.sum(elementwise_ops.where(eye, t, 0), axis=-1)
+
+
+# ---------------------------------------------------------------- composites of the blocks
+
+
+def slogdet(x: Any, /) -> tuple[Tensor, Tensor]:
+    """The sign and the natural log of the absolute value of the determinant of square
+    matrices (array API ``linalg.slogdet``, ``numpy.linalg.slogdet``), from :func:`lu`:
+    ``det(x) = sign * exp(logabsdet)`` without det's overflow or underflow.
+
+    Returns ``(sign, logabsdet)``, each of shape ``x.shape[:-2]``: ``sign`` in the result
+    dtype (for complex input a unit complex number), ``logabsdet`` in its real dtype.
+    A singular matrix gives ``sign = 0`` and ``logabsdet = -inf``, as numpy; the 0x0
+    matrix gives ``(1, 0)``. Dtypes as :func:`det`.
+
+    >>> import numerix as nx
+    >>> sign, logabsdet = nx.slogdet(nx.tensor([[0.0, 2.0], [3.0, 0.0]]))
+    >>> sign.item(), round(logabsdet.item(), 4)
+    (-1.0, 1.7918)
+    >>> nx.slogdet(nx.ones((2, 3)))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: slogdet: x must be square in its last two axes, got f32[2][3] binary(cpu); use qr or lstsq for non-square matrices
+    """
+    t, rd = _one("slogdet", x)
+    n = _square("slogdet", t)
+    real = real_dtype(t.dtype)
+    if n == 0:
+        ones = creation_ops.ones(t.shape[:-2], dtype=t.dtype, backend=t.backend)
+        zero = creation_ops.zeros(t.shape[:-2], dtype=real, backend=t.backend)
+        return _back(ones, rd), _back(zero, real_dtype(rd))
+    p, _, u = lu(t)
+    d = _diagonal_of(u)
+    ad = elementwise_ops.abs(d)
+    zero_pivot = ad == 0
+    unit = elementwise_ops.where(
+        zero_pivot, 0, d / cast(elementwise_ops.where(zero_pivot, 1, ad), t.dtype)
+    )
+    # p is a permutation matrix: its determinant is exactly +1 or -1
+    sign = det(p) * reduction_ops.prod(unit, axis=-1)
+    logabsdet = reduction_ops.sum(elementwise_ops.log(ad), axis=-1)
+    return _back(sign, rd), _back(logabsdet, real_dtype(rd))
+
+
+def eigvalsh(x: Any, /) -> Tensor:
+    """The eigenvalues of Hermitian matrices, ascending (array API ``linalg.eigvalsh``,
+    ``numpy.linalg.eigvalsh``): the first result of :func:`eigh`, shape ``(..., n)``, in
+    the real dtype (float32 for complex64). Only the lower triangle of ``x`` is read.
+
+    >>> import numerix as nx
+    >>> nx.eigvalsh(nx.tensor([[2.0, 1.0], [1.0, 2.0]])).tolist()
+    [1.0, 3.0]
+    >>> nx.eigvalsh(nx.ones(3))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: eigvalsh: x must have at least 2 dimensions (..., n, n), got f32[3] binary(cpu)
+    """
+    t, _ = _one("eigvalsh", x)
+    _square("eigvalsh", t)
+    return eigh(x)[0]
+
+
+def svdvals(x: Any, /) -> Tensor:
+    """The singular values of matrices, descending (array API ``linalg.svdvals``,
+    ``numpy.linalg.svdvals``): the second result of :func:`svd`, shape ``(..., k)``
+    with ``k = min(m, n)``, in the real dtype (float32 for complex64).
+
+    >>> import numerix as nx
+    >>> nx.svdvals(nx.tensor([[0.0, 2.0], [3.0, 0.0]])).tolist()
+    [3.0, 2.0]
+    >>> nx.svdvals(nx.ones(3))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: svdvals: x must have at least 2 dimensions (..., m, n), got f32[3] binary(cpu)
+    """
+    t, rd = _matrices("svdvals", x)
+    if min(t.shape[-2:]) == 0:
+        return creation_ops.zeros(t.shape[:-2] + (0,), dtype=real_dtype(rd), backend=t.backend)
+    return svd(x, full_matrices=False)[1]
+
+
+def _matrices(op: str, x: Any) -> tuple[Tensor, DType]:
+    t, rd = _one(op, x)
+    if t.ndim < 2:
+        raise ShapeError(f"{op}: x must have at least 2 dimensions (..., m, n), got {t.describe()}")
+    return t, rd
+
+
+def _cutoff(op: str, t: Tensor, s: Tensor, rtol: Any, rd: DType) -> Tensor:
+    # rtol times the largest singular value of each matrix, (..., 1); rtol defaults to
+    # max(m, n) * eps of the result's real dtype (numpy's and the array API's default)
+    if rtol is None:
+        rtol = max(t.shape[-2:]) * float(dtypes.finfo(real_dtype(rd)).eps)
+    elif isinstance(rtol, Tensor) or not isinstance(rtol, (int, float)) or isinstance(rtol, bool):
+        r = as_tensor(rtol, op)
+        if r.dtype.kind not in "iuf":
+            raise DTypeError(
+                f"{op}: rtol must be a real number or a real tensor, got {r.describe()}"
+            )
+        batch = t.shape[:-2]
+        if r.ndim > len(batch) or any(a not in (1, b) for a, b in zip(r.shape[::-1], batch[::-1])):
+            raise ShapeError(
+                f"{op}: rtol {r.describe()} must broadcast against the batch shape "
+                f"{t.shape[:-2]} of {t.describe()}"
+            )
+        rtol = shape_ops.expand_dims(cast(r, s.dtype), -1)
+    return rtol * reduction_ops.max(s, axis=-1, keepdims=True)
+
+
+def matrix_rank(x: Any, /, *, rtol: Any = None) -> Tensor:
+    """The rank of matrices (array API ``linalg.matrix_rank``, ``numpy.linalg.matrix_rank``):
+    the count of singular values above ``rtol`` times the largest, in int64, shape
+    ``x.shape[:-2]``.
+
+    :param x: a tensor of at least 2 dimensions.
+    :param rtol: the relative tolerance: a real number, or a real tensor broadcasting
+        against ``x.shape[:-2]``; default ``max(m, n) * finfo(dtype).eps``.
+
+    >>> import numerix as nx
+    >>> nx.matrix_rank(nx.tensor([[1.0, 2.0], [2.0, 4.0]])).item()
+    1
+    >>> nx.matrix_rank(nx.ones(3))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: matrix_rank: x must have at least 2 dimensions (..., m, n), got f32[3] binary(cpu)
+    """
+    t, rd = _matrices("matrix_rank", x)
+    if min(t.shape[-2:]) == 0:
+        return creation_ops.zeros(t.shape[:-2], dtype=dtypes.int64, backend=t.backend)
+    s = svd(t, full_matrices=False)[1]
+    tol = _cutoff("matrix_rank", t, s, rtol, rd)
+    return reduction_ops.sum(elementwise_ops.where(s > tol, 1, 0), axis=-1, dtype=dtypes.int64)
+
+
+def pinv(x: Any, /, *, rtol: Any = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse of matrices (array API ``linalg.pinv``,
+    ``numpy.linalg.pinv``), from :func:`svd`: ``vh^H diag(1/s) u^H``, the singular values
+    at most ``rtol`` times the largest counted as zero. Shape ``(..., n, m)``; dtypes as
+    :func:`inv`.
+
+    :param x: a tensor of at least 2 dimensions.
+    :param rtol: as :func:`matrix_rank`'s.
+
+    >>> import numerix as nx
+    >>> nx.pinv(nx.tensor([[2.0, 0.0], [0.0, 0.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
+    >>> nx.pinv(nx.ones((2, 2)), rtol="tiny")
+    Traceback (most recent call last):
+    ...
+    numerix.errors.DTypeError: pinv: tensor: cannot make a tensor from str 'tiny'; ...
+    """
+    t, rd = _matrices("pinv", x)
+    m, n = t.shape[-2:]
+    if min(m, n) == 0:
+        return _back(
+            creation_ops.zeros(t.shape[:-2] + (n, m), dtype=t.dtype, backend=t.backend), rd
+        )
+    u, s, vh = svd(t, full_matrices=False)
+    keep = s > _cutoff("pinv", t, s, rtol, rd)
+    sinv = elementwise_ops.where(keep, 1 / elementwise_ops.where(keep, s, 1), 0)
+    r = matmul(_h(vh) * shape_ops.expand_dims(cast(sinv, t.dtype), -2), _h(u))
+    return _back(r, rd)
+
+
+def matrix_power(x: Any, n: int, /) -> Tensor:
+    """``x`` raised to the integer power ``n`` by repeated squaring (array API
+    ``linalg.matrix_power``, ``numpy.linalg.matrix_power``); batches over leading axes.
+
+    ``n = 0`` gives identity matrices in ``x``'s dtype; ``n < 0`` the power of
+    :func:`inv` (whose dtype rules then apply). Integer ``x`` with ``n >= 0`` stays
+    integer, as numpy.
+
+    >>> import numerix as nx
+    >>> nx.matrix_power(nx.tensor([[1, 1], [0, 1]]), 3).tolist()
+    [[1, 3], [0, 1]]
+    >>> nx.matrix_power(nx.ones((2, 2)), 0.5)
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ArgumentError: matrix_power: n must be an int, got 0.5
+    """
+    try:
+        if isinstance(n, bool):
+            raise TypeError
+        k = operator.index(n)
+    except TypeError:
+        raise ArgumentError(f"matrix_power: n must be an int, got {n!r}") from None
+    t = as_tensor(x, "matrix_power")
+    _square("matrix_power", t)
+    _compute_dtype("matrix_power", t.dtype, t)  # refuses bool
+    if k == 0:
+        eye = creation_ops.eye(t.shape[-1], dtype=t.dtype, backend=t.backend)
+        return _bcast(eye, t.shape)
+    base = inv(t) if k < 0 else t
+    k = -k if k < 0 else k
+    result: Tensor | None = None
+    while True:
+        if k & 1:
+            result = base if result is None else matmul(result, base)
+        k >>= 1
+        if not k:
+            break
+        base = matmul(base, base)
+    assert result is not None
+    return result
+
+
+def matrix_trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Tensor:
+    """The sum of the ``offset``-th diagonal of the matrices in the last two axes (array
+    API ``linalg.trace``, ``numpy.trace`` over the last two axes): shape ``x.shape[:-2]``.
+    (``numerix.trace`` is the tracer of :mod:`numerix.defn`; ``numerix.linalg.trace`` is
+    this function.)
+
+    ``offset > 0`` is above the main diagonal, ``offset < 0`` below; ``dtype`` as
+    :func:`numerix.sum`'s (integers accumulate in int64, unsigned in uint64; floats keep
+    their dtype).
+
+    >>> import numerix as nx
+    >>> nx.matrix_trace(nx.tensor([[1, 2, 3], [4, 5, 6]]), offset=1).item()
+    8
+    >>> nx.matrix_trace(nx.ones(3))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: matrix_trace: needs a tensor of at least 2 dimensions (a matrix or a stack of them), got f32[3] binary(cpu)
+    """
+    t = as_tensor(x, "matrix_trace")
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise ArgumentError(f"matrix_trace: offset must be an int, got {offset!r}")
+    if t.ndim < 2:
+        raise ShapeError(
+            f"matrix_trace: needs a tensor of at least 2 dimensions (a matrix or a stack of them), got "
+            f"{t.describe()}"
+        )
+    r, c = t.shape[-2:]
+    on = (_idx(c, t, column=False) - _idx(r, t, column=True)) == offset
+    if dtype is not None:
+        t = cast(t, dtypes.as_dtype(dtype, "matrix_trace"))
+    return reduction_ops.sum(elementwise_ops.where(on, t, 0), axis=(-2, -1), dtype=dtype)

@@ -15,10 +15,11 @@ from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast, keep_plan, new_out
 from numerix.ops._fast import REDUCE, Plan, fast_op
 from numerix.ops.elementwise import abs as _abs
-from numerix.ops.elementwise import sqrt, square
+from numerix.ops.elementwise import not_equal, sqrt, square
 from numerix.primitives import reduction
 
-__all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "all", "any"]
+__all__ = ["sum", "prod", "mean", "var", "std", "max", "min", "argmax", "argmin", "all", "any",
+           "count_nonzero"]  # fmt: skip
 
 _reduce_p = reduction.reduce
 _reduce_dtypes = reduction.reduce_dtypes
@@ -206,3 +207,17 @@ def var(x: Any, /, *, axis: Any = None, keepdims: bool = False, correction: floa
 def std(x: Any, /, *, axis: Any = None, keepdims: bool = False, correction: float = 0) -> Tensor:
     """Standard deviation: ``sqrt(var(x, ...))``."""
     return sqrt(var(x, axis=axis, keepdims=keepdims, correction=correction))
+
+
+def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
+    """How many elements of ``x`` are nonzero (true, for bool; either part nonzero, for
+    complex) over ``axis`` (an int, a tuple, or None for all), as int64 (array API /
+    numpy ``count_nonzero``).
+
+    >>> import numerix as nx
+    >>> nx.count_nonzero(nx.tensor([[0, 1], [2, 3]]), axis=0).tolist()
+    [1, 2]
+    """
+    t = as_tensor(x, "count_nonzero")
+    axes = normalize_axes("count_nonzero", axis, t.ndim, t.shape)
+    return _reduce("sum", cast(not_equal(t, 0), dtypes.int64), axes, keepdims)

@@ -12,7 +12,9 @@ import numpy as np
 from numerix import dtypes
 from numerix._meeting import DEALLOCATED
 from numerix._shapes import (
-    broadcast_shapes,
+    broadcast_shapes as _broadcast_shapes,
+)
+from numerix._shapes import (
     check_shape,
     check_size,
     normalize_axes,
@@ -23,12 +25,13 @@ from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast, keep_plan, new_out, on_backend, unify
 from numerix.ops._fast import Plan, method_op
+from numerix.ops.transfer import backend_copy
 from numerix.primitives import shape as shape_primitives
 
 __all__ = [
     "reshape", "transpose", "permute_dims", "matrix_transpose", "broadcast_to",
-    "broadcast_arrays", "expand_dims", "squeeze", "concatenate", "concat", "stack", "flip",
-    "ravel", "pad", "pad_general", "tile", "moveaxis", "swapaxes", "roll",
+    "broadcast_arrays", "broadcast_shapes", "expand_dims", "squeeze", "concatenate", "concat",
+    "stack", "flip", "ravel", "pad", "pad_general", "tile", "moveaxis", "swapaxes", "roll",
 ]  # fmt: skip
 
 
@@ -41,13 +44,18 @@ _TRANSPOSES: dict[tuple[Any, ...], tuple[Any, tuple[int, ...]]] = {}
 _CONCATS: dict[tuple[Any, ...], tuple[int, tuple[int, ...]]] = {}
 
 
-def reshape(x: Any, /, shape: Any) -> Tensor:
+def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Tensor:
     """The same elements in C order with a new shape; one dimension may be -1 (inferred).
+
+    ``copy`` (array API): True gives a tensor of its own data; None and False may share
+    ``x``'s (tensors are never written to, so sharing is never seen).
 
     >>> import numerix as nx
     >>> nx.reshape(nx.arange(6), (2, -1)).shape
     (2, 3)
     """
+    if copy:
+        return backend_copy(reshape(x, shape))
     if type(x) is Tensor and type(shape) is tuple:
         # the common case, a tuple of Python ints: its target shape kept per (x.shape,
         # shape), the kernel called with the out the rules give
@@ -189,7 +197,7 @@ def broadcast_to(x: Any, /, shape: Any) -> Tensor:
     """Broadcast ``x`` to ``shape`` by numpy's rules (array API ``broadcast_to``)."""
     t = as_tensor(x, "broadcast_to")
     s = check_shape("broadcast_to", shape)
-    if len(s) < t.ndim or broadcast_shapes("broadcast_to", t.shape, s) != s:
+    if len(s) < t.ndim or _broadcast_shapes("broadcast_to", t.shape, s) != s:
         raise ShapeError(f"broadcast_to: cannot broadcast {t.describe()} to shape {s}")
     if s == t.shape:
         return t
@@ -200,8 +208,33 @@ def broadcast_to(x: Any, /, shape: Any) -> Tensor:
 def broadcast_arrays(*arrays: Any) -> list[Tensor]:
     """Broadcast tensors against each other (array API ``broadcast_arrays``)."""
     _, ts = unify("broadcast_arrays", *arrays)
-    s = broadcast_shapes("broadcast_arrays", *(t.shape for t in ts))
+    s = _broadcast_shapes("broadcast_arrays", *(t.shape for t in ts))
     return [broadcast_to(t, s) for t in ts]
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shape tensors of ``shapes`` broadcast to (array API ``broadcast_shapes``);
+    no shape gives ``()``.
+
+    >>> import numerix as nx
+    >>> nx.broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    >>> nx.broadcast_shapes((2,), (3,))
+    Traceback (most recent call last):
+    ...
+    numerix.errors.ShapeError: broadcast_shapes: ...
+    """
+    if not shapes:
+        return ()
+    checked = []
+    for s in shapes:
+        r = _int_seq(s)
+        if r is None or any(d < 0 for d in r):
+            raise ShapeError(
+                f"broadcast_shapes: each shape must be a sequence of non-negative ints, got {s!r}"
+            )
+        checked.append(tuple(r))
+    return _broadcast_shapes("broadcast_shapes", *checked)
 
 
 def expand_dims(x: Any, /, axis: int | Sequence[int] = 0) -> Tensor:

@@ -6,7 +6,7 @@ from typing import Any
 
 from numerix._dispatch import check_concrete, move, new_out
 from numerix._meeting import DEALLOCATED
-from numerix._tensor import Tensor
+from numerix._tensor import Device, Tensor
 from numerix.backend import Backend
 from numerix.configuration import get_default_backend, resolve_backend
 from numerix.ops._core import bind
@@ -16,12 +16,16 @@ __all__ = ["backend_transfer", "backend_copy", "backend_deallocate"]
 
 
 def _target(backend: Any, options: dict[str, Any], op: str) -> Backend:
+    if type(backend) is Device:  # a tensor's .device: its backend instance
+        backend = backend.backend
     return resolve_backend(get_default_backend() if backend is None else backend, op, **options)
 
 
 def backend_transfer(t: Tensor, backend: Any = None, **options: Any) -> Tensor:
     """``t`` on ``backend`` (default: the default backend), without a copy where the two
     backends can share memory (DLPack), through host memory otherwise (``Nx.backend_transfer``).
+    ``backend`` is a backend spec, a backend instance or a device (another tensor's
+    ``.device``).
 
     >>> import numerix as nx
     >>> nx.backend_transfer(nx.tensor([1, 2]), "binary").tolist()

@@ -176,7 +176,7 @@ OPS = [
                           nx.top_k(a, 2), nx.cumsum(a, axis=1), nx.cumprod(a, axis=0),
                           nx.cumulative_max(a, axis=1), nx.cumulative_min(a, axis=0)), t(F)),
     # fft
-    _c("fft", lambda a: (nx.fft(a), nx.ifft(nx.fft(a, n=8))), t(F)),
+    _c("fft", lambda a: (nx.fft.fft(a), nx.ifft(nx.fft.fft(a, n=8))), t(F)),
     # composites
     _c("composites", lambda a: (nx.logsumexp(a, axis=1), nx.logaddexp(a, a[0] * 3.0),
                                 nx.softmax(a), nx.log_softmax(a, axis=0),

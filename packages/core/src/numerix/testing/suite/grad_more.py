@@ -330,11 +330,11 @@ SORT: list[Case] = [
 ]  # fmt: skip
 
 FFT: list[Case] = [
-    ("fft", lambda x: nx.fft(x), [_c(2, 4)]),
-    ("fft-padded-axis0", lambda x: nx.fft(x, n=5, axis=0), [_c(3, 2)]),
-    ("fft-truncated-ortho", lambda x: nx.fft(x, n=2, norm="ortho"), [_c(4)]),
-    ("fft-real", lambda x: nx.fft(x), [_r(3)]),
-    ("fft-empty", lambda x: nx.fft(x, n=3), [_c(2, 0)]),
+    ("fft", lambda x: nx.fft.fft(x), [_c(2, 4)]),
+    ("fft-padded-axis0", lambda x: nx.fft.fft(x, n=5, axis=0), [_c(3, 2)]),
+    ("fft-truncated-ortho", lambda x: nx.fft.fft(x, n=2, norm="ortho"), [_c(4)]),
+    ("fft-real", lambda x: nx.fft.fft(x), [_r(3)]),
+    ("fft-empty", lambda x: nx.fft.fft(x, n=3), [_c(2, 0)]),
     ("ifft", lambda x: nx.ifft(x), [_c(3)]),
     ("ifft-padded", lambda x: nx.ifft(x, n=4), [_c(2, 3)]),
     ("ifft-size1", lambda x: nx.ifft(x), [_c(1)]),

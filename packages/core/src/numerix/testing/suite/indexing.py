@@ -198,8 +198,12 @@ def test_getitem_errors() -> None:
         x[..., np.ones(4, bool)]
     with pytest.raises(nx.IndexingError, match=r"^getitem: a Python bool is not a valid index"):
         x[True]
-    with pytest.raises(nx.IndexingError, match=r"^getitem: a 0-d bool index is not supported"):
-        x[nx.tensor(True)]
+    # a 0-d bool tensor index is numpy's: a new axis of one (True) or of none (False)
+    for flag in (True, False):
+        got = x[nx.tensor(flag, backend=x.backend)]
+        want = np.asarray(x)[np.bool_(flag)]
+        assert (got.shape, got.dtype) == (want.shape, x.dtype), got.describe()
+        np.testing.assert_array_equal(np.asarray(got), want)
     with pytest.raises(
         nx.IndexingError,
         match=r"^getitem: the index arrays' shapes \(2,\) and \(3,\) "
