@@ -322,3 +322,16 @@ def test_take_along_the_first_axis_out_of_bounds_names_op_index_and_tensor():
             x[tt(np.asarray(i, np.int64))]
     with pytest.raises(nx.IndexingError, match=r"^getitem: index 0 is out of bounds .* size 0"):
         tt(np.zeros((0, 3), np.float32))[tt(np.array([0]))]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_a_zero_remainder_takes_the_divisors_sign_as_numpys(dtype: str) -> None:
+    a = np.array([-0.0, 0.0, 4.0, -4.0, 3.5, -3.0, np.inf, np.nan], np.float32)
+    b = np.array([2.0, -2.0, 2.0, 2.0, -2.0, -3.0, 2.0, 1.0], np.float32)
+    x, y = nx.tensor(a, backend="torch").astype(dtype), nx.tensor(b, backend="torch").astype(dtype)
+    got = nx.remainder(x, y).astype("float32").to_numpy()
+    with np.errstate(all="ignore"):
+        want = np.remainder(a, b)
+    np.testing.assert_array_equal(got, want)
+    zeros = want == 0  # the sign of a zero (a NaN's sign bit means nothing)
+    assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros])), (got, want)

@@ -157,9 +157,16 @@ def _floor_divide(d: DType) -> _Fn:
     return f
 
 
+def _float_remainder(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    # a zero remainder takes the divisor's sign, as numpy's (torch's keeps the dividend's:
+    # remainder(-4.0, 2.0) was -0.0)
+    r = torch.remainder(a, b)
+    return torch.where(r == 0, torch.copysign(torch.zeros_like(r), b), r)
+
+
 def _remainder(d: DType) -> _Fn:
     if d.kind == "f":
-        return torch.remainder
+        return _float_remainder
     if d is dtypes.uint64:
         return _unsigned64(1)
 
