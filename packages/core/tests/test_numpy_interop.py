@@ -176,7 +176,10 @@ def test_asarray_is_the_explicit_copy_to_numpy() -> None:
             r"numpy.median on tensors .*: numerix does not carry out this numpy function; numerix "
             r"has no median; compute it with numpy on an explicit copy: numpy.median\(np.asarray\(t\)\)",
         ),
-        (lambda x: np.spacing(x), r"numpy.spacing on tensors .*: numerix has no spacing; .*np.asarray"),
+        (
+            lambda x: np.spacing(x),
+            r"numpy.spacing on tensors .*: numerix has no spacing; .*np.asarray",
+        ),
         (
             lambda x: np.add.outer(x, x),
             r"numpy.add.outer on tensors .*: numerix has no such reduction",

@@ -386,7 +386,9 @@ class Tensor(_Base):
         raise TypeError("Tensor is unhashable: == compares element-wise")
 
     def __copy__(self) -> Tensor:
-        return self
+        # a new tensor of the same values: x[key] = value gives x new data, never writes
+        # into the old, so the two may share it
+        return type(self)(self.data, self.shape, self.dtype, self.backend)
 
     def __deepcopy__(self, memo: Any) -> Tensor:
         return _ops.backend_copy(self)
