@@ -92,7 +92,7 @@ def array_api(session: nox.Session) -> None:
         session.error("name the backend: nox -s array_api -- binary|xla|torch")
     backend = session.posargs[0]
     extra = {"xla": ("./packages/backend-xla[test]",), "torch": ("./packages/backend-torch[test]",)}
-    install_local(session, "ndindex", *extra.get(backend, ()))
+    install_local(session, "ndindex", "pytest-json-report", *extra.get(backend, ()))
     session.run("python", "tools/array_api_tests.py", *session.posargs)
 
 
