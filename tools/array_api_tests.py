@@ -88,7 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.backend == "xla":
             env["NUMERIX_BACKENDS__XLA__X64"] = "1"
         command = [
-            sys.executable, "-m", "pytest", "array_api_tests", "-p", "no:cacheprovider",
+            sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+            *([] if any(a.startswith("array_api_tests") for a in args.pytest_args)
+              else ["array_api_tests"]),
             "-q", "-rfE", "--tb=short", f"--max-examples={args.max_examples}",
             "--hypothesis-disable-deadline", "--xfails-file", str(xfails),
             *([] if args.random else ["--hypothesis-derandomize"]),
