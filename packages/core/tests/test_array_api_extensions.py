@@ -204,7 +204,6 @@ def test_shifts(name: str) -> None:
         (lambda: nx.fft.rfftfreq(0), ShapeError, "rfftfreq: n must be an int >= 1"),
         (lambda: nx.fft.rfftfreq(3, d=0), ShapeError, "rfftfreq: d must be"),
         (lambda: nx.fft.fftfreq(3, dtype=nx.int32), DTypeError, "fftfreq: dtype must be a real"),
-        (lambda: nx.fft.fftfreq(3, device="binary", backend="binary"), ArgumentError, "not both"),
         (lambda: nx.fft.fftshift(nx.ones(3), axes=1), ShapeError, "fftshift: axis 1"),
     ],
 )

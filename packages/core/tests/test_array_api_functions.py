@@ -121,8 +121,23 @@ def test_complex_is_refused_by_name(name: str) -> None:
         getattr(nx, name)(nx.tensor([1j]), 1.0)
     with pytest.raises(DTypeError, match="signbit"):
         nx.signbit(nx.tensor([1j]))
-    with pytest.raises(DTypeError, match="log10"):
-        nx.log10(nx.tensor([1j]))
+
+
+@pytest.mark.parametrize("dt", [np.complex64, np.complex128])
+@pytest.mark.parametrize("name", ["log2", "log10"])
+def test_complex_logs_as_numpy(name: str, dt) -> None:  # type: ignore[no-untyped-def]
+    inf, nan = math.inf, math.nan
+    values = [1 + 2j, -1 - 0j, 0j, complex(-0.0, -0.0), 8, complex(nan, 1), complex(inf, 1),
+              complex(-inf, -0.0), complex(1, inf)]  # fmt: skip
+    z = np.array(values, dtype=dt)
+    got = getattr(nx, name)(nx.from_numpy(z)).to_numpy()
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(z)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    for part in (np.real, np.imag):
+        np.testing.assert_allclose(part(got), part(want), rtol=4 * np.finfo(dt).eps)
+    zero = getattr(nx, name)(nx.zeros((), dtype=nx.complex64))
+    assert zero.shape == () and zero.item() == complex(-inf, 0.0)  # not -inf + nanj
 
 
 @pytest.mark.parametrize(
@@ -240,8 +255,26 @@ def test_unique_nans_are_distinct_and_trace_is_refused() -> None:
     assert all(math.isnan(v) for v in r.values.tolist()[2:])
     with pytest.raises(TracingError, match="unique_values"):
         nx.jit(nx.unique_values)(t)
-    with pytest.raises(DTypeError, match="unique_all"):
-        nx.unique_all(nx.tensor([1j]))
+
+
+def test_unique_complex_is_lexicographic() -> None:
+    a = np.array([1 + 1j, 1, 1 + 1j, 0, -0.0, -1 + 5j, 1 - 1j], dtype=np.complex128)
+    values, indices, inverse, counts = np.unique(
+        a, return_index=True, return_inverse=True, return_counts=True
+    )
+    r = nx.unique_all(nx.from_numpy(a))
+    _same(r.values, values)
+    _same(r.indices, indices.astype(np.int64))
+    _same(r.inverse_indices, inverse.astype(np.int64))
+    _same(r.counts, counts.astype(np.int64))
+
+
+def test_expand_dims_axis_out_of_range_is_an_index_error() -> None:
+    with pytest.raises(IndexError, match=r"^expand_dims: axis 3 is out of range"):
+        nx.expand_dims(nx.zeros(3), axis=3)
+    with pytest.raises(nx.ShapeError, match="expand_dims"):  # and still a ShapeError
+        nx.expand_dims(nx.zeros(3), axis=-3)
+    assert issubclass(nx.AxisError, ValueError) and issubclass(nx.AxisError, IndexError)
 
 
 @pytest.mark.parametrize("dt", [np.int16, np.float32, np.bool_])

@@ -195,12 +195,21 @@ def test_like_functions_keep_the_device_of_x_unless_told() -> None:
 
 def test_device_and_backend_naming_different_places_are_refused() -> None:
     be = nx.get_backend("binary")
-    assert nx.zeros(2, device=be, backend="binary").backend is be  # the same place: fine
     target = OTHER or "nope"
-    with pytest.raises(
-        (nx.ArgumentError, nx.BackendNotFoundError), match=r"^(zeros: device=|get_backend)"
-    ):
-        nx.zeros(2, device=target, backend="binary")
+    # one rule (numerix._array_api.placement) for every function taking both keywords
+    for name, f in [
+        ("zeros", nx.zeros),
+        ("fftfreq", nx.fft.fftfreq),
+        ("rfftfreq", nx.fft.rfftfreq),
+        ("arange", nx.arange),
+        ("eye", nx.eye),
+    ]:
+        assert f(2, device=be, backend="binary").backend is be  # the same place: fine
+        with pytest.raises(
+            (nx.ArgumentError, nx.BackendNotFoundError),
+            match=rf"^({name}: device=|get_backend)",
+        ):
+            f(2, device=target, backend="binary")
     with pytest.raises(nx.BackendNotFoundError, match=r"^get_backend: no backend named 'cpu'"):
         nx.ones(2, device="cpu")
 

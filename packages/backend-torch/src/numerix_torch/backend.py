@@ -348,7 +348,7 @@ def _gather(a: torch.Tensor, i: torch.Tensor, *, axes: tuple[int, ...]) -> torch
         # index_select of uint16/32/64: their signed bits are taken instead)
         flat, v = i.reshape(-1), SIGNED_VIEW.get(NUMERIX[a.dtype])
         r = a.index_select(0, flat) if v is None else a.view(v).index_select(0, flat).view(a.dtype)
-        return r if i.ndim == 2 else r.view(*i.shape[:-1], *a.shape[1:])
+        return r if i.ndim == 2 else r.view((*i.shape[:-1], *a.shape[1:]))
     k = len(axes)
     if axes != tuple(range(k)):
         a = a.movedim(axes, tuple(range(k)))

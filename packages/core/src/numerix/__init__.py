@@ -69,6 +69,7 @@ from numerix.dtypes import (
 )
 from numerix.errors import (
     ArgumentError,
+    AxisError,
     BackendMismatchError,
     BackendNotFoundError,
     BackendOptionError,
@@ -187,7 +188,7 @@ __all__ = [
     "clear_caches", "devices",
     "NumerixError", "ShapeError", "DTypeError", "BackendMismatchError", "UnsupportedDTypeError",
     "BackendNotFoundError", "BackendOptionError", "PluginError", "ConfigError", "IndexingError",
-    "ArgumentError", "TracingError", "DeallocatedError", "OutOfMemoryError", "NumpyFunctionError",
+    "ArgumentError", "AxisError", "TracingError", "DeallocatedError", "OutOfMemoryError", "NumpyFunctionError",
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
     "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
     "custom_grad",

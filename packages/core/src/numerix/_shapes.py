@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from functools import cache, lru_cache
 
-from numerix.errors import OutOfMemoryError, ShapeError
+from numerix.errors import AxisError, OutOfMemoryError, ShapeError
 
 Shape = tuple[int, ...]
 
@@ -134,7 +134,7 @@ def normalize_axis(op: str, axis: int, ndim: int, shape: Shape | None = None) ->
         raise ShapeError(f"{op}: axis must be an int, got {axis!r}")
     if not -ndim <= axis < ndim:
         where = f"shape {shape}" if shape is not None else f"{ndim} dimensions"
-        raise ShapeError(
+        raise AxisError(
             f"{op}: axis {axis} is out of range for a tensor of {where}; "
             f"valid axes are {-ndim}..{ndim - 1}"
             if ndim

@@ -76,6 +76,11 @@ class ShapeError(NumerixError, ValueError):
     """Shapes that an operation cannot combine, or an axis out of range."""
 
 
+class AxisError(ShapeError, IndexError):
+    """An axis out of range for a tensor's dimensions: a :class:`ShapeError` and, as
+    numpy's ``AxisError`` and the array API say, an ``IndexError``."""
+
+
 class OutOfMemoryError(ShapeError, MemoryError):
     """A tensor larger than the memory of the machine or device that would hold it."""
 

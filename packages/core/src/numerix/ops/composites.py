@@ -49,6 +49,7 @@ from numerix.ops.elementwise import (
     exp,
     floor_divide,
     greater,
+    imag,
     isfinite,
     isinf,
     isnan,
@@ -64,6 +65,7 @@ from numerix.ops.elementwise import (
     multiply,
     not_equal,
     pow,
+    real,
     remainder,
     sigmoid,
     sqrt,
@@ -1437,16 +1439,28 @@ def _exact_log(t: Tensor, y: Tensor, base: int, op: str) -> Tensor:
     return where(logical_and(equal(t, p), isfinite(y)), k, y)
 
 
+def _complex_log(t: Tensor, base: int) -> Tensor:
+    """``log(t) / log(base)`` of complex ``t``, each part divided apart: a complex product
+    would turn ``log(0) = -inf + 0j`` into ``-inf + nanj``."""
+    z = log(t)
+    k = math.log(base)
+    re, im = cast(divide(real(z), k), t.dtype), cast(divide(imag(z), k), t.dtype)
+    return add(re, multiply(im, 1j))
+
+
 def log2(x: Any, /) -> Tensor:
     """Base-2 logarithm element-wise (array API / numpy ``log2``): exact at the powers of
     two; bool and integers compute in float32, float16 and bfloat16 in float32 rounded
-    once; complex is refused.
+    once; complex is ``log(z) / log(2)`` (the principal branch, as numpy).
 
     >>> import numerix as nx
     >>> nx.log2(nx.tensor([8.0, 0.5, 0.0, -1.0])).tolist()
     [3.0, -1.0, -inf, nan]
     """
-    t, out = _float_operand(_real_float(x, "log2"), "log2")
+    t = as_tensor(x, "log2")
+    if t.dtype.kind == "c":
+        return _complex_log(t, 2)
+    t, out = _float_operand(_real_float(t, "log2"), "log2")
     y = multiply(log(t), 1 / math.log(2))
     return cast(_exact_log(t, y, 2, "log2"), out)
 
@@ -1454,13 +1468,16 @@ def log2(x: Any, /) -> Tensor:
 def log10(x: Any, /) -> Tensor:
     """Base-10 logarithm element-wise (array API / numpy ``log10``): exact at the powers
     of ten; bool and integers compute in float32, float16 and bfloat16 in float32
-    rounded once; complex is refused.
+    rounded once; complex is ``log(z) / log(10)`` (the principal branch, as numpy).
 
     >>> import numerix as nx
     >>> nx.log10(nx.tensor([1000.0, 0.001, 1.0], dtype=nx.float64)).tolist()
     [3.0, -3.0, 0.0]
     """
-    t, out = _float_operand(_real_float(x, "log10"), "log10")
+    t = as_tensor(x, "log10")
+    if t.dtype.kind == "c":
+        return _complex_log(t, 10)
+    t, out = _float_operand(_real_float(t, "log10"), "log10")
     y = divide(log(t), math.log(10))
     return cast(_exact_log(t, y, 10, "log10"), out)
 

@@ -17,6 +17,7 @@ import operator
 from typing import Any
 
 from numerix import dtypes
+from numerix._array_api import placement
 from numerix._shapes import normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, DTypeError, ShapeError
@@ -183,9 +184,7 @@ def _freq_args(
             f"{op}: dtype must be a real floating dtype, got {odt}; use numerix.float32 or "
             f"numerix.float64"
         )
-    if device is not None and backend is not None:
-        raise ArgumentError(f"{op}: give device or backend, not both (they name one thing)")
-    return nn, odt, resolve(backend if device is None else device, op)
+    return nn, odt, resolve(placement(op, device, backend), op)
 
 
 def rfftfreq(

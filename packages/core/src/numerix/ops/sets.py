@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from numerix import dtypes
 from numerix._tensor import Tensor
-from numerix.errors import DTypeError, TracingError
+from numerix.errors import TracingError
 from numerix.ops._core import as_tensor, cast, is_concrete, unify
 from numerix.ops.creation import full, iota
 from numerix.ops.elementwise import equal, logical_not, not_equal, subtract
@@ -47,7 +47,8 @@ class UniqueInverseResult(NamedTuple):
 
 
 def _groups(x: Any, op: str) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
-    """Of ``x`` flattened: the distinct values in ascending order, the index of each one's
+    """Of ``x`` flattened: the distinct values in ascending order (complex
+    lexicographically, as :func:`numerix.sort`), the index of each one's
     first occurrence, each element's group (the index of its value in the first), the
     count of each group, all int64, and ``x`` as a tensor."""
     t = as_tensor(x, op)
@@ -55,11 +56,6 @@ def _groups(x: Any, op: str) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
         raise TracingError(
             f"{op}: {t.describe()} is traced inside numerix.jit/defn, and the output's shape "
             f"depends on its values (how many are distinct); call {op} outside the trace"
-        )
-    if t.dtype.kind == "c":
-        raise DTypeError(
-            f"{op}: complex input is not supported, got {t.describe()}; complex numbers have "
-            f"no order to sort them by"
         )
     b = t.backend
     n = t.size

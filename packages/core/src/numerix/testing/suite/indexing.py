@@ -106,8 +106,12 @@ def test_getitem_edge_shapes(shape: tuple[int, ...]) -> None:
         keys += [S(None), S(None, None, -1), S(5, 0, -1), ([],), np.zeros(shape, bool)]
     if shape and shape[0]:
         keys += [0, -1, [0, 0]]
+        # 0-d integer tensors of each width, alone and in a tuple (a point of the array)
+        for d in (np.int32, np.int64, np.uint8):
+            keys += [np.array(0, d), (np.array(-1 if d != np.uint8 else 0, d),)]
     for key in keys:
         check(nx.tensor(a)[key], a[key], nx.float32)
+        check(nx.tensor(a)[_as_tensors(key)], a[key], nx.float32)
 
 
 def test_iteration_and_len_follow_the_first_axis() -> None:
