@@ -41,7 +41,9 @@ if TYPE_CHECKING:
         value_and_grad,
         vjp,
     )
+    from numerix.defn.batching import vmap
     from numerix.defn.control import cond, fori_loop, hook, print_value, while_loop
+    from numerix.defn.jacobians import hessian, jacfwd, jacrev
     from numerix.defn.jit import compile, defn, jit
     from numerix.defn.trace import template, trace
 from numerix.dtypes import (
@@ -139,7 +141,7 @@ _LAZY = {
     **dict.fromkeys(
         ("defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
          "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad",
-         "custom_vjp", "custom_grad"),
+         "custom_vjp", "custom_grad", "vmap", "jacrev", "jacfwd", "hessian"),
         "numerix.defn",
     ),
 }  # fmt: skip
@@ -191,6 +193,6 @@ __all__ = [
     "ArgumentError", "AxisError", "TracingError", "DeallocatedError", "OutOfMemoryError", "NumpyFunctionError",
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
     "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
-    "custom_grad",
+    "custom_grad", "vmap", "jacrev", "jacfwd", "hessian",
 ]  # fmt: skip
 __all__ += ops.__all__  # every family module's __all__, see numerix/ops/__init__.py

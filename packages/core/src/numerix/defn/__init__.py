@@ -19,22 +19,27 @@ __all__ = [
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
     "print_value", "hook", "Compiler", "ArgSpec", "Graph", "Node", "ExprBackend", "Template",
     "Jitted", "Compiled", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
-    "custom_grad",
+    "custom_grad", "vmap", "jacrev", "jacfwd", "hessian",
 ]  # fmt: skip
 
-# The differentiation transforms load on first use (PEP 562): jit and compile need none
-# of autodiff's 88 KiB of bytecode.
-_AUTODIFF = frozenset(("grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
-                       "custom_grad"))  # fmt: skip
+# The transforms load on first use (PEP 562): jit and compile need none of autodiff's
+# 88 KiB of bytecode.
+_TRANSFORMS = {
+    **dict.fromkeys(("grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
+                     "custom_grad"), "numerix.defn.autodiff"),
+    "vmap": "numerix.defn.batching",
+    **dict.fromkeys(("jacrev", "jacfwd", "hessian"), "numerix.defn.jacobians"),
+}  # fmt: skip
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _AUTODIFF:
+    module = _TRANSFORMS.get(name)
+    if module is None:
         raise AttributeError(f"module 'numerix.defn' has no attribute {name!r}")
-    value = getattr(_importlib.import_module("numerix.defn.autodiff"), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_AUTODIFF})
+    return sorted({*globals(), *_TRANSFORMS})

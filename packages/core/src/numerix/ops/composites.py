@@ -20,7 +20,7 @@ from numerix._shapes import broadcast_shapes, normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.configuration import get_default_backend
 from numerix.dtypes import DType
-from numerix.errors import ArgumentError, DTypeError, ShapeError, TracingError
+from numerix.errors import ArgumentError, AxisError, DTypeError, ShapeError, TracingError
 from numerix.ops._core import (
     _PY_SCALARS,
     as_tensor,
@@ -231,7 +231,7 @@ def _softmax_axes(op: str, axis: Any, t: Tensor) -> tuple[int, ...]:
     if type(axis) is int and -n <= axis < n:  # the common call: one axis in range
         return (axis + n if axis < 0 else axis,)
     if n == 0 and axis is not None:
-        raise ShapeError(
+        raise AxisError(
             f"{op}: axis {axis!r} is out of range for {t.describe()}, which has no axes; pass "
             f"axis=None or reshape it to 1-d"
         )
@@ -270,7 +270,7 @@ def softmax(x: Any, /, axis: Any = -1) -> Tensor:
     [0.5, 0.5]
     >>> nx.softmax(nx.tensor(1.0))
     Traceback (most recent call last):
-    numerix.errors.ShapeError: softmax: axis -1 is out of range for ...
+    numerix.errors.AxisError: softmax: axis -1 is out of range for ...
     """
     t = _softmax_operand(x, "softmax")
     axes = _softmax_axes("softmax", axis, t)
@@ -306,7 +306,7 @@ def log_softmax(x: Any, /, axis: Any = -1) -> Tensor:
     [-1000.0, 0.0]
     >>> nx.log_softmax(nx.tensor([1.0]), axis=1)
     Traceback (most recent call last):
-    numerix.errors.ShapeError: log_softmax: axis 1 is out of range ...
+    numerix.errors.AxisError: log_softmax: axis 1 is out of range ...
     """
     t = _softmax_operand(x, "log_softmax")
     axes = _softmax_axes("log_softmax", axis, t)

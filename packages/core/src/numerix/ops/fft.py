@@ -103,7 +103,7 @@ def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backwar
     >>> nx.fft.fft(nx.tensor(1.0))
     Traceback (most recent call last):
     ...
-    numerix.errors.ShapeError: fft: axis -1 is out of range for a 0-d tensor, which has no axes
+    numerix.errors.AxisError: fft: axis -1 is out of range for a 0-d tensor, which has no axes
     """
     return _transform(fft_primitives.fft, "fft", x, n, axis, norm)
 
@@ -563,7 +563,7 @@ def fftshift(x: Any, /, *, axes: Any = None) -> Tensor:
     >>> nx.fftshift(nx.ones(3), axes=1)
     Traceback (most recent call last):
     ...
-    numerix.errors.ShapeError: fftshift: axis 1 is out of range for a tensor of shape (3,); valid axes are -1..0
+    numerix.errors.AxisError: fftshift: axis 1 is out of range for a tensor of shape (3,); valid axes are -1..0
     """
     return _shift("fftshift", x, axes, False)
 

@@ -9,7 +9,7 @@ from numerix import dtypes
 from numerix._meeting import DEALLOCATED
 from numerix._shapes import _CHECK_MEMORY_FROM, broadcast_shapes, check_size, normalize_axis
 from numerix._tensor import Tensor
-from numerix.errors import DTypeError, ShapeError
+from numerix.errors import AxisError, DTypeError, ShapeError
 from numerix.ops._core import (
     _PY_SCALARS,
     as_tensor,
@@ -327,7 +327,7 @@ def _vector_axis(op: str, x: Tensor, y: Tensor, axis: Any, size: int | None) -> 
     array API), checked to have one size in both before broadcasting (and ``size``)."""
     n = min(x.ndim, y.ndim)
     if isinstance(axis, bool) or not isinstance(axis, int) or not -n <= axis < n or n == 0:
-        raise ShapeError(
+        raise (AxisError if n and isinstance(axis, int) else ShapeError)(
             f"{op}: axis={axis!r} is out of range for {x.describe()} and {y.describe()}; it must "
             f"be an int in [-{n}, -1] (counted from the last axis)"
             if n

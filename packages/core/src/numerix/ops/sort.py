@@ -55,7 +55,7 @@ def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = 
     >>> nx.sort(nx.tensor(1.0))
     Traceback (most recent call last):
     ...
-    numerix.errors.ShapeError: sort: axis -1 is out of range for a 0-d tensor, which has no axes
+    numerix.errors.AxisError: sort: axis -1 is out of range for a 0-d tensor, which has no axes
     """
     t = as_tensor(x, "sort")
     ax = normalize_axis("sort", axis, t.ndim, t.shape)
@@ -82,7 +82,7 @@ def argsort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool
     >>> nx.argsort(nx.tensor([[1, 2]]), axis=2)
     Traceback (most recent call last):
     ...
-    numerix.errors.ShapeError: argsort: axis 2 is out of range for a tensor of shape (1, 2); valid axes are -2..1
+    numerix.errors.AxisError: argsort: axis 2 is out of range for a tensor of shape (1, 2); valid axes are -2..1
     """
     t = as_tensor(x, "argsort")
     ax = normalize_axis("argsort", axis, t.ndim, t.shape)
@@ -315,7 +315,7 @@ def cumsum(x: Any, /, axis: int | None = None, dtype: Any = None) -> Tensor:
     >>> nx.cumsum(nx.tensor([1, 2]), axis=1)
     Traceback (most recent call last):
     ...
-    numerix.errors.ShapeError: cumsum: axis 1 is out of range for a tensor of shape (2,); valid axes are -1..0
+    numerix.errors.AxisError: cumsum: axis 1 is out of range for a tensor of shape (2,); valid axes are -1..0
     """
     return _cumulative("sum", x, axis, False, dtype, False, flatten=True, op="cumsum")
 

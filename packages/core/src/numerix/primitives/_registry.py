@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Primitive", "PrimitiveRegistry", "REGISTRY", "CONTRACT_VERSION", "Block", "BLOCKS",
     "declare_block", "vjp_rule", "fallback_rule", "nondifferentiable", "NONDIFFERENTIABLE", "CONTRACT_CHANGES",
+    "batch_rule", "batch_loops", "Loops",
     "op_name", "unknown_kind", "REQUIRED", "REQUIRED_FOR_COMPLEX",
 ]  # fmt: skip
 
@@ -62,11 +63,13 @@ class Primitive(Frozen):
         the output where no input does (``shape`` for reshape and broadcast, ``shape``
         and ``dtype`` for the creation primitives). :meth:`bind` passes them to the
         rules and the rest of ``params`` to the kernel, which reads them from ``out``.
+    :param batch: the batching rule (:func:`numerix.vmap`), attached with
+        :func:`batch_rule` beside the declaration, or a :class:`Loops` declaration.
     """
 
     __slots__ = (
-        "doc", "dtype_rule", "extra", "fallback", "family", "inputs", "name", "out_params",
-        "params", "shape_rule", "vjp",
+        "batch", "doc", "dtype_rule", "extra", "fallback", "family", "inputs", "name",
+        "out_params", "params", "shape_rule", "vjp",
     )  # fmt: skip
 
     name: str
@@ -82,6 +85,8 @@ class Primitive(Frozen):
     #: the core's version of an optional primitive, ``fallback(out, *inputs, **params)``
     #: (see :func:`fallback_rule`); None for a required one (:data:`REQUIRED`)
     fallback: Callable[..., Any] | None
+    #: the batching rule (see :func:`batch_rule`), a :class:`Loops`, or None
+    batch: Callable[..., Any] | Loops | None
 
     # a declaration is itself: equal to and hashed as no other
     __eq__ = object.__eq__
@@ -103,7 +108,7 @@ class Primitive(Frozen):
         self._set(
             name=name, family=family, inputs=inputs, params=params, shape_rule=shape_rule,
             dtype_rule=dtype_rule, doc=doc, vjp=vjp, extra={} if extra is None else extra,
-            out_params=out_params, fallback=None,
+            out_params=out_params, fallback=None, batch=None,
         )  # fmt: skip
 
     #: ``prim.bind(*inputs, backend=None, **params) -> Tensor``: run the rules, build
@@ -240,7 +245,7 @@ class Block(Frozen):
     inferred output (a tensor, or a tuple of tensors).
     """
 
-    __slots__ = ("doc", "dtype_rule", "fallback", "family", "inputs", "method", "name",
+    __slots__ = ("batch", "doc", "dtype_rule", "fallback", "family", "inputs", "method", "name",
                  "params", "shape_rule", "vjp")  # fmt: skip
 
     name: str
@@ -262,6 +267,9 @@ class Block(Frozen):
     #: backend's native block may call it for inputs its library refuses, through the
     #: registry, without importing the ops layer that writes it
     fallback: Callable[..., Any] | None
+    #: the batching rule (see :func:`batch_rule`); without one, :func:`numerix.vmap`
+    #: batches the block's core version, primitive by primitive
+    batch: Callable[..., Any] | Loops | None
 
     # a declaration is itself: equal to and hashed as no other
     __eq__ = object.__eq__
@@ -281,7 +289,7 @@ class Block(Frozen):
     ) -> None:
         self._set(
             name=name, family=family, inputs=inputs, params=params, doc=doc, vjp=vjp,
-            shape_rule=shape_rule, dtype_rule=dtype_rule, fallback=fallback,
+            shape_rule=shape_rule, dtype_rule=dtype_rule, fallback=fallback, batch=None,
             # the name of a backend's method, made once and interned: run_block looks it up
             # on the backend's class per call, and the type's attribute cache serves only
             # a name it has seen (a name built per call cost 170 ns against 30)
@@ -415,3 +423,67 @@ def nondifferentiable(*names: str) -> None:
     """Declare primitives (or blocks) whose output carries no derivative."""
     for name in names:
         _attach(name, NONDIFFERENTIABLE)
+
+
+class Loops:
+    """The batching declaration of a primitive that :func:`numerix.vmap` runs once per
+    example (and stacks), with the reason no batched form exists."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"Loops({self.reason!r})"
+
+
+def _attach_batch(name: str, rule: Any) -> None:
+    target = _target(name)
+    if target.batch is not None:
+        raise ValueError(f"{name!r} already has a batching rule")
+    object.__setattr__(target, "batch", rule)  # frozen: set once, beside the declaration
+
+
+def batch_rule(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Attach a batching rule (for :func:`numerix.vmap`) to the primitives or blocks
+    ``names``, written beside their declaration, as derivative rules are::
+
+        @batch_rule("reduce")
+        def reduce_batch(ops, call, args, batched, *, kind, axes, keepdims):
+            return call(args[0], kind=kind, axes=shifted(axes), keepdims=keepdims)
+
+    A rule is called as ``rule(ops, call, args, batched, **params)`` when at least one
+    input carries the batch:
+
+    - ``ops`` is the public op namespace (``numerix.ops``);
+    - ``call(*inputs, **params)`` runs the same primitive or block again (on the
+      backend the inputs meet on, or recorded into the active trace);
+    - ``args`` are the inputs in declaration order (a sequence input spread out); an
+      input whose entry of ``batched`` is True carries the batch as its axis 0, one
+      more than the primitive's rules expect; the others are as the unbatched
+      program had them;
+    - ``params`` are the node's parameters (the rules-only ones included).
+
+    It returns the output with the batch as axis 0 (a tuple of them for a block with
+    several outputs), computed with ordinary primitives: a batched program is a program
+    every backend and compiler already runs. Where no batched form exists, a rule may
+    run ``numerix.primitives._batch.loop``, or the primitive be declared with
+    :func:`batch_loops` and a reason.
+    """
+
+    def attach(rule: Callable[..., Any]) -> Callable[..., Any]:
+        for name in names:
+            _attach_batch(name, rule)
+        return rule
+
+    return attach
+
+
+def batch_loops(*names: str, reason: str) -> None:
+    """Declare that :func:`numerix.vmap` batches ``names`` by running them once per
+    example and stacking the results, for ``reason`` (said in the contract page)."""
+    if not reason.strip():
+        raise ValueError("batch_loops: give the reason no batched form exists")
+    for name in names:
+        _attach_batch(name, Loops(reason))

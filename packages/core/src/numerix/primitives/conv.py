@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
-from numerix.primitives._registry import REGISTRY, vjp_rule
+from numerix.primitives import _batch
+from numerix.primitives._registry import REGISTRY, batch_rule, vjp_rule
 from numerix.primitives.window import window_out_size
 
 if TYPE_CHECKING:
@@ -131,3 +132,21 @@ def conv_vjp(
         strides, fg, bg,
     )  # fmt: skip
     return (gx, _swap01(ops, gk))
+
+
+# ---------------------------------------------------------------- batching rule
+
+
+@batch_rule("conv")
+def conv_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], **params: Any
+) -> Tensor:
+    x, kernel = args
+    if batched[1] or params["batch_group_count"] != 1:
+        # a kernel per example, or batch groups (which split conv's own batch axis in
+        # order): the cases with no batched form, run once per example
+        return _batch.loop(ops, call, args, batched, **params)
+    # the examples' batches are one batch of conv's: its axis 0 is (example, row)
+    n, rows = x.shape[0], x.shape[1]
+    out = call(ops.reshape(x, (n * rows, *x.shape[2:])), kernel, **params)
+    return ops.reshape(out, (n, rows, *out.shape[1:]))

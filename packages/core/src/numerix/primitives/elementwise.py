@@ -17,7 +17,14 @@ import numpy as np
 from numerix import dtypes
 from numerix._shapes import broadcast_shapes
 from numerix.dtypes import ALL_DTYPES, PROMOTION_TABLE, DType
-from numerix.primitives._registry import REGISTRY, Primitive, nondifferentiable, vjp_rule
+from numerix.primitives import _batch
+from numerix.primitives._registry import (
+    REGISTRY,
+    Primitive,
+    batch_rule,
+    nondifferentiable,
+    vjp_rule,
+)
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -625,3 +632,9 @@ nondifferentiable(
     "bitwise_invert", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
     "bitwise_right_shift", "population_count", "count_leading_zeros", "bitcast",
 )  # fmt: skip
+
+
+# ---------------------------------------------------------------- batching rule
+
+# every element-wise primitive broadcasts as numpy does: the batch lines up as axis 0
+batch_rule(*[p.name for p in REGISTRY if p.family == "elementwise"])(_batch.elementwise)

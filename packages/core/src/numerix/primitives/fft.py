@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from numerix import dtypes
 from numerix.dtypes import DType
-from numerix.primitives._registry import REGISTRY, vjp_rule
+from numerix.primitives import _batch
+from numerix.primitives._registry import REGISTRY, batch_rule, vjp_rule
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -82,3 +83,7 @@ def fft_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, length: int)
 @vjp_rule("ifft")
 def ifft_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, length: int) -> Cotangents:
     return (_to_length(ops, ops.ifft(cotangent), x.shape[-1]),)
+
+
+# the transforms act on the last axis and take the leading ones as a stack
+batch_rule("fft", "ifft")(_batch.leading)

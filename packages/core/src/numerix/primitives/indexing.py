@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from numerix import dtypes
-from numerix.primitives._registry import REGISTRY, declare_block, vjp_rule
+from numerix.primitives import _batch
+from numerix.primitives._registry import REGISTRY, batch_rule, declare_block, vjp_rule
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -143,3 +144,70 @@ def _prod(dims: tuple[int, ...]) -> int:
     for d in dims:
         p *= d
     return p
+
+
+# ---------------------------------------------------------------- batching rules
+
+
+def _with_example(ops: Any, indices: Tensor, n: int) -> Tensor:
+    """Batched ``indices`` ``(n, ..., k)`` with each example's own index as a first
+    column: ``(n, ..., k + 1)``, for the batched tensor's axis 0."""
+    lead = ops.reshape(ops.iota((n,), dtype=indices.dtype, backend=indices.backend),
+                       (n,) + (1,) * (indices.ndim - 1))  # fmt: skip
+    lead = ops.broadcast_to(lead, indices.shape[:-1] + (1,))
+    return ops.concatenate([lead, indices], axis=-1)
+
+
+@batch_rule("gather")
+def gather_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, axes: tuple[int, ...]
+) -> Tensor:
+    x, indices = args
+    bx, bi = batched
+    if not bx:  # indices' leading axes lead the output: the batch is its axis 0
+        return call(x, indices, axes=axes)
+    if not bi:  # x's batch is its first axis not gathered: after indices' leading axes
+        out = call(x, indices, axes=_batch.shifted(axes))
+        return _batch.to_front(ops, out, indices.ndim - 1)
+    n = x.shape[0]
+    return call(x, _with_example(ops, indices, n), axes=(0, *_batch.shifted(axes)))
+
+
+@batch_rule("indexed_add", "indexed_put")
+def indexed_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, axes: tuple[int, ...]
+) -> Tensor:
+    x, indices, updates = args
+    n = _batch.size(args, batched)
+    x = _batch.lift(ops, x, batched[0], n)
+    if not batched[1]:
+        # the same rows in every example: updates carry the batch as their first axis
+        # after the row axis (x's first axis not indexed)
+        u = ops.moveaxis(updates, 0, 1) if batched[2] else ops.broadcast_to(
+            ops.expand_dims(updates, 1), (updates.shape[0], n, *updates.shape[1:])
+        )  # fmt: skip
+        return call(x, indices, u, axes=_batch.shifted(axes))
+    # rows per example: one scatter of every example's rows, each led by its example
+    updates = _batch.lift(ops, updates, batched[2], n)
+    rows = _with_example(ops, indices, n)
+    m = indices.shape[1]
+    rows = ops.reshape(rows, (n * m, rows.shape[-1]))
+    u = ops.reshape(updates, (n * m, *updates.shape[2:]))
+    return call(x, rows, u, axes=(0, *_batch.shifted(axes)))
+
+
+@batch_rule("take")
+def take_batch(ops: Any, call: Any, args: list[Tensor], batched: list[bool]) -> Tensor:
+    x, indices = args
+    bx, bi = batched
+    if not bx:  # the indices' axes lead the output
+        return call(x, indices)
+    n, rows = x.shape[0], x.shape[1]
+    if not bi:  # rows of every example: take along axis 1, the batch first again
+        out = call(ops.moveaxis(x, 0, 1), indices)
+        return _batch.to_front(ops, out, indices.ndim)
+    # every example's rows, numbered through the flattened batch
+    flat = ops.reshape(x, (n * rows, *x.shape[2:]))
+    offset = ops.reshape(ops.iota((n,), dtype=indices.dtype, backend=indices.backend) * rows,
+                         (n,) + (1,) * (indices.ndim - 1))  # fmt: skip
+    return call(flat, indices + offset)

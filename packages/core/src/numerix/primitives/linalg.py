@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
-from numerix.primitives._registry import REGISTRY, vjp_rule
+from numerix.primitives import _batch
+from numerix.primitives._registry import REGISTRY, batch_rule, vjp_rule
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -79,3 +80,29 @@ def dot_vjp(
         _dot_transpose(ops, cotangent, x, y, contract_x, batch_x, contract_y, batch_y, False),
         _dot_transpose(ops, cotangent, y, x, contract_y, batch_y, contract_x, batch_x, True),
     )
+
+
+# ---------------------------------------------------------------- batching rule
+
+
+@batch_rule("dot")
+def dot_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *,
+    contract_x: tuple[int, ...], batch_x: tuple[int, ...],
+    contract_y: tuple[int, ...], batch_y: tuple[int, ...],
+) -> Tensor:  # fmt: skip
+    # out's axes are dot's batch axes, x's free axes, y's free axes: the batch is one more
+    # batch axis when both carry it, else a free axis of the one that does, moved to 0
+    x, y = args
+    bx, by = batched
+    s = _batch.shifted
+    if bx and by:
+        return call(x, y, contract_x=s(contract_x), batch_x=(0, *s(batch_x)),
+                    contract_y=s(contract_y), batch_y=(0, *s(batch_y)))  # fmt: skip
+    if bx:
+        out = call(x, y, contract_x=s(contract_x), batch_x=s(batch_x), contract_y=contract_y,
+                   batch_y=batch_y)  # fmt: skip
+        return _batch.to_front(ops, out, len(batch_x))
+    out = call(x, y, contract_x=contract_x, batch_x=batch_x, contract_y=s(contract_y),
+               batch_y=s(batch_y))  # fmt: skip
+    return _batch.to_front(ops, out, x.ndim - len(contract_x))

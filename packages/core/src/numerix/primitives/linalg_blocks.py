@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from numerix.dtypes import DType, real_dtype
 from numerix.errors import ArgumentError
-from numerix.primitives._registry import declare_block, vjp_rule
+from numerix.primitives import _batch
+from numerix.primitives._registry import batch_rule, declare_block, vjp_rule
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -353,3 +354,10 @@ def svd_vjp(
                 ops.conj(u), eh - ops.matmul(ops.matmul(eh, ops.conj(v)), _mT(ops, v))
             )
     return (gx + ops.matmul(ops.matmul(ops.conj(u), gs), _mT(ops, v)),)
+
+
+# every block acts on the last two axes (one for a vector of them) and takes the leading
+# ones as a stack: the batch is one more of them
+batch_rule("cholesky", "triangular_solve", "solve", "inv", "det", "lu", "qr", "eigh", "svd")(
+    _batch.leading
+)

@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from numerix import dtypes
 from numerix.dtypes import DType
-from numerix.primitives._registry import NONDIFFERENTIABLE, Block, declare_block, vjp_rule
+from numerix.primitives import _batch
+from numerix.primitives._registry import (
+    NONDIFFERENTIABLE,
+    Block,
+    batch_rule,
+    declare_block,
+    vjp_rule,
+)
 from numerix.primitives.linalg_blocks import same_dtype_rule, same_shape_rule
 
 if TYPE_CHECKING:
@@ -89,3 +96,13 @@ def relu_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> tuple[Tenso
 #: as ``jax.nn.relu`` and ``torch.relu`` give), where ``maximum``'s rule would share a
 #: tie with the constant 0 (0.5). Its core version is ``maximum(x, 0)``.
 relu_block = Block("relu", "grad", ("x",), (), "max(x, 0) with derivative 1 where x > 0", relu_vjp)
+
+
+# ---------------------------------------------------------------- batching rule
+
+
+@batch_rule("softmax", "log_softmax")
+def softmax_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, axes: tuple[int, ...]
+) -> Tensor:
+    return call(args[0], axes=_batch.shifted(axes))

@@ -10,7 +10,8 @@ import math
 
 from numerix import dtypes
 from numerix._shapes import broadcast_shapes
-from numerix.primitives._registry import declare_block, nondifferentiable, vjp_rule
+from numerix.primitives import _batch
+from numerix.primitives._registry import batch_rule, declare_block, nondifferentiable, vjp_rule
 
 
 def threefry2x32_shape_rule(*words: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -54,3 +55,7 @@ xla_erf_inv = declare_block(
 def xla_erf_inv_vjp(ops, cotangent, out, x):  # type: ignore[no-untyped-def]
     # d/dx erfinv(x) = sqrt(pi) / 2 * exp(erfinv(x) ** 2)
     return (ops.multiply(cotangent, ops.exp(ops.square(out)) * (math.sqrt(math.pi) / 2)),)
+
+
+# both are element-wise (threefry2x32 broadcasts its four words as numpy does)
+batch_rule("threefry2x32", "xla_erf_inv")(_batch.elementwise)

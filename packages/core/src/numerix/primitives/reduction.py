@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 from numerix import dtypes
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
-from numerix.primitives._registry import REGISTRY, nondifferentiable, unknown_kind, vjp_rule
+from numerix.primitives import _batch
+from numerix.primitives._registry import (
+    REGISTRY,
+    batch_rule,
+    nondifferentiable,
+    unknown_kind,
+    vjp_rule,
+)
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -203,3 +210,36 @@ def reduce_vjp(
 
 # indices carry no derivative
 nondifferentiable("argreduce")
+
+
+# ---------------------------------------------------------------- batching rules
+
+
+@batch_rule("reduce")
+def reduce_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, kind: str,
+    axes: tuple[int, ...], keepdims: bool, **params: Any,
+) -> Tensor:  # fmt: skip
+    return call(args[0], kind=kind, axes=_batch.shifted(axes), keepdims=keepdims, **params)
+
+
+@batch_rule("argreduce")
+def argreduce_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, kind: str,
+    axis: int | None, keepdims: bool,
+) -> Tensor:  # fmt: skip
+    x = args[0]
+    if axis is not None:
+        return call(x, kind=kind, axis=axis + 1, keepdims=keepdims)
+    # of each example flattened: one axis per example
+    n = x.shape[0]
+    flat = ops.reshape(x, (n, x.size // n if n else _prod(x.shape[1:])))
+    r = call(flat, kind=kind, axis=1, keepdims=False)
+    return ops.reshape(r, (n,) + (1,) * (x.ndim - 1)) if keepdims else r
+
+
+def _prod(dims: tuple[int, ...]) -> int:
+    p = 1
+    for d in dims:
+        p *= d
+    return p

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from numerix import dtypes
 from numerix._shapes import check_size
-from numerix.primitives._registry import REGISTRY, vjp_rule
+from numerix.primitives import _batch
+from numerix.primitives._registry import REGISTRY, batch_rule, vjp_rule
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -251,3 +252,131 @@ def put_slice_vjp(
     gx = ops.put_slice(cotangent, list(starts), ops.zeros_like(update))
     g_update = ops.dynamic_slice(cotangent, list(starts), update.shape)
     return (gx, g_update) + (None,) * len(starts)
+
+
+# ---------------------------------------------------------------- batching rules
+# The batch is axis 0 of every batched input: each rule shifts the per-example axes by
+# one and adds the batch's own (untouched) entry.
+
+
+@batch_rule("reshape")
+def reshape_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, shape: tuple[int, ...]
+) -> Tensor:
+    x = args[0]
+    return call(x, shape=(x.shape[0], *shape))
+
+
+@batch_rule("transpose")
+def transpose_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, axes: tuple[int, ...]
+) -> Tensor:
+    return call(args[0], axes=(0, *_batch.shifted(axes)))
+
+
+@batch_rule("broadcast")
+def broadcast_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, axes: tuple[int, ...],
+    shape: tuple[int, ...],
+) -> Tensor:  # fmt: skip
+    x = args[0]
+    return call(x, axes=(0, *_batch.shifted(axes)), shape=(x.shape[0], *shape))
+
+
+@batch_rule("concatenate")
+def concatenate_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, axis: int
+) -> Tensor:
+    return call(*_batch.lift_all(ops, args, batched), axis=axis + 1)
+
+
+@batch_rule("slice")
+def slice_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, start: tuple[int, ...],
+    stop: tuple[int, ...], strides: tuple[int, ...],
+) -> Tensor:  # fmt: skip
+    x = args[0]
+    return call(x, start=(0, *start), stop=(x.shape[0], *stop), strides=(1, *strides))
+
+
+@batch_rule("reverse")
+def reverse_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, axes: tuple[int, ...]
+) -> Tensor:
+    return call(args[0], axes=_batch.shifted(axes))
+
+
+@batch_rule("pad")
+def pad_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *,
+    config: tuple[tuple[int, int, int], ...],
+) -> Tensor:  # fmt: skip
+    x, value = args
+    n = _batch.size(args, batched)
+    x = _batch.lift(ops, x, batched[0], n)
+    cfg = ((0, 0, 0), *config)
+    if not batched[1]:
+        return call(x, value, config=cfg)
+    # a pad value per example: pad with zeros, then put each example's value where a
+    # padded mask says the padding went
+    zero = ops.full((), 0, dtype=x.dtype, backend=x.backend)
+    padded = call(x, zero, config=cfg)
+    ones = ops.full(x.shape, True, backend=x.backend)
+    inside = call(ones, ops.full((), False, backend=x.backend), config=cfg)
+    v = ops.reshape(value, (n,) + (1,) * (padded.ndim - 1))
+    return ops.where(inside, padded, v)
+
+
+def _slice_indices(
+    ops: Any, starts: list[Tensor], batched: list[bool], dims: tuple[int, ...],
+    sizes: tuple[int, ...], n: int, backend: Any,
+) -> Tensor:  # fmt: skip
+    """The gather indices ``(n, *sizes, 1 + len(sizes))`` of a slice of ``sizes`` at
+    per-example ``starts`` (clamped to ``[0, dim - size]`` as dynamic_slice clamps them),
+    led by the example's own index."""
+    k = len(sizes)
+    cols = []
+    lead = ops.reshape(ops.iota((n,), backend=backend), (n,) + (1,) * k)
+    cols.append(ops.broadcast_to(lead, (n, *sizes)))
+    for d, (s, b) in enumerate(zip(starts, batched)):
+        s = _batch.lift(ops, s, b, n)
+        s = ops.clip(s, 0, dims[d] - sizes[d])
+        step = ops.reshape(
+            ops.iota((sizes[d],), backend=backend),
+            (1,) * (d + 1) + (sizes[d],) + (1,) * (k - d - 1),
+        )
+        cols.append(ops.broadcast_to(ops.reshape(s, (n,) + (1,) * k) + step, (n, *sizes)))
+    return ops.stack(cols, axis=-1)
+
+
+@batch_rule("dynamic_slice")
+def dynamic_slice_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, sizes: tuple[int, ...]
+) -> Tensor:
+    x, *starts = args
+    n = _batch.size(args, batched)
+    x = _batch.lift(ops, x, batched[0], n)
+    if not any(batched[1:]):
+        zero = ops.full((), 0, dtype=starts[0].dtype, backend=starts[0].backend)
+        return call(x, zero, *starts, sizes=(n, *sizes))
+    # a start per example: a gather of each example's slice
+    idx = _slice_indices(ops, starts, batched[1:], x.shape[1:], sizes, n, x.backend)
+    return REGISTRY["gather"].bind(x, idx, axes=tuple(range(x.ndim)))
+
+
+@batch_rule("put_slice")
+def put_slice_batch(ops: Any, call: Any, args: list[Tensor], batched: list[bool]) -> Tensor:
+    x, update, *starts = args
+    n = _batch.size(args, batched)
+    x = _batch.lift(ops, x, batched[0], n)
+    update = _batch.lift(ops, update, batched[1], n)
+    if not any(batched[2:]):
+        zero = ops.full((), 0, dtype=starts[0].dtype, backend=starts[0].backend)
+        return call(x, update, zero, *starts)
+    # a start per example: a scatter of each example's update
+    sizes = update.shape[1:]
+    idx = _slice_indices(ops, starts, batched[2:], x.shape[1:], sizes, n, x.backend)
+    count = idx.size // x.ndim
+    rows = ops.reshape(idx, (count, x.ndim))
+    values = ops.reshape(update, (count,))
+    return REGISTRY["indexed_put"].bind(x, rows, values, axes=tuple(range(x.ndim)))

@@ -22,6 +22,7 @@ from numerix.dtypes import DType
 from numerix.errors import DTypeError
 from numerix.primitives._registry import (
     REGISTRY,
+    batch_rule,
     declare_block,
     nondifferentiable,
     unknown_kind,
@@ -245,3 +246,20 @@ def top_k_vjp(
     if cv is None:
         return (ops.zeros_like(x),)
     return (_scatter_along(ops, cv, outs[1], axis, x),)
+
+
+# ---------------------------------------------------------------- batching rules
+
+
+@batch_rule("sort", "argsort", "cumulative")
+def along_axis_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, axis: int, **params: Any
+) -> Tensor:
+    return call(args[0], axis=axis + 1, **params)
+
+
+@batch_rule("top_k")
+def top_k_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, k: int, axis: int
+) -> tuple[Tensor, Tensor]:
+    return call(args[0], k=k, axis=axis + 1)

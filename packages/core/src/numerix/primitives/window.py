@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from numerix.dtypes import DType
 from numerix.errors import DTypeError
-from numerix.primitives._registry import REGISTRY, unknown_kind, vjp_rule
+from numerix.primitives import _batch
+from numerix.primitives._registry import REGISTRY, batch_rule, unknown_kind, vjp_rule
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -305,3 +306,34 @@ def window_scatter_vjp(
         ops, cotangent, out, x, source, init_value, window_dimensions=window_dimensions,
         strides=strides, padding=padding,
     )  # fmt: skip
+
+
+# ---------------------------------------------------------------- batching rules
+# the batch axis gets a window of 1, stride 1, no padding: each example its own windows
+
+
+@batch_rule("window_reduce")
+def window_reduce_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, kind: str,
+    window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: Pairs,
+    window_dilations: tuple[int, ...],
+) -> Tensor:  # fmt: skip
+    return call(args[0], kind=kind, window_dimensions=(1, *window_dimensions),
+                strides=(1, *strides), padding=((0, 0), *padding),
+                window_dilations=(1, *window_dilations))  # fmt: skip
+
+
+@batch_rule("window_scatter")
+def window_scatter_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], *, kind: str,
+    window_dimensions: tuple[int, ...], strides: tuple[int, ...], padding: Pairs,
+) -> Tensor:  # fmt: skip
+    params = {"kind": kind, "window_dimensions": window_dimensions, "strides": strides,
+              "padding": padding}  # fmt: skip
+    if batched[2]:  # an init value per example: the one case with no batched form
+        return _batch.loop(ops, call, args, batched, **params)
+    n = _batch.size(args, batched)
+    x = _batch.lift(ops, args[0], batched[0], n)
+    source = _batch.lift(ops, args[1], batched[1], n)
+    return call(x, source, args[2], kind=kind, window_dimensions=(1, *window_dimensions),
+                strides=(1, *strides), padding=((0, 0), *padding))  # fmt: skip
