@@ -51,16 +51,21 @@ class XlaCompiler(Compiler):
     Options: ``client`` and ``device_id`` (default: those of the arguments' xla backend,
     else the default xla backend), ``donate`` (``True``: the argument buffers are
     donated to the program, as ``jax.jit(donate_argnums=...)``; the tensors passed are
-    unusable afterwards).
+    unusable afterwards), ``donate_leaves`` (the flattened arguments to donate, which
+    :func:`numerix.jit` sets from its ``donate_argnums``). The program's ``donated``
+    lists the arguments it took the buffers of (device ones only), which jit frees.
     """
 
     name = "xla"
     backend = "xla"
+    #: jit(donate_argnums=...) reaches this compiler as ``donate_leaves``
+    donates = True
     # the client is checked against the arguments' backend by target_backend
     accepted_options = (
         Option("client", None),
         Option("device_id", None, type=int, minimum=0),
         Option("donate", False, type=bool),
+        Option("donate_leaves", (), type=tuple),
     )
 
     def compile(
@@ -97,12 +102,10 @@ class XlaCompiler(Compiler):
         # host arguments go in as their numpy payloads: jax.jit puts them on the device
         # itself (one C++ step, not a numerix transfer per tensor), hence in_shardings;
         # only device buffers can be donated
-        donate = tuple(i for i, s in enumerate(args_spec) if s.backend is backend)
+        wanted = set(range(n)) if options["donate"] else set(options["donate_leaves"])
+        donate = tuple(i for i, s in enumerate(args_spec) if s.backend is backend and i in wanted)
         jitted = jax.jit(
-            program,
-            in_shardings=sharding,
-            out_shardings=sharding,
-            donate_argnums=donate if options["donate"] else (),
+            program, in_shardings=sharding, out_shardings=sharding, donate_argnums=donate
         )
         specs = [
             jax.ShapeDtypeStruct(s.shape, s.dtype.numpy_dtype, sharding=sharding) for s in args_spec
@@ -116,6 +119,7 @@ class XlaCompiler(Compiler):
             host_payloads=True, captured=lowering.captured,
         )  # fmt: skip
         run.lowered = jitted  # type: ignore[attr-defined]
+        run.donated = donate if options["donate_leaves"] else ()  # type: ignore[attr-defined]
         return run
 
 

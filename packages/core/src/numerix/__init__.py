@@ -31,8 +31,9 @@ from numerix.configuration import (
 )
 
 if TYPE_CHECKING:
-    from numerix import linalg, nn, random
+    from numerix import linalg, nn, random, tree
     from numerix.defn.autodiff import (
+        checkpoint,
         custom_grad,
         custom_vjp,
         grad,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
         vjp,
     )
     from numerix.defn.batching import vmap
-    from numerix.defn.control import cond, fori_loop, hook, print_value, while_loop
+    from numerix.defn.control import cond, fori_loop, hook, print_value, scan, while_loop
     from numerix.defn.jacobians import hessian, jacfwd, jacrev
     from numerix.defn.jit import compile, defn, jit
     from numerix.defn.trace import template, trace
@@ -138,16 +139,18 @@ _LAZY = {
     "nn": "numerix.nn",
     "linalg": "numerix.linalg",  # the array API extensions; numerix.ops.fft is the function
     "fft": "numerix.fft",
+    "tree": "numerix.tree",
     **dict.fromkeys(
         ("defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
          "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad",
-         "custom_vjp", "custom_grad", "vmap", "jacrev", "jacfwd", "hessian"),
+         "custom_vjp", "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian",
+         "scan"),
         "numerix.defn",
     ),
 }  # fmt: skip
 
 
-_SUBMODULES = ("random", "nn", "linalg", "fft")
+_SUBMODULES = ("random", "nn", "linalg", "fft", "tree")
 
 
 def __getattr__(name: str) -> Any:
@@ -180,7 +183,7 @@ class _Package(_types.ModuleType):
 _sys.modules[__name__].__class__ = _Package
 
 __all__ = [
-    "__version__", "Tensor", "Backend", "DType", "dtypes", "nn", "random", "linalg",
+    "__version__", "Tensor", "Backend", "DType", "dtypes", "nn", "random", "linalg", "tree",
     "__array_api_version__", "__array_namespace_info__", "Device",
     "bool", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
@@ -193,6 +196,6 @@ __all__ = [
     "ArgumentError", "AxisError", "TracingError", "DeallocatedError", "OutOfMemoryError", "NumpyFunctionError",
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
     "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
-    "custom_grad", "vmap", "jacrev", "jacfwd", "hessian",
+    "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian", "scan",
 ]  # fmt: skip
 __all__ += ops.__all__  # every family module's __all__, see numerix/ops/__init__.py

@@ -68,8 +68,9 @@ class _Deallocated(Backend):
             raise AttributeError(attr)
         if attr not in _registry.REGISTRY:
             raise DeallocatedError(
-                f"{attr}: the tensor was deallocated with numerix.backend_deallocate; it holds "
-                f"no data any more (deallocate a tensor only after its last use)"
+                f"{attr}: the tensor was deallocated with numerix.backend_deallocate (or donated "
+                f"to a jitted program, donate_argnums); it holds no data any more (deallocate "
+                f"or donate a tensor only after its last use)"
             )
 
         def kernel(out: Any, *inputs: Any, **params: Any) -> Any:
@@ -98,8 +99,8 @@ def deallocated_error(op: str, x: Operand, what: str = "the tensor") -> Dealloca
     shape = "".join(f"[{d}]" for d in x.shape)
     return DeallocatedError(
         f"{op}: {what} ({x.dtype.short}{shape}) was deallocated with "
-        f"numerix.backend_deallocate; it holds no data any more (deallocate a tensor only "
-        f"after its last use)"
+        f"numerix.backend_deallocate (or donated to a jitted program, donate_argnums); it "
+        f"holds no data any more (deallocate or donate a tensor only after its last use)"
     )
 
 

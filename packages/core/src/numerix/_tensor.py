@@ -513,6 +513,13 @@ class Tensor(_Base):
     def __getitem__(self, key: Any) -> Tensor:
         return _ops.getitem(self, key)
 
+    @property
+    def at(self) -> Any:
+        """JAX's functional updates: ``x.at[key].set(v)``, ``.add``, ``.subtract``,
+        ``.multiply``, ``.divide``, ``.min``, ``.max`` and ``.get()``, each a new tensor
+        (:class:`numerix.IndexUpdates`)."""
+        return _ops.IndexUpdates(self)
+
     def __setitem__(self, key: Any, value: Any) -> None:
         # x[key] = value: x holds numerix.setitem(x, key, value) from now on. The values
         # other tensors hold stay theirs, views of x's old data included (decision 44)

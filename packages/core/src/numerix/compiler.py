@@ -76,9 +76,17 @@ class Compiler:
         """Check ``options`` against :attr:`accepted_options` and fill in the defaults
         (:func:`numerix.backend.check_options`; errors are
         :class:`~numerix.errors.ArgumentError`)."""
-        return check_options(
-            f"jit: compiler {self.name!r}", option_table(type(self)), options, ArgumentError
-        )
+        try:
+            return check_options(
+                f"jit: compiler {self.name!r}", option_table(type(self)), options, ArgumentError
+            )
+        except ArgumentError as e:
+            if "does not take option" not in str(e):
+                raise
+            raise ArgumentError(
+                f"{e} (jit's own keywords, for every compiler: static_argnames, "
+                f"static_argnums, donate_argnums, donate_argnames)"
+            ) from None
 
     def compile(
         self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]

@@ -10,7 +10,7 @@ import importlib as _importlib
 from typing import Any
 
 from numerix.defn.compilers import ArgSpec, Compiler
-from numerix.defn.control import cond, fori_loop, hook, print_value, while_loop
+from numerix.defn.control import cond, fori_loop, hook, print_value, scan, while_loop
 from numerix.defn.expr import ExprBackend, Graph, Node
 from numerix.defn.jit import Compiled, Jitted, compile, defn, jit
 from numerix.defn.trace import Template, template, trace
@@ -19,14 +19,14 @@ __all__ = [
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
     "print_value", "hook", "Compiler", "ArgSpec", "Graph", "Node", "ExprBackend", "Template",
     "Jitted", "Compiled", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
-    "custom_grad", "vmap", "jacrev", "jacfwd", "hessian",
+    "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian", "scan",
 ]  # fmt: skip
 
 # The transforms load on first use (PEP 562): jit and compile need none of autodiff's
 # 88 KiB of bytecode.
 _TRANSFORMS = {
     **dict.fromkeys(("grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
-                     "custom_grad"), "numerix.defn.autodiff"),
+                     "custom_grad", "checkpoint"), "numerix.defn.autodiff"),
     "vmap": "numerix.defn.batching",
     **dict.fromkeys(("jacrev", "jacfwd", "hessian"), "numerix.defn.jacobians"),
 }  # fmt: skip

@@ -63,7 +63,7 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp", "custom_grad",
     "GradError", "NonDifferentiableDTypeError", "NonScalarOutputError", "NonTensorLeafError",
     "HasAuxError", "CotangentError", "CustomRuleError", "MissingRuleError",
-    "WhileLoopGradError",
+    "WhileLoopGradError", "checkpoint",
 ]  # fmt: skip
 
 
@@ -1193,3 +1193,59 @@ class custom_vjp:
         if not multi and optree.treespec_is_leaf(g.out_tree):
             return outs[0]
         return optree.tree_unflatten(g.out_tree, outs)
+
+
+# ---------------------------------------------------------------- checkpoint
+
+#: a function recorded as one block: grad differentiates through its core version (the
+#: function's graph), inlined into the backward pass, so its intermediate values are
+#: computed again there instead of being kept from the forward pass
+_CHECKPOINT = Block(
+    "checkpoint",
+    "grad",
+    ("*args",),
+    (),
+    "rematerialised: the backward pass recomputes the function's forward pass",
+)
+
+
+def checkpoint(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, whose intermediate values ``grad`` recomputes in the backward pass instead
+    of keeping them from the forward pass (``jax.checkpoint``, also ``jax.remat``):
+    memory for time, on long chains of layers.
+
+    Inside a trace ``fn`` is recorded as one ``block`` node; its derivative inlines
+    ``fn``'s graph into the backward pass, so nothing of its inside lives between the
+    passes. The values and derivatives are ``fn``'s own. Eagerly (outside any trace)
+    it is ``fn``. Arguments are tensors, numbers, or tuples/lists/dicts of them; values
+    ``fn`` closes over are differentiated as usual.
+
+    >>> import numerix as nx
+    >>> layer = nx.checkpoint(lambda w, x: nx.tanh(x @ w))
+    >>> w = nx.tensor([[0.5]])
+    >>> nx.grad(lambda w: nx.sum(layer(w, nx.tensor([[1.0]]))))(w).shape
+    (1, 1)
+    """
+    if not callable(fn):
+        raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}")
+
+    @functools.wraps(fn)
+    def rematerialised(*args: Any) -> Any:
+        import optree
+
+        be = active_trace()
+        if be is None:
+            return fn(*args)
+        leaves, tree = flatten(args, "checkpoint")
+        g = trace_flat(
+            lambda *xs: fn(*optree.tree_unflatten(tree, list(xs))),
+            [leaf_spec(x, "checkpoint") for x in leaves],
+            None,
+            parent=be,
+            op="checkpoint",
+        )
+        ins = [_traced(be, x) for x in leaves] + [be.wrap(f) for f in g.free]
+        outs = _record_block(be, _CHECKPOINT, ins, _closed(g))
+        return optree.tree_unflatten(g.out_tree, outs)
+
+    return rematerialised

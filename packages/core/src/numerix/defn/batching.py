@@ -137,9 +137,21 @@ class _Walk:
             env[p.id] = v
         for p, f in zip(g.parameters[g.n_args :], g.free):
             env[p.id] = outer[f.id]
-        for node in g.nodes:
+        # each value is dropped after its last use (a subgraph's free values are inputs
+        # of its cond or while node): eagerly, a batch's intermediates do not pile up
+        last: dict[int, int] = {}
+        for k, node in enumerate(g.nodes):
+            for i in node.inputs:
+                if isinstance(i, Node):
+                    last[i.id] = k
+        for o in g.outputs:
+            last[o.id] = len(g.nodes)
+        for k, node in enumerate(g.nodes):
             if node.id not in env:
                 env[node.id] = self.node(node, env)
+            for i in node.inputs:
+                if isinstance(i, Node) and last.get(i.id) == k:
+                    env.pop(i.id, None)
         return [env[o.id] for o in g.outputs]
 
     def node(self, n: Node, env: dict[int, BVal]) -> BVal:
@@ -226,6 +238,18 @@ class _Walk:
             return vals[0], batched
         if block.name == "stop_grad":
             return autodiff.stop_grad(vals[0]), batched
+        if block.name == "checkpoint" and active_trace() is not None:
+            # the same checkpoint, of the batched function
+            flags = [b for _, b in ins]
+
+            def batched_fn(*xs: Any) -> tuple[Any, ...]:
+                outs = self.run(n.fallback, list(zip(xs, flags)), {})
+                return tuple(self.lift(v, b) if batched else v for v, b in outs)
+
+            res = autodiff.checkpoint(batched_fn)(*vals)
+            if n.types is not None:
+                return list(res), [batched] * len(res)
+            return res[0], batched
         if active_trace() is not None and batched:
             raise BatchingError(
                 f"vmap: {block.name} inside a traced vmap (under jit, grad or another vmap) "

@@ -15,10 +15,12 @@ from numerix.defn.expr import COND, HOOK, WHILE, ExprBackend, Graph, format_type
 from numerix.defn.trace import active_trace, flatten, leaf_spec, trace_flat
 from numerix.errors import ShapeError, TracingError
 from numerix.ops._core import cast
-from numerix.ops.creation import tensor
+from numerix.ops.creation import tensor, zeros
 from numerix.ops.elementwise import not_equal
+from numerix.ops.indexing import dynamic_slice, put_slice
+from numerix.ops.shape import reshape, stack
 
-__all__ = ["cond", "while_loop", "fori_loop", "print_value", "hook"]
+__all__ = ["cond", "while_loop", "fori_loop", "scan", "print_value", "hook"]
 
 
 def _check_pred(op: str, pred: Any) -> None:
@@ -222,6 +224,164 @@ def fori_loop(lower: Any, upper: Any, body_fn: Callable[[Any, Any], Any], init: 
         lambda s: s[0] < hi, lambda s: (s[0] + 1, body_fn(s[0], s[1])), (lo, init), params
     )
     return out
+
+
+def scan(
+    f: Callable[[Any, Any], tuple[Any, Any]],
+    init: Any,
+    xs: Any = None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int = 1,
+) -> tuple[Any, Any]:
+    """Run ``carry, y = f(carry, x)`` over the leading axis of ``xs`` and stack the ``y``s
+    (``jax.lax.scan``): returns ``(final carry, ys)``.
+
+    Inside a trace this is one loop (a ``fori_loop`` of ``length`` steps reading ``x``
+    with ``dynamic_slice`` and writing ``y`` with ``put_slice``), whatever the length:
+    ``f`` is traced once. Its trip count is static, so :func:`numerix.grad`
+    differentiates it without unrolling it (a reverse loop over a tape of the carries).
+    Eagerly it is a Python loop.
+
+    :param init: the initial carry: a tree of tensors and numbers; ``f`` must return a
+        carry of the same tree, shapes and dtypes.
+    :param xs: a tree of tensors sharing their leading dimension, or None (``f`` then
+        receives ``None``, and ``length`` is required).
+    :param length: the number of steps (checked against ``xs``).
+    :param reverse: scan from the last element to the first (``ys`` stays in ``xs``'s
+        order).
+    :param unroll: how many steps one iteration of the loop runs (a positive int, or
+        True for all of them): fewer, longer iterations for the compiler to fuse.
+
+    >>> import numerix as nx
+    >>> total, running = nx.scan(lambda c, x: (c + x, c + x), 0.0, nx.tensor([1.0, 2.0, 3.0]))
+    >>> total.item(), running.tolist()
+    (6.0, [1.0, 3.0, 6.0])
+    """
+    import optree
+
+    x_leaves, x_tree = optree.tree_flatten(xs)
+    for x in x_leaves:
+        if type(x) is not Tensor or x.ndim == 0:
+            shown = x.describe() if type(x) is Tensor else f"a {type(x).__name__} ({x!r:.40})"
+            raise ShapeError(
+                f"scan: every leaf of xs must be a tensor with a leading axis to scan over, "
+                f"got {shown}"
+            )
+    sizes = sorted({x.shape[0] for x in x_leaves})
+    if len(sizes) > 1:
+        shown = ", ".join(x.describe() for x in x_leaves)
+        raise ShapeError(
+            f"scan: the leaves of xs differ in leading dimension ({shown}); they must share it"
+        )
+    if length is not None and (type(length) is not int or length < 0):
+        raise ShapeError(f"scan: length must be a non-negative int, got {length!r}")
+    if sizes and length is not None and length != sizes[0]:
+        raise ShapeError(f"scan: length={length} but xs has a leading dimension of {sizes[0]}")
+    if not sizes and length is None:
+        raise ShapeError("scan: xs has no leaves, so the number of steps is unknown; pass length=N")
+    n = sizes[0] if sizes else length
+    assert n is not None
+    if unroll is True:
+        unroll = max(n, 1)
+    if type(unroll) is not int or unroll < 1:
+        raise ShapeError(f"scan: unroll must be a positive int (or True), got {unroll!r}")
+
+    if active_trace() is None:  # eagerly: a Python loop
+        carry, ys = init, []
+        for k in range(n):
+            i = n - 1 - k if reverse else k
+            x = optree.tree_unflatten(x_tree, [x[i] for x in x_leaves]) if x_leaves else None
+            carry, y = f(carry, x)
+            ys.append(y)
+        if reverse:
+            ys.reverse()
+        if n:
+            leaves = [optree.tree_leaves(y) for y in ys]
+            y_tree = optree.tree_structure(ys[0])
+            stacked = [stack([ls[j] for ls in leaves]) for j in range(len(leaves[0]))]
+            return carry, optree.tree_unflatten(y_tree, stacked)
+        _, _, y_specs, y_tree = _step_types(f, init, x_leaves, x_tree)
+        return carry, optree.tree_unflatten(y_tree, [zeros((0, *s), dtype=d) for s, d in y_specs])
+    return _scan_traced(f, init, x_leaves, x_tree, n, reverse, unroll)
+
+
+def _step_types(
+    f: Callable[..., Any], init: Any, x_leaves: list[Any], x_tree: Any
+) -> tuple[Any, list[Any], list[Any], Any]:
+    """``f`` traced on one step, a carry of ``init``'s types and one ``x``, checked to
+    return ``(carry, y)`` with the carry's types: the carry's tree and specs, the ``y``
+    leaves' specs and tree."""
+    import optree
+
+    c_leaves, c_tree = flatten(init, "scan")
+    c_specs = [leaf_spec(c, "scan") for c in c_leaves]
+    nc = len(c_leaves)
+
+    def one(*vals: Any) -> Any:
+        carry = optree.tree_unflatten(c_tree, list(vals[:nc]))
+        x = optree.tree_unflatten(x_tree, list(vals[nc:])) if x_leaves else None
+        return f(carry, x)
+
+    specs = c_specs + [(x.shape[1:], x.dtype) for x in x_leaves]
+    g = trace_flat(one, specs, None, parent=active_trace(), op="scan")
+    out = optree.tree_unflatten(g.out_tree, list(range(len(g.outputs))))
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TracingError(f"scan: f must return a pair (carry, y), it returns {_types(g)}")
+    got_idx, got_tree = optree.tree_flatten(out[0])
+    got = [(g.outputs[i].shape, g.outputs[i].dtype) for i in got_idx]
+    if got_tree != c_tree or got != c_specs:
+        want_s = optree.tree_unflatten(c_tree, [format_type(s, d) for s, d in c_specs])
+        got_s = optree.tree_unflatten(got_tree, [format_type(s, d) for s, d in got])
+        raise TracingError(
+            f"scan: f returns a carry of {repr(got_s).replace(chr(39), '')} but init is "
+            f"{repr(want_s).replace(chr(39), '')}; f must return the carry's tree, shapes and "
+            f"dtypes (cast with astype)"
+        )
+    y_idx, y_tree = optree.tree_flatten(out[1])
+    y_specs = [(g.outputs[i].shape, g.outputs[i].dtype) for i in y_idx]
+    return c_tree, c_specs, y_specs, y_tree
+
+
+def _scan_traced(
+    f: Callable[..., Any], init: Any, x_leaves: list[Any], x_tree: Any, n: int,
+    reverse: bool, unroll: int,
+) -> tuple[Any, Any]:  # fmt: skip
+    import optree
+
+    _, _, y_specs, y_tree = _step_types(f, init, x_leaves, x_tree)
+    ys0 = [zeros((n, *s), dtype=d) for s, d in y_specs]
+
+    def step(i: Any, carry: Any, ys: list[Any]) -> tuple[Any, list[Any]]:
+        at = (n - 1 - i) if reverse else i
+        x = None
+        if x_leaves:
+            be = active_trace()  # the loop body's: xs are values of the enclosing trace
+            assert be is not None
+            parts = [
+                reshape(dynamic_slice(be.capture(t), [at] + [0] * (t.ndim - 1), (1, *t.shape[1:])),
+                        t.shape[1:])
+                for t in x_leaves
+            ]  # fmt: skip
+            x = optree.tree_unflatten(x_tree, parts)
+        carry, y = f(carry, x)
+        new = [
+            put_slice(buf, [at] + [0] * (buf.ndim - 1), reshape(v, (1, *buf.shape[1:])))
+            for buf, v in zip(ys, optree.tree_leaves(y))
+        ]
+        return carry, new
+
+    def body(k: Any, state: tuple[Any, list[Any]]) -> tuple[Any, list[Any]]:
+        carry, ys = state
+        for u in range(unroll):
+            carry, ys = step(k * unroll + u, carry, ys)
+        return carry, ys
+
+    loops = n // unroll
+    carry, ys = fori_loop(0, loops, body, (init, ys0)) if loops else (init, ys0)
+    for r in range(loops * unroll, n):  # the steps left over, unrolled
+        carry, ys = step(r, carry, ys)
+    return carry, optree.tree_unflatten(y_tree, ys)
 
 
 def hook(t: Tensor, fn: Callable[[Tensor], Any]) -> Tensor:

@@ -10,7 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from numerix._meeting import meeting_backend
+from numerix._meeting import DEALLOCATED, meeting_backend
 from numerix._tensor import Tensor
 from numerix._tensor import _speedups as SPEEDUPS
 from numerix.backend import Backend
@@ -103,6 +103,69 @@ def _to_tensors(
     return out
 
 
+def _names(what: str, names: Any) -> list[str]:
+    if isinstance(names, str):
+        return [names]
+    names = list(names)
+    if not all(isinstance(n, str) for n in names):
+        raise ArgumentError(f"jit: {what} must be parameter names (strings), got {names!r}")
+    return names
+
+
+def _argnums_names(what: str, nums: Any, sig: inspect.Signature, fn: Any) -> list[str]:
+    """The parameter names ``nums`` (an int or a sequence of ints, JAX's ``*_argnums``)
+    stand for: positions among ``fn``'s positional parameters (negative from the last)."""
+    seq = (nums,) if type(nums) is int else nums
+    try:
+        seq = tuple(seq)
+    except TypeError:
+        seq = (None,)
+    if not all(type(i) is int for i in seq):
+        raise ArgumentError(f"jit: {what} must be an int or a tuple of ints, got {nums!r}")
+    positional = [
+        p.name for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]  # fmt: skip
+    out = []
+    for i in seq:
+        if not -len(positional) <= i < len(positional):
+            raise ArgumentError(
+                f"jit: {what} names position {i}, but {getattr(fn, '__name__', fn)!r} has "
+                f"{len(positional)} positional parameter(s) ({', '.join(positional)}); give "
+                f"the position of one, or its name with {what.replace('nums', 'names')}"
+            )
+        out.append(positional[i])
+    return out
+
+
+def _donated_leaves(tree: Any, leaves: list[Any], names: tuple[str, ...]) -> tuple[int, ...]:
+    """The indices of the leaves that belong to the donated parameters ``names``."""
+    import optree
+
+    _, dyn = unflatten(tree, leaves)
+    marks: dict[str, Any] = {
+        n: optree.tree_map(lambda _, d=n in names: d, v) for n, v in dyn.items()
+    }
+    flat: list[Any] = optree.tree_leaves(((), marks))  # type: ignore[arg-type]
+    return tuple(i for i, m in enumerate(flat) if m)
+
+
+def _freeing(run: Any, donated: tuple[int, ...]) -> Any:
+    """``run``, freeing the donated argument tensors after each call, so that a later use
+    raises numerix's DeallocatedError rather than the library's deleted-buffer error."""
+
+    def call(leaves: Sequence[Any]) -> Any:
+        out = run(leaves)
+        for i in donated:
+            t = leaves[i]
+            if type(t) is Tensor and t.backend is not DEALLOCATED:
+                t.data = None
+                t.backend = DEALLOCATED
+        return out
+
+    return call
+
+
 class Jitted:
     """The state of a function compiled on first call for each signature (see :func:`jit`):
     its caches and the general call path. :func:`jit` and :func:`defn` return
@@ -115,6 +178,9 @@ class Jitted:
         compiler: str | Compiler | None,
         static_argnames: Sequence[str],
         options: dict[str, Any],
+        static_argnums: Any = (),
+        donate_argnums: Any = (),
+        donate_argnames: Sequence[str] = (),
     ) -> None:
         # updated=(): a jit of a jitted function must not take its __dict__ (its
         # is_cached and trace_count would answer for the inner function's cache)
@@ -122,19 +188,30 @@ class Jitted:
         self.fn = fn
         self.compiler = compiler
         self.options = options
-        if isinstance(static_argnames, str):
-            static_argnames = (static_argnames,)
-        self.static_argnames = tuple(static_argnames)
+        static = _names("static_argnames", static_argnames)
+        donated = _names("donate_argnames", donate_argnames)
         self._sig = None
-        if self.static_argnames:
+        if static or donated or static_argnums != () or donate_argnums != ():
             self._sig = inspect.signature(fn)
-            missing = [n for n in self.static_argnames if n not in self._sig.parameters]
-            if missing:
+            static += _argnums_names("static_argnums", static_argnums, self._sig, fn)
+            donated += _argnums_names("donate_argnums", donate_argnums, self._sig, fn)
+            for what, names in (("static_argnames", static), ("donate_argnames", donated)):
+                missing = [n for n in names if n not in self._sig.parameters]
+                if missing:
+                    raise ArgumentError(
+                        f"jit: {what} {missing} are not parameters of "
+                        f"{getattr(fn, '__name__', fn)!r}; its parameters: "
+                        f"{', '.join(self._sig.parameters)}"
+                    )
+            both = sorted(set(static) & set(donated))
+            if both:
                 raise ArgumentError(
-                    f"jit: static_argnames {missing} are not parameters of "
-                    f"{getattr(fn, '__name__', fn)!r}; its parameters: "
-                    f"{', '.join(self._sig.parameters)}"
+                    f"jit: {both} are both static and donated; a static argument is a Python "
+                    f"value, with no buffer to donate"
                 )
+        self.static_argnames = tuple(dict.fromkeys(static))
+        #: the parameters whose tensors are donated to the program (see :func:`jit`)
+        self.donate_argnames = tuple(dict.fromkeys(donated))
         # positional calls bind without inspect (its bind costs about 4 us): the
         # parameters' names, when every one is positional-or-keyword, and how many have
         # no default (fewer arguments than that: bind says what is missing)
@@ -335,7 +412,15 @@ class Jitted:
 
         name = f"jit {getattr(self.fn, '__name__', 'fn')}"
         graph = trace_flat(fn, [(s.shape, s.dtype) for s in specs], tree, op=name, plain=True)
-        return comp.compile(graph, specs, options), graph.out_tree
+        donated: tuple[int, ...] = ()
+        if self.donate_argnames and getattr(comp, "donates", False):
+            donated = _donated_leaves(tree, leaves, self.donate_argnames)
+            options = {**options, "donate_leaves": donated}
+        run = comp.compile(graph, specs, options)
+        freed = getattr(run, "donated", ()) if donated else ()
+        if freed:  # the program owns these buffers now: the tensors that held them are freed
+            run = _freeing(run, freed)
+        return run, graph.out_tree
 
     def __repr__(self) -> str:
         return f"<numerix.jit of {getattr(self.fn, '__qualname__', self.fn)!r}>"
@@ -345,6 +430,10 @@ def jit(
     fn: Callable[..., Any] | None = None,
     compiler: str | Compiler | None = None,
     static_argnames: Sequence[str] = (),
+    *,
+    static_argnums: int | Sequence[int] = (),
+    donate_argnums: int | Sequence[int] = (),
+    donate_argnames: Sequence[str] = (),
     **compiler_options: Any,
 ) -> Any:
     """``fn`` compiled on its first call for each signature, and cached (``jax.jit``,
@@ -360,6 +449,13 @@ def jit(
         ``default_compiler`` setting (``with numerix.config(default_compiler=...)``).
     :param static_argnames: parameters passed as Python values (hashable), part of the
         cache key: a new value retraces.
+    :param static_argnums: the same, by position among the positional parameters
+        (``jax.jit``'s; negative counts from the last).
+    :param donate_argnums: positional parameters whose tensors the program may reuse
+        for its outputs (``jax.jit``'s donation; ``donate_argnames`` by name). The xla
+        compiler donates their device buffers, and the tensors passed are freed after
+        the call (using one raises ``DeallocatedError``); the evaluator and torch
+        compilers keep them (a no-op).
     :param compiler_options: options for the compiler.
 
     >>> import numerix as nx
@@ -376,9 +472,10 @@ def jit(
     ...
     numerix.errors.ArgumentError: jit: no compiler named 'nope'; compilers: evaluator...
     """
+    extra = (static_argnums, donate_argnums, donate_argnames)
     if fn is None:
-        return lambda f: Jitted(f, compiler, static_argnames, compiler_options).function
-    return Jitted(fn, compiler, static_argnames, compiler_options).function
+        return lambda f: Jitted(f, compiler, static_argnames, compiler_options, *extra).function
+    return Jitted(fn, compiler, static_argnames, compiler_options, *extra).function
 
 
 def defn(

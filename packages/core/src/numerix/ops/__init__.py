@@ -54,7 +54,7 @@ LAZY_FAMILIES: dict[str, tuple[str, ...]] = {
               "broadcast_arrays", "broadcast_shapes", "expand_dims", "squeeze", "concatenate", "concat", "stack", "flip",
               "ravel", "pad", "pad_general", "tile", "moveaxis", "swapaxes", "roll"),
     "indexing": ("getitem", "take", "take_along_axis", "dynamic_slice", "put_slice", "indexed_add",
-                 "indexed_put", "repeat", "setitem"),
+                 "indexed_put", "repeat", "setitem", "IndexUpdates"),
     "window": ("window_sum", "window_prod", "window_max", "window_min", "window_mean",
                "window_scatter_max", "window_scatter_min"),
     "conv": ("conv",),

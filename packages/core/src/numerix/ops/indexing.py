@@ -32,9 +32,29 @@ from numerix.ops._core import (
     scalar,
 )
 from numerix.ops._fast import Plan, method_op
-from numerix.ops.creation import arange, tensor
-from numerix.ops.elementwise import add, astype, clip, minimum, where
-from numerix.ops.shape import _int_seq, broadcast_to, expand_dims, fit_to, reshape, stack, transpose
+from numerix.ops.creation import arange, full, tensor
+from numerix.ops.elementwise import (
+    add,
+    astype,
+    clip,
+    equal,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    where,
+)
+from numerix.ops.shape import (
+    _int_seq,
+    broadcast_to,
+    concatenate,
+    expand_dims,
+    fit_to,
+    reshape,
+    stack,
+    transpose,
+)
+from numerix.ops.sort import argsort
 from numerix.primitives import indexing as indexing_primitives
 from numerix.primitives import shape as shape_primitives
 from numerix.primitives._registry import fallback_rule
@@ -42,7 +62,7 @@ from numerix.primitives.creation import iota
 
 __all__ = [
     "getitem", "take", "take_along_axis", "dynamic_slice", "put_slice", "indexed_add",
-    "indexed_put", "repeat", "setitem",
+    "indexed_put", "repeat", "setitem", "IndexUpdates",
 ]  # fmt: skip
 
 
@@ -875,7 +895,14 @@ def setitem(x: Any, key: Any, value: Any, /) -> Tensor:
     >>> nx.setitem(nx.zeros((2, 3), dtype=nx.int32), (slice(None), 1), 7).tolist()
     [[0, 7, 0], [0, 7, 0]]
     """
-    op = "setitem"
+    t, flat, rows, v = _positions("setitem", x, key, value)
+    return reshape(indexed_put(flat, rows, v), t.shape)
+
+
+def _positions(op: str, x: Any, key: Any, value: Any) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``x`` as a tensor, flattened, the flat positions ``x[key]`` selects as scatter rows
+    ``(m, 1)``, and ``value`` cast to ``x``'s dtype (as numpy's assignment casts) and
+    broadcast to ``x[key]``, flattened to ``(m,)``."""
     t = as_tensor(x, op)
     index = dtypes.int64 if t.size >= 2**31 else dtypes.int32
     positions = getitem(
@@ -897,10 +924,129 @@ def setitem(x: Any, key: Any, value: Any, /) -> Tensor:
             f"{op}: value {v.describe()} cannot be broadcast to the shape {positions.shape} of "
             f"{t.describe()}[{key!r}]"
         ) from None
-    flat = indexed_put(
-        reshape(t, (t.size,)), reshape(positions, (positions.size, 1)), reshape(v, (v.size,))
-    )
-    return reshape(flat, t.shape)
+    m = positions.size
+    return t, reshape(t, (t.size,)), reshape(positions, (m, 1)), reshape(v, (m,))
+
+
+def _combine_at(op: str, x: Any, key: Any, value: Any, combine: Any, pre: Any = None) -> Tensor:
+    """``x`` with each position ``x[key]`` selects combined with its values, every value
+    of a repeated position included (in order): the positions sorted, a segmented
+    inclusive scan (log2(m) steps of ``combine``) leaves each position's total on its
+    last entry, which one last-wins scatter writes."""
+    t, flat, rows, v = _positions(op, x, key, value)
+    if pre is not None:
+        v = pre(v)
+    m = v.shape[0]
+    p = reshape(rows, (m,))
+    order = argsort(p)  # stable: the values of one position keep their order
+    ps, vs = take(p, order), take(v, order)
+    k = 1
+    while k < m:
+        same = concatenate([full((k,), False, backend=t.backend), equal(ps[k:], ps[:-k])])
+        earlier = concatenate([vs[:k], vs[:-k]])
+        vs = where(same, combine(earlier, vs), vs)
+        k *= 2
+    new = combine(take(flat, ps), vs)
+    return reshape(indexed_put(flat, reshape(ps, (m, 1)), new), t.shape)
+
+
+class IndexUpdates:
+    """``x.at``: JAX's functional updates, ``x.at[key].set(v)`` and friends. Each returns a
+    new tensor; ``x`` keeps its values."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x: Tensor) -> None:
+        self.x = x
+
+    def __getitem__(self, key: Any) -> IndexUpdate:
+        return IndexUpdate(self.x, key)
+
+    def __repr__(self) -> str:
+        return f"<{self.x.describe()}.at>"
+
+
+class IndexUpdate:
+    """``x.at[key]``: the positions ``x[key]`` selects (any key :func:`getitem` takes), and
+    what to do there. ``value`` broadcasts to ``x[key]`` and is cast to ``x``'s dtype; a
+    position an advanced index repeats receives every value of its own (``add`` sums
+    them, ``multiply`` multiplies, ``min``/``max`` reduce; ``set`` keeps the last)."""
+
+    __slots__ = ("key", "x")
+
+    def __init__(self, x: Tensor, key: Any) -> None:
+        self.x = x
+        self.key = key
+
+    def get(self) -> Tensor:
+        """``x[key]``."""
+        return getitem(self.x, self.key)
+
+    def set(self, value: Any) -> Tensor:
+        """``x`` with ``x[key]`` replaced by ``value`` (:func:`setitem`).
+
+        >>> import numerix as nx
+        >>> nx.zeros(4).at[1:3].set(5.0).tolist()
+        [0.0, 5.0, 5.0, 0.0]
+        """
+        return setitem(self.x, self.key, value)
+
+    def add(self, value: Any) -> Tensor:
+        """``x`` with ``value`` added at ``x[key]``; repeated positions add every value (a
+        scatter-add, ``indexed_add``).
+
+        >>> import numerix as nx
+        >>> nx.zeros(3).at[nx.tensor([0, 0, 2])].add(1.0).tolist()
+        [2.0, 0.0, 1.0]
+        """
+        t, flat, rows, v = _positions("at[].add", self.x, self.key, value)
+        return reshape(indexed_add(flat, rows, v), t.shape)
+
+    def subtract(self, value: Any) -> Tensor:
+        """``x`` with ``value`` subtracted at ``x[key]``; repeated positions subtract each."""
+        t, flat, rows, v = _positions("at[].subtract", self.x, self.key, value)
+        return reshape(indexed_add(flat, rows, negative(v)), t.shape)
+
+    def multiply(self, value: Any) -> Tensor:
+        """``x`` with ``x[key]`` multiplied by ``value``; repeated positions multiply by
+        each value.
+
+        >>> import numerix as nx
+        >>> nx.ones(3).at[nx.tensor([1, 1])].multiply(3.0).tolist()
+        [1.0, 9.0, 1.0]
+        """
+        return _combine_at("at[].multiply", self.x, self.key, value, multiply)
+
+    mul = multiply
+
+    def divide(self, value: Any) -> Tensor:
+        """``x`` with ``x[key]`` divided by ``value`` (JAX's: a multiply by its reciprocal,
+        so repeated positions divide by each value)."""
+        t = as_tensor(self.x, "at[].divide")
+        if t.dtype.kind not in "fc":
+            raise DTypeError(
+                f"at[].divide: {t.describe()} is not floating; divide a float tensor "
+                f"(x.astype(numerix.float32)) or use floor_divide outside .at"
+            )
+        return _combine_at("at[].divide", t, self.key, value, multiply, lambda v: 1 / v)
+
+    def min(self, value: Any) -> Tensor:
+        """``x`` with ``x[key]`` replaced by its minimum with ``value`` (every value of a
+        repeated position; NaN propagates, as :func:`numerix.minimum`)."""
+        return _combine_at("at[].min", self.x, self.key, value, minimum)
+
+    def max(self, value: Any) -> Tensor:
+        """``x`` with ``x[key]`` replaced by its maximum with ``value`` (every value of a
+        repeated position; NaN propagates, as :func:`numerix.maximum`).
+
+        >>> import numerix as nx
+        >>> nx.zeros(3).at[nx.tensor([0, 0])].max(nx.tensor([2.0, 5.0])).tolist()
+        [5.0, 0.0, 0.0]
+        """
+        return _combine_at("at[].max", self.x, self.key, value, maximum)
+
+    def __repr__(self) -> str:
+        return f"<{self.x.describe()}.at[{self.key!r}]>"
 
 
 # ---------------------------------------------------------------- repeat (a take along an axis)

@@ -13,6 +13,7 @@ from numerix.primitives._registry import (
     REGISTRY,
     REQUIRED,
     REQUIRED_FOR_COMPLEX,
+    Loops,
     Primitive,
 )
 
@@ -68,6 +69,7 @@ def contract_markdown() -> str:
             "Optional without a fallback yet (the kit reports their cases as *not claimed* on "
             "a backend without them): " + ", ".join(f"`{n}`" for n in bare) + ".",
         ]
+    lines += _batching_section()
     for family, prims in sorted(REGISTRY.by_family().items()):
         lines += ["", f"### {family}", ""]
         lines.append(
@@ -100,6 +102,37 @@ def contract_markdown() -> str:
                 f"| `{b.name}` | `{b.method}` | {b.family} | {inputs} | {params} | {doc} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def _batching_section() -> list[str]:
+    """Which batching rule (``numerix.vmap``) each primitive and block has."""
+    by_rule: dict[str, list[str]] = {}
+    loops: list[str] = []
+    for p in [*REGISTRY, *sorted(BLOCKS.values(), key=lambda b: b.name)]:
+        rule = p.batch
+        if rule is None:
+            continue
+        if isinstance(rule, Loops):
+            loops.append(f"`{p.name}` ({rule.reason})")
+            continue
+        where = f"{rule.__module__.removeprefix('numerix.')}.{rule.__name__}"
+        by_rule.setdefault(where, []).append(p.name)
+    lines = ["", "### Batching rules", ""]
+    lines.append(
+        "`numerix.vmap` runs each primitive and block on the whole batch through the rule "
+        "declared beside it (`batch_rule`; `packages/core/tests/test_batch_rules.py` names "
+        "any primitive without one). A block without a rule would batch through its core "
+        "version. The creation primitives take no tensor input and are never batched. Two "
+        "rules run once per example in one case each, where no batched form exists: `conv` "
+        "with a kernel per example (or batch groups), `window_scatter` with an init value "
+        "per example."
+    )
+    lines += ["", "| rule | primitives and blocks |", "|---|---|"]
+    for where, names in by_rule.items():
+        lines.append(f"| `{where}` | " + ", ".join(f"`{n}`" for n in names) + " |")
+    if loops:
+        lines += ["", "Run once per example (no batched form): " + "; ".join(loops) + "."]
+    return lines
 
 
 # ------------------------------------------------------------------ the typed contract

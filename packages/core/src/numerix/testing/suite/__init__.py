@@ -36,6 +36,7 @@ FAMILIES = (
     "grad",
     "grad_more",
     "grad_compiled",
+    "vmap",
     "fp_warnings",
     "einsum",
     "numpy_protocol",
