@@ -53,6 +53,8 @@ def _rounded(fn: _Fn) -> elementwise:
 
 
 def _sign(d: DType) -> _Fn:
+    if d.name == "bfloat16":  # ml_dtypes' sign keeps the sign of -0.0; numpy's gives +0.0
+        return lambda a: np.where(a == 0, np.zeros((), a.dtype), np.sign(a))
     if d.kind != "c":
         return np.sign
 

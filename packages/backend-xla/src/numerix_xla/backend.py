@@ -168,6 +168,8 @@ def _sign(a: Any) -> Any:
         return lax.select(zero, lax.full_like(a, 0), r)
     if a.dtype.kind == "u":
         return _cvt(a != 0, a.dtype)
+    if _is_float(a.dtype):  # numpy's sign of -0.0 is +0.0; XLA's keeps the zero's sign
+        return lax.select(a == 0, lax.full_like(a, 0), lax.sign(a))
     return lax.sign(a)
 
 
