@@ -5,6 +5,7 @@
     python benchmarks/vmap.py --json     # the same figures as JSON
     python benchmarks/vmap.py --only eager   # part b alone (binary, no JAX)
     python benchmarks/vmap.py --only grad    # part a's cached calls (first: its first calls)
+    python benchmarks/vmap.py --only scan    # part d alone (its cached calls and first calls)
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/vmap.py   # steadier
 
 a. per-example gradients of the 784 -> 128 -> 10 MLP (tanh, softmax cross-entropy,
@@ -25,11 +26,20 @@ b. eager ``nx.vmap`` on binary of a function of 30 nodes (its parameter, element
 c. ``nx.jacrev`` of ``tanh(A @ x) * x`` (100 -> 100, float32) on xla, eager and under
    ``nx.jit(compiler="xla")``, beside ``jax.jacrev`` eager and under ``jax.jit``, with the
    largest absolute difference of the Jacobians (target <= 1e-6).
+d. ``nx.scan`` of a 1,000-step RNN cell (``h = tanh(h @ Wh + x_t @ Wx + b)``, hidden 64,
+   input 32, float32, ``ys`` the ``h`` of every step) under ``nx.jit(compiler="xla")`` on
+   the xla backend beside ``jax.jit`` of ``jax.lax.scan`` (target <= 1.15x), with
+   ``unroll=1`` and ``unroll=8``, and the largest absolute difference of the carries and
+   ``ys``; a context row with the parameters passed as three tensors instead of one
+   tuple (``jit``'s call path for flat tensor arguments); and the first call of each
+   (trace, compile, run) in fresh processes, the sides alternating, at 10, 100, 1,000
+   and 10,000 steps: numerix traces the cell once, so its first call should not grow
+   with the length (the run itself is in it: about 0.4 ms per 1,000 steps).
 
 Every result is checked against the other side before it is timed. Candidates run in
 interleaved rounds (``numerix.benchmarking``), each a timeit loop of at least 50 ms,
-except the jitted xla calls (part a, and c's cached call), which take turns call by call
-(``alternate_calls``, a round's figure the median of its calls); a row gives each
+except the jitted xla calls (parts a and d, and c's cached call), which take turns call
+by call (``alternate_calls``, a round's figure the median of its calls); a row gives each
 side's median and its min-max over the rounds, and the ratio of the medians (numerix
 first). xla results are synchronised before the clock stops. The
 figures are ratios taken in one run: compare them only within a run.
@@ -59,6 +69,8 @@ SIZES = (784, 128, 10)
 BATCH = 64
 EXAMPLES, FEATURES = 1000, 32
 JAC_N = 100
+RNN_STEPS, RNN_HIDDEN, RNN_INPUT = 1000, 64, 32
+SCAN_LENGTHS = (10, 100, 1000, 10000)
 
 
 def _row(name: str, other: str, ra: list[float], rb: list[float], target: str,
@@ -295,6 +307,163 @@ def bench_jacrev(repeat: int, calls: int = 2000) -> list[dict[str, Any]]:
     return rows
 
 
+# ---------------------------------------------------------------- d. scan
+def rnn_data(steps: int = RNN_STEPS) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """``steps`` inputs of 32 normal features, a zero initial state of 64 and the cell's
+    parameters (``Wh`` 64 x 64 and ``Wx`` 32 x 64 normal, scaled by 1/sqrt(fan-in), so
+    the state stays away from tanh's flat ends; ``b`` small and non-zero)."""
+    rng = np.random.default_rng(0)
+    params = [  # drawn first: the same at every length
+        (rng.standard_normal((RNN_HIDDEN, RNN_HIDDEN)) / np.sqrt(RNN_HIDDEN)).astype(np.float32),
+        (rng.standard_normal((RNN_INPUT, RNN_HIDDEN)) / np.sqrt(RNN_INPUT)).astype(np.float32),
+        (rng.standard_normal(RNN_HIDDEN) * 0.1).astype(np.float32),
+    ]
+    xs = rng.standard_normal((steps, RNN_INPUT)).astype(np.float32)
+    return xs, np.zeros(RNN_HIDDEN, np.float32), params
+
+
+def nx_rnn(xs: Any, h0: Any, params: Any, unroll: int = 1) -> Any:
+    """The RNN over ``xs`` with ``numerix.scan``: ``(last h, every step's h)``."""
+    wh, wx, b = params
+
+    def cell(h: Any, x: Any) -> tuple[Any, Any]:
+        h = nx.tanh(nx.dot(h, wh) + nx.dot(x, wx) + b)
+        return h, h
+
+    return nx.scan(cell, h0, xs, unroll=unroll)
+
+
+def jax_rnn(xs: Any, h0: Any, params: Any, unroll: int = 1) -> Any:
+    import jax
+    import jax.numpy as jnp
+
+    wh, wx, b = params
+
+    def cell(h: Any, x: Any) -> tuple[Any, Any]:
+        h = jnp.tanh(h @ wh + x @ wx + b)
+        return h, h
+
+    return jax.lax.scan(cell, h0, xs, unroll=unroll)
+
+
+#: numerix's scan counts its steps in int64, which needs JAX's process-wide 64-bit mode:
+#: allowed here without the warning (the JAX side traced in this process runs in it too)
+X64 = {"backends": {"xla": {"x64": True}}}
+
+
+def bench_scan(repeat: int, calls: int = 200) -> list[dict[str, Any]]:
+    """Cached calls, the sides taking turns call by call (``alternate_calls``): a call of
+    a few hundred µs on XLA's CPU client is bimodal (about 50 µs apart), as part a's."""
+    import jax
+    import jax.numpy as jnp
+
+    xs, h0, params = rnn_data()
+    tx, th = nx.tensor(xs, backend="xla"), nx.tensor(h0, backend="xla")
+    tp = tuple(nx.tensor(p, backend="xla") for p in params)
+    jx, jh, jp = jnp.asarray(xs), jnp.asarray(h0), tuple(jnp.asarray(p) for p in params)
+    rows = []
+    for unroll in (1, 8):
+        ours = nx.jit(lambda xs, h0, params, u=unroll: nx_rnn(xs, h0, params, u), compiler="xla")
+        flat = nx.jit(lambda xs, h0, wh, wx, b, u=unroll: nx_rnn(xs, h0, (wh, wx, b), u),
+                      compiler="xla")  # fmt: skip
+        raw = jax.jit(lambda xs, h0, params, u=unroll: jax_rnn(xs, h0, params, u))
+        with nx.config(**X64):
+            got, got_flat = ours(tx, th, tp), flat(tx, th, *tp)
+        want = raw(jx, jh, jp)
+        diff = 0.0
+        for g, w, shape in zip(got, want, [(RNN_HIDDEN,), (RNN_STEPS, RNN_HIDDEN)]):
+            assert g.shape == shape and g.dtype == nx.float32, g.describe()
+            diff = max(diff, _max_diff(g.to_numpy(), w))
+        for g, w in zip(got_flat, want):
+            np.testing.assert_array_equal(g.to_numpy(), np.asarray(w))
+
+        def nx_call(ours: Callable[..., Any] = ours) -> Any:
+            return [t.data.block_until_ready() for t in ours(tx, th, tp)]
+
+        def flat_call(flat: Callable[..., Any] = flat) -> Any:
+            return [t.data.block_until_ready() for t in flat(tx, th, *tp)]
+
+        def jax_call(raw: Callable[..., Any] = raw) -> Any:
+            return jax.block_until_ready(raw(jx, jh, jp))
+
+        ra, rf, rb = alternate_calls([nx_call, flat_call, jax_call], repeat, calls)
+        name = f"d. scan, RNN {RNN_STEPS:,} steps, hidden {RNN_HIDDEN}, unroll={unroll}"
+        rows += [
+            _row(f"{name}, xla compiler, cached call", "jax.jit(jax.lax.scan)", ra, rb,
+                 "<= 1.15x" if unroll == 1 else "-", max_abs_diff=diff, diff_target=1e-6),
+            _row(f"d.   the same, the parameters as three tensors (unroll={unroll})",
+                 "jax.jit(jax.lax.scan)", rf, rb, "-"),
+        ]  # fmt: skip
+    return rows
+
+
+_SCAN_FIRST_CALL = """
+import sys, time, warnings
+warnings.simplefilter("ignore")
+sys.path.insert(0, BENCH)
+import jax
+import numerix as nx
+import vmap as b
+
+side, steps = sys.argv[1], int(sys.argv[2])
+xs, h0, params = b.rnn_data(steps)
+# each side's arguments as numerix's xla backend makes them (see _FIRST_CALL)
+if side == "numerix":
+    args = [nx.tensor(xs, backend="xla"), nx.tensor(h0, backend="xla"),
+            tuple(nx.tensor(p, backend="xla") for p in params)]
+    for a in [*args[:2], *args[2]]:
+        a.data.block_until_ready()
+else:
+    args = [jax.device_put(xs), jax.device_put(h0), tuple(jax.device_put(p) for p in params)]
+    jax.block_until_ready(args)
+t = time.perf_counter()
+if side == "numerix":
+    with nx.config(**b.X64):
+        f = nx.jit(b.nx_rnn, compiler="xla")
+        [o.data.block_until_ready() for o in f(*args)]
+else:
+    f = jax.jit(b.jax_rnn)
+    jax.block_until_ready(f(*args))
+print(time.perf_counter() - t)
+"""
+
+
+def bench_scan_first_call(runs: int) -> list[dict[str, Any]]:
+    """Part d's first call at each length, each sample a fresh process, the sides
+    alternating (as :func:`bench_first_call`): the clock runs from making the jitted
+    function to its first result. The JAX side runs in JAX's default 32-bit mode (its
+    loop counts in int32); numerix's turns the 64-bit mode on inside the clock."""
+    bench = os.path.dirname(os.path.abspath(__file__))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "scan_first_call.py")
+        with open(script, "w") as fh:
+            fh.write(f"BENCH = {bench!r}\n" + _SCAN_FIRST_CALL)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
+
+        def run(side: str, steps: int) -> float:
+            out = subprocess.run([sys.executable, "-W", "ignore", script, side, str(steps)],
+                                 capture_output=True, text=True, check=True, env=env)  # fmt: skip
+            return float(out.stdout.strip().splitlines()[-1])
+
+        sides = ("numerix", "jax")
+        for side in sides:
+            run(side, SCAN_LENGTHS[0])  # the bytecode cache filled
+        times: dict[tuple[str, int], list[float]] = {
+            (s, n): [] for n in SCAN_LENGTHS for s in sides
+        }
+        for _ in range(runs):
+            for n in SCAN_LENGTHS:
+                for side in sides:
+                    times[side, n].append(run(side, n))
+        for n in SCAN_LENGTHS:
+            rows.append(_row(f"d. scan, RNN {n:,} steps, first call in a fresh process",
+                             "jax.jit(jax.lax.scan)", times["numerix", n], times["jax", n],
+                             "flat in the length"))  # fmt: skip
+    return rows
+
+
 # ---------------------------------------------------------------- the table
 def _print(rows: list[dict[str, Any]]) -> int:
     w = max(len(r["name"]) for r in rows)
@@ -326,7 +495,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--repeat", type=int, default=11, help="interleaved rounds per row")
     p.add_argument("--first-calls", type=int, default=7, help="fresh processes per side")
-    p.add_argument("--only", choices=("grad", "first", "eager", "jacrev"), help="one part alone")
+    p.add_argument(
+        "--only", choices=("grad", "first", "eager", "jacrev", "scan"), help="one part alone"
+    )
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = p.parse_args(argv)
     repeat = 3 if args.quick else args.repeat
@@ -335,13 +506,17 @@ def main(argv: list[str] | None = None) -> int:
         "first": lambda: bench_first_call(2 if args.quick else args.first_calls),
         "eager": lambda: bench_eager(repeat),
         "jacrev": lambda: bench_jacrev(repeat, 200 if args.quick else 2000),
+        "scan": lambda: (
+            bench_scan(repeat, 20 if args.quick else 200)
+            + bench_scan_first_call(2 if args.quick else args.first_calls)
+        ),
     }
     if args.only:
         names = [args.only]
     elif "xla" in plugins.backend_entries():
         names = list(parts)
     else:
-        print("(numerix-xla is not installed: parts a and c are left out)")
+        print("(numerix-xla is not installed: parts a, c and d are left out)")
         names = ["eager"]
     rows = [row for name in names for row in parts[name]()]
     return (_json if args.json else _print)(rows)

@@ -31,6 +31,7 @@ from numerix.configuration import (
 )
 
 if TYPE_CHECKING:
+    from numerix import io as io  # not in __all__: a star import would shadow the stdlib's io
     from numerix import linalg, nn, random, tree
     from numerix.defn.autodiff import (
         checkpoint,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from numerix.defn.jacobians import hessian, jacfwd, jacrev
     from numerix.defn.jit import compile, defn, jit
     from numerix.defn.trace import template, trace
+    from numerix.io import load, save
 from numerix.dtypes import (
     DType,
     bfloat16,
@@ -79,6 +81,7 @@ from numerix.errors import (
     ConfigError,
     DeallocatedError,
     DTypeError,
+    FileFormatError,
     IndexingError,
     NumerixError,
     NumpyFunctionError,
@@ -140,6 +143,9 @@ _LAZY = {
     "linalg": "numerix.linalg",  # the array API extensions; numerix.ops.fft is the function
     "fft": "numerix.fft",
     "tree": "numerix.tree",
+    "io": "numerix.io",
+    "save": "numerix.io",
+    "load": "numerix.io",
     **dict.fromkeys(
         ("defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
          "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad",
@@ -150,7 +156,7 @@ _LAZY = {
 }  # fmt: skip
 
 
-_SUBMODULES = ("random", "nn", "linalg", "fft", "tree")
+_SUBMODULES = ("random", "nn", "linalg", "fft", "tree", "io")
 
 
 def __getattr__(name: str) -> Any:
@@ -184,6 +190,7 @@ _sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "__version__", "Tensor", "Backend", "DType", "dtypes", "nn", "random", "linalg", "tree",
+    "save", "load",
     "__array_api_version__", "__array_namespace_info__", "Device",
     "bool", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
@@ -194,6 +201,7 @@ __all__ = [
     "NumerixError", "ShapeError", "DTypeError", "BackendMismatchError", "UnsupportedDTypeError",
     "BackendNotFoundError", "BackendOptionError", "PluginError", "ConfigError", "IndexingError",
     "ArgumentError", "AxisError", "TracingError", "DeallocatedError", "OutOfMemoryError", "NumpyFunctionError",
+    "FileFormatError",
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
     "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
     "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian", "scan",

@@ -244,6 +244,38 @@ _ON_HOST_ARRAYS = frozenset(
 )  # fmt: skip
 
 
+#: the numpy writers that would keep a bfloat16 tensor only as raw 2-byte void items
+#: (ml_dtypes' bfloat16 has no .npy code): numerix.save keeps the dtype
+_SAVERS = {np.save: "save", np.savez: "savez", np.savez_compressed: "savez_compressed"}
+
+
+def _refuse_bfloat16_save(func: Any, args: Any, kwargs: dict[str, Any]) -> None:
+    values = [*args[1:], *kwargs.values()]
+    if not any(
+        isinstance(v, Tensor) and v.dtype.name == "bfloat16"
+        for x in values
+        for v in (x if type(x) in (list, tuple) else (x,))
+    ):
+        return
+    file = args[0] if args else kwargs.get("file")
+    suffix = ".npy" if func is np.save else ".npz"
+    # the path as numpy would complete it (it adds the suffix when missing)
+    path = (
+        repr(file if file.endswith(suffix) else file + suffix) if isinstance(file, str) else "path"
+    )
+    if func is np.save:
+        call = f"numerix.save({path}, t)"
+    else:
+        call = f"numerix.save({path}, {{'name': t, ...}})"
+    raise _refuse(
+        _SAVERS[func], values,
+        "numpy writes bfloat16 as raw 2-byte void items ('<V2'), which load back as bytes, "
+        "not bfloat16",
+        f"call {call}, which keeps the dtype (numerix.load reads it back), or save "
+        f"np.asarray(t.astype(numerix.float32))",
+    )  # fmt: skip
+
+
 def _host(value: Any) -> Any:
     if isinstance(value, Tensor):
         return np.asarray(value)
@@ -272,6 +304,8 @@ def array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any) 
     if special is not None:
         return special(*args, **kwargs)
     if func in _ON_HOST_ARRAYS:
+        if func in _SAVERS:
+            _refuse_bfloat16_save(func, args, kwargs)
         return func(*_host(args), **{k: _host(v) for k, v in kwargs.items()})
     name = _FUNCTIONS.get(func)
     if name is not None:

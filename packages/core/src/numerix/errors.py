@@ -24,6 +24,7 @@ __all__ = [
     "ConfigError",
     "IndexingError",
     "ArgumentError",
+    "FileFormatError",
     "TracingError",
     "NumpyFunctionError",
     "RuleCheckError",
@@ -128,6 +129,12 @@ class IndexingError(NumerixError, IndexError):
 
 class ArgumentError(NumerixError, ValueError):
     """An argument value an operation does not take: an unknown mode, order or norm."""
+
+
+class FileFormatError(NumerixError, ValueError):
+    """A file numerix cannot read as the format its name or magic number says: a corrupt
+    header, truncated data, sizes that disagree, a dtype numerix does not hold. The
+    message names the file and what is wrong; no tensor of the file is returned."""
 
 
 class TracingError(NumerixError, TypeError):

@@ -18,7 +18,7 @@ from numerix.ops._core import cast
 from numerix.ops.creation import tensor, zeros
 from numerix.ops.elementwise import not_equal
 from numerix.ops.indexing import dynamic_slice, put_slice
-from numerix.ops.shape import reshape, stack
+from numerix.ops.shape import concatenate, reshape, stack
 
 __all__ = ["cond", "while_loop", "fori_loop", "scan", "print_value", "hook"]
 
@@ -347,40 +347,62 @@ def _scan_traced(
     f: Callable[..., Any], init: Any, x_leaves: list[Any], x_tree: Any, n: int,
     reverse: bool, unroll: int,
 ) -> tuple[Any, Any]:  # fmt: skip
+    """One loop over blocks of ``unroll`` steps: each iteration reads one block of each
+    ``xs`` leaf (a ``dynamic_slice``), runs ``f`` on its rows in order (unrolled) and
+    writes one block of each ``ys`` leaf (a ``put_slice``); the steps left over (``n %
+    unroll``) run unrolled after the loop. In reverse the blocks cover the last rows,
+    from the last block down, and the rows left over are the first ones."""
     import optree
 
     _, _, y_specs, y_tree = _step_types(f, init, x_leaves, x_tree)
-    ys0 = [zeros((n, *s), dtype=d) for s, d in y_specs]
+    loops, rest = divmod(n, unroll)
+    main = loops * unroll
+    lo = rest if reverse else 0  # the first row the blocks cover
 
-    def step(i: Any, carry: Any, ys: list[Any]) -> tuple[Any, list[Any]]:
-        at = (n - 1 - i) if reverse else i
-        x = None
-        if x_leaves:
+    def call(carry: Any, xs: list[Any]) -> tuple[Any, list[Any]]:
+        x = optree.tree_unflatten(x_tree, xs) if x_leaves else None
+        carry, y = f(carry, x)
+        return carry, optree.tree_leaves(y)
+
+    carry: Any = init
+    main_ys: list[Any] = []
+    if loops:
+        blocks = [reshape(t[lo : lo + main], (loops, unroll, *t.shape[1:])) for t in x_leaves]
+        ys0 = [zeros((loops, unroll, *s), dtype=d) for s, d in y_specs]
+
+        def body(k: Any, state: tuple[Any, list[Any]]) -> tuple[Any, list[Any]]:
+            carry, ys = state
             be = active_trace()  # the loop body's: xs are values of the enclosing trace
             assert be is not None
-            parts = [
-                reshape(dynamic_slice(be.capture(t), [at] + [0] * (t.ndim - 1), (1, *t.shape[1:])),
-                        t.shape[1:])
-                for t in x_leaves
+            at = (loops - 1 - k) if reverse else k
+            here = [
+                reshape(dynamic_slice(be.capture(b), [at] + [0] * (b.ndim - 1), (1, *b.shape[1:])),
+                        b.shape[1:])
+                for b in blocks
             ]  # fmt: skip
-            x = optree.tree_unflatten(x_tree, parts)
-        carry, y = f(carry, x)
-        new = [
-            put_slice(buf, [at] + [0] * (buf.ndim - 1), reshape(v, (1, *buf.shape[1:])))
-            for buf, v in zip(ys, optree.tree_leaves(y))
-        ]
-        return carry, new
+            rows: list[Any] = [None] * unroll
+            for u in range(unroll - 1, -1, -1) if reverse else range(unroll):
+                carry, rows[u] = call(carry, [h[u] for h in here])
+            new = [
+                put_slice(buf, [at] + [0] * (buf.ndim - 1), reshape(stack([r[j] for r in rows]),
+                                                                    (1, *buf.shape[1:])))
+                for j, buf in enumerate(ys)
+            ]  # fmt: skip
+            return carry, new
 
-    def body(k: Any, state: tuple[Any, list[Any]]) -> tuple[Any, list[Any]]:
-        carry, ys = state
-        for u in range(unroll):
-            carry, ys = step(k * unroll + u, carry, ys)
-        return carry, ys
-
-    loops = n // unroll
-    carry, ys = fori_loop(0, loops, body, (init, ys0)) if loops else (init, ys0)
-    for r in range(loops * unroll, n):  # the steps left over, unrolled
-        carry, ys = step(r, carry, ys)
+        carry, blocked = fori_loop(0, loops, body, (init, ys0))
+        main_ys = [reshape(b, (main, *b.shape[2:])) for b in blocked]
+    left = range(rest - 1, -1, -1) if reverse else range(main, n)
+    rest_rows: dict[int, list[Any]] = {}
+    for i in left:  # the steps left over, unrolled
+        carry, rest_rows[i] = call(carry, [t[i] for t in x_leaves])
+    ys = []
+    for j, (s, d) in enumerate(y_specs):
+        parts = [stack([rest_rows[i][j] for i in sorted(rest_rows)])] if rest_rows else []
+        if loops:
+            parts.insert(len(parts) if reverse else 0, main_ys[j])
+        ys.append(parts[0] if len(parts) == 1 else concatenate(parts) if parts else
+                  zeros((0, *s), dtype=d))  # fmt: skip
     return carry, optree.tree_unflatten(y_tree, ys)
 
 

@@ -37,6 +37,8 @@ FAMILIES = (
     "grad_more",
     "grad_compiled",
     "vmap",
+    "toolkit",
+    "files",
     "fp_warnings",
     "einsum",
     "numpy_protocol",
