@@ -338,3 +338,21 @@ def test_hessian() -> None:
     h = nx.hessian(lambda x: nx.sum(nx.sin(x) * x))(nx.tensor(x))
     want = np.diag(2 * np.cos(x) - x * np.sin(x)).astype(np.float32)
     _same(h, want, exact=False)
+
+
+def test_trace_only_activation_blocks_batch_under_jit_and_grad() -> None:
+    # relu and the stability shift of softmax/logsumexp are blocks of a trace: batched as
+    # themselves (their rules hold for any shape), under jit and grad
+    def loss(w: nx.Tensor, x: nx.Tensor) -> nx.Tensor:
+        h = nx.relu(x @ w)
+        return nx.logsumexp(h) - nx.sum(nx.softmax(h) * h)
+
+    w = nx.tensor(W)
+    xs = X[:, 0]  # (4, 5)
+    want = np.stack([np.asarray(nx.grad(loss)(w, nx.tensor(xs[i]))) for i in range(4)])
+    for run in (nx.vmap(nx.grad(loss), in_axes=(None, 0)),
+                nx.jit(nx.vmap(nx.grad(loss), in_axes=(None, 0)))):  # fmt: skip
+        _same(run(w, nx.tensor(xs)), want, exact=False)
+    g = nx.trace(nx.vmap(nx.grad(loss), in_axes=(None, 0)), nx.template((5, 2)),
+                 nx.template((4, 5)))  # fmt: skip
+    assert any(n.op == "block" and n.value.name == "relu" for n in g.nodes)

@@ -234,6 +234,19 @@ class _Walk:
         derivative): the same mark on the batched value, or its core version."""
         batched = any(b for _, b in ins)
         vals = [v for v, _ in ins]
+        rule = block.batch
+        if rule is not None and not isinstance(rule, Loops) and n.types is None:
+            # a block of one output of its input's type whose rules hold for any shape
+            # (relu, the stability shift): the same block on the batch
+
+            def call(*xs: Any, **params: Any) -> Any:
+                x = xs[0]
+                out = new_out(x.shape, x.dtype, x.backend)
+                return run_block(block, out, n.fallback_fn, *xs, **params)
+
+            if not batched:
+                return call(*vals, **n.params), False
+            return rule(ops, call, vals, [b for _, b in ins], **n.params), True
         if block.name == "grad_input":
             return vals[0], batched
         if block.name == "stop_grad":

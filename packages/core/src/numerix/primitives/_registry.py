@@ -286,10 +286,11 @@ class Block(Frozen):
         shape_rule: Callable[..., Any] | None = None,
         dtype_rule: Callable[..., Any] | None = None,
         fallback: Callable[..., Any] | None = None,
+        batch: Callable[..., Any] | None = None,
     ) -> None:
         self._set(
             name=name, family=family, inputs=inputs, params=params, doc=doc, vjp=vjp,
-            shape_rule=shape_rule, dtype_rule=dtype_rule, fallback=fallback, batch=None,
+            shape_rule=shape_rule, dtype_rule=dtype_rule, fallback=fallback, batch=batch,
             # the name of a backend's method, made once and interned: run_block looks it up
             # on the backend's class per call, and the type's attribute cache serves only
             # a name it has seen (a name built per call cost 170 ns against 30)

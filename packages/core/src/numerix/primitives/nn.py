@@ -84,6 +84,7 @@ stability_shift_block = Block(
     (),
     "the identity; no derivative flows through (the shift of softmax and logsumexp)",
     vjp=NONDIFFERENTIABLE,
+    batch=_batch.elementwise,
 )
 
 
@@ -95,7 +96,10 @@ def relu_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> tuple[Tenso
 #: relu as one node in a trace, for its derivative: 1 where ``x > 0``, else 0 (0 at 0,
 #: as ``jax.nn.relu`` and ``torch.relu`` give), where ``maximum``'s rule would share a
 #: tie with the constant 0 (0.5). Its core version is ``maximum(x, 0)``.
-relu_block = Block("relu", "grad", ("x",), (), "max(x, 0) with derivative 1 where x > 0", relu_vjp)
+relu_block = Block(
+    "relu", "grad", ("x",), (), "max(x, 0) with derivative 1 where x > 0", relu_vjp,
+    batch=_batch.elementwise,
+)  # fmt: skip
 
 
 # ---------------------------------------------------------------- batching rule
