@@ -294,6 +294,10 @@ CASES: list[Case] = [
     Case("svd", _svd, (_f(4, 3),), rtol=RTOL_LINALG),
     Case("qr", _qr, (_f(4, 3),), rtol=RTOL_LINALG),
     Case("softmax", lambda x: (nx.softmax(x), nx.log_softmax(x, axis=0)), (_f(3, 4),)),
+    # the trace-only blocks of the activations (relu, the stability shift), and grad
+    Case("activations", lambda x: (nx.relu(x), nx.logsumexp(x, axis=1), nx.gelu(x),
+                                   nx.grad(lambda v: nx.sum(nx.relu(v) * nx.softmax(v)))(x)),
+         (_f(3, 4),)),
     # random: a batch of keys draws as the loop does
     Case("random", _random, (_keys, _f(4, seed=1))),
     # control flow and composition
