@@ -20,7 +20,7 @@ from numerix import _tensor
 
 #: The families a first op does not load, by name.
 LAZY = ("reduction", "linalg", "linalg_blocks", "shape", "indexing", "window", "conv", "sort",
-        "composites", "fft", "einsum")  # fmt: skip
+        "composites", "fft", "einsum", "display")  # fmt: skip
 
 
 def _fresh(code: str) -> list[str]:
@@ -70,6 +70,8 @@ USES = {
     "composites": ("nx.softmax(x)", "np.exp(a) / np.exp(a).sum(-1, keepdims=True)"),
     "fft": ("nx.fft.fft(x)", "np.fft.fft(a)"),
     "einsum": ("nx.einsum('ij,jk->ik', x, x)", "a @ a"),
+    "display": ("nx.tensor(list(x.clip(0, 1).to_image().data[:8]))",
+                "[137, 80, 78, 71, 13, 10, 26, 10]"),  # the PNG signature
 }  # fmt: skip
 
 
@@ -190,7 +192,7 @@ def test_all_and_dir_list_every_public_name_and_each_resolves() -> None:
     assert out[5] == "True"
     # the content of numerix.__all__ is each family's __all__, the eager ones imported
     names = ast.literal_eval(out[6])
-    families = ("creation", "elementwise", *LAZY[:9], "transfer", "fft", "einsum")
+    families = ("creation", "elementwise", *LAZY[:9], "transfer", "fft", "einsum", "display")
     ops_names = [n for f in families for n in importlib.import_module(f"numerix.ops.{f}").__all__]
     assert names[-len(ops_names) :] == ops_names
     assert names == nx.__all__

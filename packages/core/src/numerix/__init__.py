@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from numerix.defn.control import cond, fori_loop, hook, print_value, scan, while_loop
     from numerix.defn.jacobians import hessian, jacfwd, jacrev
     from numerix.defn.jit import compile, defn, jit
+    from numerix.defn.streaming import stream
     from numerix.defn.trace import template, trace
     from numerix.io import load, save
 from numerix.dtypes import (
@@ -150,7 +151,7 @@ _LAZY = {
         ("defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
          "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad",
          "custom_vjp", "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian",
-         "scan"),
+         "scan", "stream"),
         "numerix.defn",
     ),
 }  # fmt: skip
@@ -204,6 +205,6 @@ __all__ = [
     "FileFormatError",
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
     "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
-    "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian", "scan",
+    "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian", "scan", "stream",
 ]  # fmt: skip
 __all__ += ops.__all__  # every family module's __all__, see numerix/ops/__init__.py

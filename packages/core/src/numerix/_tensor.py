@@ -15,6 +15,7 @@ from numerix.errors import ArgumentError, DTypeError, ShapeError
 if TYPE_CHECKING:
     from numerix.backend import Backend
     from numerix.dtypes import DType
+    from numerix.ops.display import Image
 
 __all__ = ["API_VERSION", "API_VERSIONS", "Device", "Tensor"]
 
@@ -25,6 +26,7 @@ API_VERSION = "2024.12"
 API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 _REPR_LIMIT = 100  # elements shown before abbreviating
+_REPR_EDGE_ITEMS = 3  # shown at each end of a longer axis, when abbreviating
 
 
 class Device:
@@ -374,13 +376,27 @@ class Tensor(_Base):
             return head  # Tensor<f32[2] deallocated>: freed by backend_deallocate
         if not _ops.is_concrete(self):
             return f"{head}\n  {self.data!r}"
-        a = self.backend.to_numpy(self)
-        if self.dtype.name == "bfloat16":
-            a = a.astype(np.float32)
-        body = np.array2string(a, threshold=_REPR_LIMIT, edgeitems=3, separator=", ", prefix="  ")
+        if self.size > _REPR_LIMIT:  # only the edges numpy prints go to the host
+            a, threshold = _ops.printed_values(self)
+        else:
+            a, threshold = self.backend.to_numpy(self), _REPR_LIMIT
+            if self.dtype.name == "bfloat16":
+                a = a.astype(np.float32)
+        body = np.array2string(
+            a, threshold=threshold, edgeitems=_REPR_EDGE_ITEMS, separator=", ", prefix="  "
+        )
         return f"{head}\n  {body}"
 
     __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: dtype, shape, backend, device and a table of the values the
+        text repr shows (:mod:`numerix.ops.display`)."""
+        return _ops.tensor_html(self)
+
+    def to_image(self) -> Image:
+        """This H×W or H×W×C tensor as a PNG image Jupyter shows: :func:`numerix.image`."""
+        return _ops.image(self)
 
     def __hash__(self) -> int:  # tensors compare element-wise, so they are not hashable
         raise TypeError("Tensor is unhashable: == compares element-wise")

@@ -2,7 +2,7 @@
 
 ``numerix`` re-exports :func:`defn`, :func:`jit`, :func:`compile`, :func:`template`,
 :func:`trace`, :func:`cond`, :func:`while_loop`, :func:`fori_loop`,
-:func:`print_value`, :func:`hook` and the differentiation transforms of
+:func:`print_value`, :func:`hook`, :func:`stream` and the differentiation transforms of
 :mod:`numerix.defn.autodiff`. See ``docs/defn.md`` and ``docs/grad.md``.
 """
 
@@ -19,7 +19,7 @@ __all__ = [
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
     "print_value", "hook", "Compiler", "ArgSpec", "Graph", "Node", "ExprBackend", "Template",
     "Jitted", "Compiled", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
-    "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian", "scan",
+    "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian", "scan", "stream",
 ]  # fmt: skip
 
 # The transforms load on first use (PEP 562): jit and compile need none of autodiff's
@@ -28,6 +28,7 @@ _TRANSFORMS = {
     **dict.fromkeys(("grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
                      "custom_grad", "checkpoint"), "numerix.defn.autodiff"),
     "vmap": "numerix.defn.batching",
+    "stream": "numerix.defn.streaming",
     **dict.fromkeys(("jacrev", "jacfwd", "hessian"), "numerix.defn.jacobians"),
 }  # fmt: skip
 

@@ -32,6 +32,7 @@ from numerix.ops.transfer import *  # noqa: F403
 if TYPE_CHECKING:  # the families that load on first use, for type checkers
     from numerix.ops.composites import *  # noqa: F403
     from numerix.ops.conv import *  # noqa: F403
+    from numerix.ops.display import *  # noqa: F403
     from numerix.ops.einsum import *  # noqa: F403
     from numerix.ops.fft import *  # noqa: F403
     from numerix.ops.indexing import *  # noqa: F403
@@ -70,12 +71,15 @@ LAZY_FAMILIES: dict[str, tuple[str, ...]] = {
     "fft": ("fft", "ifft", "fftfreq", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft",
             "ihfft", "rfftfreq", "fftshift", "ifftshift"),
     "einsum": ("einsum",),
+    "display": ("image", "Image"),
 }  # fmt: skip
 
 #: Each public lazy name and the family that defines it.
 LAZY: dict[str, str] = {n: f for f, names in LAZY_FAMILIES.items() for n in names}
-#: ... and every lazy name, with those only Tensor's methods call (``Tensor.mT``'s).
-_FAMILY_OF = {**LAZY, "matrix_transpose_T": "shape"}
+#: ... and every lazy name, with those only Tensor's methods call (``Tensor.mT``'s, and
+#: the text and HTML views': ``repr(t)``, ``t._repr_html_()``).
+_FAMILY_OF = {**LAZY, "matrix_transpose_T": "shape", "printed_values": "display",
+              "tensor_html": "display"}  # fmt: skip
 
 __all__: list[str] = []
 __all__ += _creation.__all__
@@ -92,6 +96,7 @@ __all__ += LAZY_FAMILIES["composites"]
 __all__ += _transfer.__all__
 __all__ += LAZY_FAMILIES["fft"]
 __all__ += LAZY_FAMILIES["einsum"]
+__all__ += LAZY_FAMILIES["display"]
 
 _internal = (ShapeError, check_concrete, is_concrete)
 
