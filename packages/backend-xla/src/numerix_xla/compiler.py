@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -28,6 +30,7 @@ from numerix._dispatch import new_out
 from numerix._meeting import check_live, meeting_backend
 from numerix._tensor import Tensor
 from numerix.backend import Backend, Option
+from numerix.configuration import effective_settings
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.expr import CONSTANT, FOLD_LIMIT, PARAMETER, Graph, Node
 from numerix.defn.graph import GraphWalk, last_reads, native_block, subgraph_inputs
@@ -72,6 +75,7 @@ class XlaCompiler(Compiler):
         self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]
     ) -> Executable:
         backend = target_backend(args_spec, options)
+        use_cache_dir(effective_settings())
         if not x64_on():  # JAX would narrow a 64-bit value anywhere in the program
             check_64bit("jit (compiler xla)", backend, _dtypes(graph))
         with collector_paused():
@@ -121,6 +125,41 @@ class XlaCompiler(Compiler):
         run.lowered = jitted  # type: ignore[attr-defined]
         run.donated = donate if options["donate_leaves"] else ()  # type: ignore[attr-defined]
         return run
+
+
+#: the persistent cache directory numerix gave JAX (None: none yet)
+_cache_dir_set: str | None = None
+_cache_lock = threading.Lock()
+
+
+def use_cache_dir(settings: Any) -> None:
+    """Point JAX's persistent compilation cache at ``[compile] cache_dir`` (every program
+    kept, however quick its compilation), unless JAX was given another directory by its
+    own configuration, which numerix keeps (with a warning)."""
+    global _cache_dir_set
+    wanted = None if settings is None else settings.compile.cache_dir
+    if wanted is None:
+        return
+    path = os.path.abspath(os.path.expanduser(wanted))
+    if path == _cache_dir_set:
+        return
+    with _cache_lock:
+        current = getattr(jax.config, "jax_compilation_cache_dir", None)
+        if current is not None and current != _cache_dir_set and os.path.abspath(current) != path:
+            warnings.warn(
+                f"[compile] cache_dir is {path!r}, but JAX's compilation cache directory is "
+                f"already {current!r} (set outside numerix): numerix leaves JAX's setting "
+                f"alone, so the xla compiler's programs are kept there",
+                stacklevel=3,
+            )
+            _cache_dir_set = path
+            return
+        os.makedirs(path, exist_ok=True)
+        jax.config.update("jax_compilation_cache_dir", path)
+        # keep every program: numerix's first calls are small, quick compilations
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+        _cache_dir_set = path
 
 
 _pause_lock = threading.Lock()

@@ -40,6 +40,7 @@ from numerix.errors import ConfigError, NumerixError, PluginError
 __all__ = [
     "NumerixSettings",
     "DefnSettings",
+    "CompileSettings",
     "DebugSettings",
     "BackendsSettings",
     "Source",
@@ -108,6 +109,29 @@ class DefnSettings(BaseModel):
     )
 
 
+class CompileSettings(BaseModel):
+    """What compilers keep between processes (``[compile]``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cache_dir: str | None = Field(
+        default=None,
+        description="A directory where compilers keep their compiled programs between "
+        "processes, so that a new process's first call of a jitted function loads its "
+        "program instead of compiling it again: the xla compiler uses JAX's persistent "
+        "compilation cache there (`jax_compilation_cache_dir`). Unset: nothing is kept. "
+        "Read at each compilation; numerix never replaces a cache directory JAX was given "
+        "otherwise (it warns, and keeps JAX's).",
+    )
+
+    @field_validator("cache_dir", mode="before")
+    @classmethod
+    def _check_cache_dir(cls, v: Any) -> Any:
+        if isinstance(v, str) and not v.strip():
+            raise ValueError("cache_dir is empty; give a directory, or leave it unset")
+        return v
+
+
 class DebugSettings(BaseModel):
     """Checks for backend authors and the conformance kit (``[debug]``)."""
 
@@ -168,6 +192,10 @@ class NumerixSettings(BaseSettings):
     defn: DefnSettings = Field(
         default_factory=DefnSettings,
         description="Settings of numerix.jit and numerix.defn.",
+    )
+    compile: CompileSettings = Field(
+        default_factory=CompileSettings,
+        description="What compilers keep between processes.",
     )
     backends: BackendsSettings = Field(
         default_factory=BackendsSettings,
