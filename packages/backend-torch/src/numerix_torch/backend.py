@@ -7,6 +7,7 @@ unsigned dtypes torch stores but computes little with) on one torch device.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -158,7 +159,10 @@ def _reduce_plan(kind: str, axes: tuple[int, ...], keepdims: bool, d: dtypes.DTy
 
     def prod(a: torch.Tensor) -> torch.Tensor:
         moved = bits(a, d).movedim(axes, tuple(range(ndim - k, ndim)))
-        r = torch.prod(moved.reshape(*moved.shape[: ndim - k], -1), dim=-1)
+        # the flattened size spelt out: -1 is ambiguous when a kept axis is empty
+        r = torch.prod(
+            moved.reshape(*moved.shape[: ndim - k], math.prod(moved.shape[ndim - k :])), dim=-1
+        )
         if keepdims:
             r = r.reshape([1 if i in axes else n for i, n in enumerate(a.shape)])
         return narrow(r)

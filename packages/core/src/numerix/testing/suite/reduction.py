@@ -162,6 +162,20 @@ def test_var_std_correction(dtype: dtypes.DType) -> None:
                 check(got, want, out, scale=_scale("max2", a))
 
 
+@pytest.mark.parametrize("dtype", [nx.float32, nx.int32, nx.bool], ids=ids)
+@pytest.mark.parametrize("op", REDUCTIONS, ids=str)
+def test_reduction_over_several_axes_beside_an_empty_one(op: Red, dtype: dtypes.DType) -> None:
+    # the kept axis is empty: a backend flattening the reduced axes must not ask its
+    # library to infer a size (-1) from no elements
+    out = op.out(dtype)
+    for shape, axis in (((0, 3, 4), (1, 2)), ((2, 0, 3), (0, 2)), ((3, 2, 0), (0, 1))):
+        a = sample(dtype, shape, 1, small=op.small)
+        for keepdims in (False, True):
+            want = _numpy(op.ref, to_compute(a, op.compute(dtype)), axis=axis, keepdims=keepdims)
+            assert out is not None and not isinstance(want, BaseException)
+            check(op.fn(nx.tensor(a), axis=axis, keepdims=keepdims), want, out)
+
+
 @pytest.mark.parametrize(("fn", "ref"), [(nx.argmax, np.argmax), (nx.argmin, np.argmin)],
                          ids=["argmax", "argmin"])  # fmt: skip
 @pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
