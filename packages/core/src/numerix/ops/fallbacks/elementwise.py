@@ -182,9 +182,9 @@ def abs(out: Tensor, x: Tensor) -> Tensor:
 
 @fallback_rule("sign")
 def sign(out: Tensor, x: Tensor) -> Tensor:
-    """-1, 0 or 1 by less against 0 (select); a float's NaN stays (and bfloat16's zeros keep
-    their sign, as numpy's bfloat16 does); complex x / |x| as ``binary`` divides it (0 at
-    0), with |x| as in ``abs``."""
+    """-1, 0 or 1 by less against 0 (select); a float's NaN stays and its zeros give +0.0
+    (numpy's sign of -0.0, bfloat16's included); complex x / |x| as ``binary`` divides it
+    (0 at 0), with |x| as in ``abs``."""
     d = x.dtype
     if d.kind == "c":
         m = _cabs(x)
@@ -194,7 +194,7 @@ def sign(out: Tensor, x: Tensor) -> Tensor:
     z = scalar(x, 0)
     rest: Tensor = z
     if d.kind == "f":
-        rest = x if d is dtypes.bfloat16 else ep.select.bind(ep.equal.bind(x, x), z, x)
+        rest = ep.select.bind(ep.equal.bind(x, x), z, x)
     neg = ep.select.bind(ep.less.bind(x, z), scalar(x, -1) if d.kind != "u" else z, rest)
     return ep.select.bind(ep.less.bind(z, x), scalar(x, 1), neg)
 
