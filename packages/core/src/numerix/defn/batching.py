@@ -46,6 +46,7 @@ from numerix.defn.expr import (
     _host,
     unflatten,
 )
+from numerix.defn.graph import last_reads
 from numerix.defn.trace import NUMBER_DTYPES, active_trace, flatten, leaf_spec, trace_flat
 from numerix.errors import ArgumentError, AxisError, NumerixError, ShapeError
 from numerix.ops._core import new_out, run_block, scalar, unify
@@ -139,11 +140,7 @@ class _Walk:
             env[p.id] = outer[f.id]
         # each value is dropped after its last use (a subgraph's free values are inputs
         # of its cond or while node): eagerly, a batch's intermediates do not pile up
-        last: dict[int, int] = {}
-        for k, node in enumerate(g.nodes):
-            for i in node.inputs:
-                if isinstance(i, Node):
-                    last[i.id] = k
+        last = last_reads(g)
         for o in g.outputs:
             last[o.id] = len(g.nodes)
         for k, node in enumerate(g.nodes):
