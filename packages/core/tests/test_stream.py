@@ -14,7 +14,10 @@ from numerix import plugins
 from numerix.defn.streaming import StreamClosedError, StreamEmptyError, StreamFullError
 
 OTHERS = [b for b in ("xla", "torch") if b in plugins.backend_entries()]
-needs_others = pytest.mark.skipif(not OTHERS, reason="numerix-xla or numerix-torch")
+needs_others = pytest.mark.skipif(
+    not OTHERS,
+    reason="runs the stream on xla and torch: neither numerix-xla nor numerix-torch is installed",
+)
 
 
 def double_and_add(chunk: nx.Tensor, acc: nx.Tensor) -> tuple[nx.Tensor, nx.Tensor]:
