@@ -10,6 +10,9 @@ settings (as a reader starting fresh), on one pytest-xdist worker.
   block, the lines that are not ``$ command`` lines); a block written as a ``>>>``
   session is run as a doctest. Both compare with doctest's rules (``...`` stands for
   any text, runs of white space are equal).
+- ```` ```python own-process ```` marks a block that runs in a fresh interpreter, after
+  the page's other ``own-process`` blocks before it (one program): for code that must
+  come first in its process (``XLA_FLAGS`` set before JAX starts).
 - ```` ```python no-run ```` marks a block that must not run (it needs a GPU, it is a
   sketch): it is reported as skipped "no-run by design", and counted.
 - A block that uses the xla or torch backend (it names ``"xla"``/``"torch"`` as a
@@ -26,6 +29,8 @@ import doctest
 import io
 import os
 import re
+import subprocess
+import sys
 import textwrap
 import traceback
 from collections.abc import Iterator
@@ -262,9 +267,38 @@ def _run_or_say_why_not(block: Block, page: _Page) -> str | None:
         return f"not run: needs {', '.join(missing)} (not installed here)"
     if page.not_run:
         return f"not run: it follows {page.not_run[0]}, which needs a package not installed"
+    if "own-process" in block.info:
+        check_in_own_process(block, page.tmp)
+        return None
     with _fresh_reader(page.tmp):
         check(block, page.namespace)
     return None
+
+
+_MARK = "\x00--- numerix docs block ---\x00"
+
+
+def check_in_own_process(block: Block, tmp: Path) -> None:
+    """Run ``block`` in a fresh interpreter after the page's ``own-process`` blocks before
+    it (one program, as a reader runs the page: a block that must come first in its
+    process, such as one setting XLA_FLAGS before JAX starts); check what it printed."""
+    chain = [b for b in BLOCKS if b.page == block.page and "own-process" in b.info
+             and b.line <= block.line]  # fmt: skip
+    source = f"\nprint({_MARK!r})\n".join(b.source for b in chain)
+    env = {k: v for k, v in os.environ.items() if not _numerix_var(k) and k != "XLA_FLAGS"}
+    env["XDG_CONFIG_HOME"] = str(tmp / "xdg")
+    run = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
+                         cwd=tmp, env=env, timeout=600)  # fmt: skip
+    if run.returncode != 0:
+        pytest.fail(f"{block.id}: the block raised:\n{run.stderr[-3000:]}", False)
+    printed = run.stdout.split(_MARK + "\n")[-1]
+    if block.expected is not None and not _CHECKER.check_output(
+        block.expected.strip() + "\n", printed.strip() + "\n", _OPTIONS
+    ):
+        pytest.fail(
+            f"{block.id}: the block printed\n{printed}\nwhere the page shows\n{block.expected}",
+            False,
+        )
 
 
 # ---------------------------------------------------------------- the collector itself

@@ -16,7 +16,10 @@ graph of aten ops and compile that with inductor), ``device`` and ``device_id``
 
 from __future__ import annotations
 
+import io
+import json
 import re
+import struct
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -27,11 +30,15 @@ from numerix.backend import Backend, Option
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.expr import COND, HOOK, WHILE, Graph
 from numerix.defn.replay import Program, lower, run_program, runner
+from numerix.errors import ArgumentError, FileFormatError
 from numerix.plugins import get_backend
 
 __all__ = ["TorchCompiler", "InductorFallbackWarning"]
 
 MODES = ("replay", "inductor")
+# an exported program's payload: its header's length (8 bytes, little-endian), the
+# header (JSON: torch's release, the device type), the torch.export archive
+_LEN = struct.Struct("<Q")
 
 
 class InductorFallbackWarning(UserWarning):
@@ -67,6 +74,86 @@ class TorchCompiler(Compiler):
             if fn is not program.fn:
                 return runner(fn, program.outputs, backend, args_spec, captured=program.captured)
         return run_program(program, args_spec)
+
+    # ------------------------------------------------------------ export
+    exports = True
+
+    def export(self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> bytes:
+        """The program as a ``torch.export`` archive of aten ops (the graph inductor
+        compiles), with the device type it was made for; a graph with cond, while or
+        hook nodes, which such a graph cannot hold, is refused."""
+        import torch
+
+        backend = _target(args_spec, options["device"], options["device_id"])
+        special = sorted({n.op for n in graph.walk() if n.op in (COND, WHILE, HOOK)})
+        if special:
+            raise ArgumentError(
+                f"export: compiler 'torch' exports a graph of aten ops (torch.export), which "
+                f"cannot hold the graph's {', '.join(special)} node(s); export with "
+                f"compiler='xla'"
+            )
+        program = lower(graph, backend)
+        try:
+            gm, examples = _aten_graph(graph, program)
+            archive = torch.export.export(_module(gm), tuple(examples), strict=False)
+            buf = io.BytesIO()
+            torch.export.save(archive, buf)
+        except Exception as e:
+            raise ArgumentError(f"export: {_why(e, program, 'exporting')[5:]}") from None
+        device = getattr(backend, "torch_device", None)
+        meta = {"torch": torch.__version__, "device": getattr(device, "type", "cpu")}
+        head = json.dumps(meta, separators=(",", ":")).encode()
+        return b"".join((_LEN.pack(len(head)), head, buf.getvalue()))
+
+    def load_exported(
+        self,
+        payload: bytes,
+        args_spec: Sequence[ArgSpec],
+        outputs: Sequence[tuple[tuple[int, ...], Any]],
+        backend: Backend,
+    ) -> Executable:
+        """The ``torch.export`` archive ``payload`` holds, run on ``backend`` (a device of
+        the type it was exported on)."""
+        import torch
+
+        def bad(why: str) -> FileFormatError:
+            return FileFormatError(f"load_exported: the torch compiler's payload {why}")
+
+        if len(payload) < _LEN.size:
+            raise bad("is truncated")
+        (n,) = _LEN.unpack_from(payload)
+        try:
+            meta = json.loads(payload[_LEN.size : _LEN.size + n])
+            device = meta["device"]
+        except (ValueError, UnicodeDecodeError, TypeError, KeyError):
+            raise bad("is corrupt (its header is not what the torch compiler writes)") from None
+        here = getattr(getattr(backend, "torch_device", None), "type", "cpu")
+        if device != here:
+            raise ArgumentError(
+                f"load_exported: the program was exported on a torch {device} device, and "
+                f"backend {backend!r} is a {here} device; load it with backend=numerix."
+                f"get_backend('torch', device={device!r}), or export it again there"
+            )
+        try:
+            module = torch.export.load(io.BytesIO(payload[_LEN.size + n :])).module()
+        except Exception as e:
+            raise bad(f"cannot be read by torch {torch.__version__} ({type(e).__name__})") from None
+        return runner(module, list(outputs), backend, args_spec)
+
+
+def _module(gm: Any) -> Any:
+    """The aten graph ``gm`` as the module ``torch.export`` takes."""
+    import torch
+
+    class Program(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gm = gm
+
+        def forward(self, *xs: Any) -> Any:
+            return tuple(self.gm(*xs))
+
+    return Program()
 
 
 # ---------------------------------------------------------------- the device

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -29,7 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.sharding import SingleDeviceSharding
+from jax.experimental import multihost_utils
+from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
 from numerix import dtypes
 from numerix._tensor import Tensor
@@ -42,6 +43,7 @@ from numerix.backend import (
     payload,
 )
 from numerix.dtypes import DType
+from numerix.errors import BackendOptionError
 from numerix.primitives import Primitive
 from numerix.primitives._registry import op_name
 from numerix_xla import _kernels
@@ -653,16 +655,70 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
             type=int,
             minimum=0,
         ),
+        # several devices: tensors spread over them (see validate_options)
+        Option("devices", None),
     )
     spec_fields = ("client", "device_id")
 
-    __slots__ = ("client", "jax_device")
+    __slots__ = ("client", "jax_device", "mesh", "placement")
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.client = get_client(self.options["client"])
         did = self.options["device_id"]
         self.jax_device = self.client.device(self.client.default_device_id if did is None else did)
+        ids = self.options["devices"]
+        #: the devices' mesh (one axis, ``"devices"``) of a backend over several devices
+        self.mesh: Mesh | None = None
+        #: where created tensors go: the device, or every device of the mesh (replicated)
+        self.placement: Any = SingleDeviceSharding(self.jax_device)
+        if ids is not None:
+            self.mesh = Mesh(np.array([self.client.device(i) for i in ids]), ("devices",))
+            self.placement = NamedSharding(self.mesh, PartitionSpec())
+
+    @classmethod
+    def validate_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:
+        """``devices`` (several devices: tensors are spread over them, see
+        :meth:`put_sharded`) is a count (the first N), ``"all"`` or device ids, made a
+        sorted tuple of two or more ids with ``device_id`` its first; one device is the
+        backend of that device (``devices=None``)."""
+        opts = super().validate_options(options)
+        want = opts["devices"]
+        if want is None:
+            return opts
+        n = len(get_client(opts["client"]).devices())
+        if want == "all":
+            ids: tuple[int, ...] = tuple(range(n))
+        elif type(want) is int:
+            ids = tuple(range(want))
+        elif isinstance(want, (tuple, list)) and all(type(i) is int for i in want):
+            ids = tuple(sorted(set(want)))
+            if len(ids) != len(want):
+                raise BackendOptionError(f"backend 'xla': devices {want!r} repeat a device")
+        else:
+            raise BackendOptionError(
+                f"backend 'xla': devices must be a count, 'all' or a tuple of device ids, "
+                f"got {want!r}"
+            )
+        if not ids or ids[0] < 0 or ids[-1] >= n:
+            raise BackendOptionError(
+                f"backend 'xla': devices={want!r}, and client {opts['client']!r} has {n} "
+                f"device(s) (ids 0..{n - 1}); for simulated host devices start the process "
+                f"with XLA_FLAGS=--xla_force_host_platform_device_count=N"
+            )
+        if options.get("device_id", ids[0]) != ids[0]:
+            raise BackendOptionError(
+                f"backend 'xla': device_id={options['device_id']} is not the first of "
+                f"devices {ids}; give device_id (one device) or devices (several)"
+            )
+        opts["device_id"] = ids[0]
+        opts["devices"] = ids if len(ids) > 1 else None
+        return opts
+
+    @property
+    def device_count(self) -> int:
+        ids = self.options["devices"]
+        return 1 if ids is None else len(ids)
 
     def unsupported(self, op: str, dtype: Any) -> Any:
         if dtype in WIDE and not x64_on():
@@ -702,7 +758,12 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
         return f, _array_type
 
     def device_name(self) -> str:
-        return f"{self.options['client']}:{self.options['device_id']}"
+        ids = self.options["devices"]
+        if ids is None:
+            return f"{self.options['client']}:{self.options['device_id']}"
+        if ids == tuple(range(ids[0], ids[-1] + 1)):
+            return f"{self.options['client']}:{ids[0]}..{ids[-1]}"
+        return f"{self.options['client']}:{','.join(map(str, ids))}"
 
     @classmethod
     def is_available(cls, **options: Any) -> bool:
@@ -711,7 +772,11 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
             return False
         n = len(get_client(client).devices())
         did = options.get("device_id")
-        return n > 0 and (did is None or did < n)
+        try:
+            ids = cls.validate_options(options)["devices"] or ()
+        except BackendOptionError:
+            return False
+        return n > 0 and (did is None or did < n) and all(i < n for i in ids)
 
     @classmethod
     def devices(cls) -> list[str]:
@@ -729,8 +794,17 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
 
     # ------------------------------------------------------------ host exchange
     def put(self, array: Any) -> Any:
-        """``array`` (numpy or jax) committed to this backend's device."""
-        return jax.device_put(array, self.jax_device)
+        """``array`` (numpy or jax) committed to this backend's device (every device of a
+        backend over several: replicated)."""
+        return jax.device_put(array, self.placement)
+
+    def put_sharded(self, out: Tensor, x: Tensor, axis: int | None) -> Tensor | None:
+        if self.mesh is None:
+            return None  # one device: the core moves the tensor
+        spec = PartitionSpec() if axis is None else PartitionSpec(*([None] * axis), "devices")
+        data = x.data if isinstance(x.backend, XlaBackend) else x.backend.to_numpy(x)
+        out.data = jax.device_put(data, NamedSharding(self.mesh, spec))
+        return out
 
     def from_numpy(self, out: Tensor, array: np.ndarray) -> Tensor:
         if out.dtype in WIDE:
@@ -739,7 +813,16 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
         return out
 
     def to_numpy(self, x: Tensor) -> np.ndarray:
-        return np.asarray(x.data)
+        data = x.data
+        if isinstance(data, jax.core.Tracer):
+            # refused at once: JAX's own error for a tracer describes where it was traced,
+            # which costs tens of milliseconds (check_rules asks for every kernel it checks)
+            raise TypeError(f"to_numpy: {x.describe()} is being traced; it has no value yet")
+        if not data.is_fully_addressable and not data.is_fully_replicated:
+            # split over the devices of several processes: gathered from each, a
+            # collective every process makes at the same point (docs/scaling.md)
+            return np.asarray(multihost_utils.process_allgather(data, tiled=True))
+        return np.asarray(data)
 
     def from_dlpack(self, out: Tensor, source: Any) -> Tensor | None:
         try:
@@ -770,9 +853,7 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
     # ------------------------------------------------------------ creation
     def _created(self, key: Any, build: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
         # kernels without inputs would run on JAX's default device: pin their output
-        return jitted(
-            (*key, self.jax_device), build, out_shardings=SingleDeviceSharding(self.jax_device)
-        )
+        return jitted((*key, self.placement), build, out_shardings=self.placement)
 
     def full(self, out: Tensor, *, value: Any) -> Tensor:
         if out.dtype in WIDE:
@@ -784,7 +865,7 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
                 out.data = self.put(np.array(value, dtype=dt))
             else:
                 out.data = constant(
-                    (self.jax_device, out.dtype, k), lambda: self.put(np.array(value, dtype=dt))
+                    (self.placement, out.dtype, k), lambda: self.put(np.array(value, dtype=dt))
                 )
             return out
         v = np.array(value, dtype=dt)

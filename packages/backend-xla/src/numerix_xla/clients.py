@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from numerix.errors import BackendOptionError
+from numerix.errors import BackendOptionError, ConfigError
 
 __all__ = ["CLIENTS", "Client", "get_client", "client_options", "default_client", "target_problem"]
 
@@ -134,6 +134,7 @@ def get_client(name: str) -> Client:
         c = _clients.get(name)
         if c is not None:
             return c
+        start_distributed()
         explicit = _configured(name)
         o = {**_DEFAULTS, **explicit}
         platform = CLIENTS.get(o["platform"] or name, o["platform"] or name)
@@ -255,3 +256,72 @@ def target_problem(target: str) -> tuple[str, str] | None:
             f"pip install --force-reinstall {req}   # and check the driver: nvidia-smi / rocm-smi",
         )
     return None
+
+
+_distributed_checked = False
+
+
+def start_distributed() -> None:
+    """Join the computation ``[backends.xla.distributed]`` describes
+    (``jax.distributed.initialize``), once per process, before JAX starts a platform;
+    nothing when it is unset or JAX's runtime was started by the program itself.
+
+    The wait for the other processes runs on a daemon thread, watched in short slices:
+    Ctrl-C reaches the caller (the thread gives up at the timeout).
+
+    :raises ConfigError: JAX already started a platform, or the processes did not all
+        join within the timeout (naming the coordinator and this process).
+    """
+    global _distributed_checked
+    if _distributed_checked:
+        return
+    xla = _xla_settings()
+    d = None if xla is None else xla.distributed
+    if d is None:
+        _distributed_checked = True
+        return
+    import jax
+
+    if jax.distributed.is_initialized():
+        _distributed_checked = True
+        return
+    where = (
+        f"[backends.xla.distributed]: process {d.process_id} of {d.num_processes}, "
+        f"coordinator {d.coordinator_address}"
+    )
+    started = [p for p in ("cpu", "cuda", "rocm", "tpu") if _started(p)]
+    if started:
+        raise ConfigError(
+            f"{where}: JAX already started its {', '.join(started)} platform in this process, "
+            f"and the distributed runtime must start first; let numerix's xla backend be the "
+            f"first to use JAX, or call jax.distributed.initialize yourself before any JAX work"
+        )
+    jax.config.update("jax_cpu_collectives_implementation", d.cpu_collectives)
+    outcome: list[BaseException | None] = []
+
+    def join() -> None:
+        try:
+            jax.distributed.initialize(
+                coordinator_address=d.coordinator_address,
+                num_processes=d.num_processes,
+                process_id=d.process_id,
+                local_device_ids=d.local_device_ids,
+                initialization_timeout=d.initialization_timeout,
+            )
+            outcome.append(None)
+        except BaseException as e:  # handed to the caller's thread
+            outcome.append(e)
+
+    worker = threading.Thread(target=join, name="numerix-xla-distributed", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    if outcome and outcome[0] is not None:
+        e = outcome[0]
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ConfigError(
+            f"{where}: could not join ({type(e).__name__}: {first}); start every process "
+            f"with the same coordinator_address and num_processes and its own process_id, "
+            f"process 0 first reachable at that address"
+        ) from None
+    _distributed_checked = True

@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import os
+import struct
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jax
+import jax.export
+import jaxlib
 import numpy as np
 from jax import lax
+from jax.experimental import serialize_executable
 from jax.sharding import SingleDeviceSharding
 
 from numerix._dispatch import new_out
@@ -32,10 +37,10 @@ from numerix._tensor import Tensor
 from numerix.backend import Backend, Option
 from numerix.configuration import effective_settings
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
-from numerix.defn.expr import CONSTANT, FOLD_LIMIT, PARAMETER, Graph, Node
+from numerix.defn.expr import CONSTANT, FOLD_LIMIT, HOOK, PARAMETER, Graph, Node
 from numerix.defn.graph import GraphWalk, last_reads, native_block, subgraph_inputs
 from numerix.defn.replay import runner
-from numerix.errors import ArgumentError
+from numerix.errors import ArgumentError, FileFormatError
 from numerix.plugins import get_backend
 from numerix_xla._kernels import check_64bit, x64_on
 from numerix_xla.backend import XlaBackend
@@ -88,43 +93,126 @@ class XlaCompiler(Compiler):
         options: Mapping[str, Any],
         backend: XlaBackend,
     ) -> Executable:
-        lowering = _Lowering(backend)
-        body = lowering.graph(graph)
-        caps = lowering.captured_payloads
+        program, caps, captured, specs, sharding = _program(graph, args_spec, backend)
         n = len(args_spec)
-        in_types = [(s.shape, s.dtype) for s in args_spec]
-
-        single = len(graph.outputs) == 1
-
-        def program(*xs: Any) -> Any:
-            args = [new_out(s, d, backend, x) for x, (s, d) in zip(xs[:n], in_types)]
-            outs = [o.data for o in body(args, xs[n:])]
-            return outs[0] if single else outs  # one output: as raw jax.jit returns it
-
-        dev = backend.jax_device
-        sharding = SingleDeviceSharding(dev)
         # host arguments go in as their numpy payloads: jax.jit puts them on the device
         # itself (one C++ step, not a numerix transfer per tensor), hence in_shardings;
         # only device buffers can be donated
         wanted = set(range(n)) if options["donate"] else set(options["donate_leaves"])
         donate = tuple(i for i, s in enumerate(args_spec) if s.backend is backend and i in wanted)
-        jitted = jax.jit(
-            program, in_shardings=sharding, out_shardings=sharding, donate_argnums=donate
-        )
-        specs = [
-            jax.ShapeDtypeStruct(s.shape, s.dtype.numpy_dtype, sharding=sharding) for s in args_spec
-        ] + [jax.ShapeDtypeStruct(c.shape, c.dtype, sharding=sharding) for c in caps]
-        # compiled now (errors surface here, not on the first call); jax.jit keeps the
-        # executable, so calls go through jax's own dispatch with no recompile
-        jitted.lower(*specs).compile()
+        spread = backend.mesh is not None
+        if spread:
+            # over several devices the computation follows the data: each argument keeps
+            # the sharding it has (split or replicated), XLA propagates them through the
+            # program and inserts the collectives, and jax.jit compiles once per
+            # arrangement of the arguments, on the first call that brings it; host
+            # arguments are replicated first (a program with no argument makes its
+            # outputs replicated)
+            jitted = jax.jit(
+                program,
+                out_shardings=None if n + len(caps) else sharding,
+                donate_argnums=donate,
+            )
+        else:
+            jitted = jax.jit(
+                program, in_shardings=sharding, out_shardings=sharding, donate_argnums=donate
+            )
+            # compiled now (errors surface here, not on the first call); jax.jit keeps the
+            # executable, so calls go through jax's own dispatch with no recompile
+            jitted.lower(*specs).compile()
         out_types: list[Any] = [(o.shape, o.dtype) for o in graph.outputs]
         run = runner(
-            jitted, out_types, backend, args_spec, trailing=tuple(caps), bare=single,
-            host_payloads=True, captured=lowering.captured,
+            jitted, out_types, backend, args_spec, trailing=tuple(caps),
+            bare=len(graph.outputs) == 1, host_payloads=not spread, captured=captured,
         )  # fmt: skip
         run.lowered = jitted  # type: ignore[attr-defined]
         run.donated = donate if options["donate_leaves"] else ()  # type: ignore[attr-defined]
         return run
+
+    # ------------------------------------------------------------ export
+    exports = True
+
+    def export(self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> bytes:
+        """The program as serialized StableHLO (``jax.export``), with the compiled
+        executable for machines like this one beside it (see :meth:`load_exported`);
+        captured tensors are constants of the program."""
+        backend = target_backend(args_spec, options)
+        if backend.mesh is not None:
+            raise ArgumentError(
+                f"export: compiler 'xla' exports programs of one device, and the arguments "
+                f"live on {backend!r}; export with templates of one device "
+                f"(numerix.template(shape, dtype, backend='xla'))"
+            )
+        if not x64_on():
+            check_64bit("export (compiler xla)", backend, _dtypes(graph))
+        with collector_paused():
+            program, caps, _, specs, sharding = _program(graph, args_spec, backend)
+            n = len(args_spec)
+            jitted = jax.jit(
+                lambda *xs: program(*xs, *caps), in_shardings=sharding, out_shardings=sharding
+            )
+            try:
+                hlo = bytes(jax.export.export(jitted)(*specs[:n]).serialize())
+                executable = _serialize_executable(jitted.lower(*specs[:n]).compile())
+            except Exception as e:
+                hooks = " (it calls a hook or print_value: remove them)" * _has_hook(graph)
+                raise ArgumentError(
+                    f"export: compiler 'xla' cannot export this program{hooks}: "
+                    f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                ) from None
+        dev = backend.jax_device
+        meta = {
+            **_machine(dev),
+            "hlo": len(hlo),
+            "executable": len(executable),
+        }
+        head = json.dumps(meta, separators=(",", ":")).encode()
+        return b"".join((_LEN.pack(len(head)), head, hlo, executable))
+
+    def load_exported(
+        self,
+        payload: bytes,
+        args_spec: Sequence[ArgSpec],
+        outputs: Sequence[tuple[tuple[int, ...], Any]],
+        backend: Backend,
+    ) -> Executable:
+        """The program ``payload`` holds, on ``backend``'s device: its compiled
+        executable where this machine is like the exporting one (the same JAX release,
+        platform and device kind), else compiled from its StableHLO."""
+        assert isinstance(backend, XlaBackend)
+        if not x64_on():
+            check_64bit(
+                "load_exported", backend, {d for _, d in outputs} | {s.dtype for s in args_spec}
+            )
+        meta, hlo, executable = _unpack(payload)
+        dev = backend.jax_device
+        sharding = SingleDeviceSharding(dev)
+        specs = [
+            jax.ShapeDtypeStruct(s.shape, s.dtype.numpy_dtype, sharding=sharding) for s in args_spec
+        ]
+        single = len(outputs) == 1
+        fn: Any = None
+        if executable and all(meta.get(k) == v for k, v in _machine(dev).items()):
+            fn = _load_executable(executable, len(args_spec), len(outputs), dev)
+        if fn is None:
+            try:
+                exp = jax.export.deserialize(bytearray(hlo))
+            except Exception as e:
+                raise FileFormatError(
+                    f"load_exported: the program's StableHLO cannot be read by JAX "
+                    f"{jax.__version__} ({type(e).__name__}); it was written by JAX "
+                    f"{meta.get('jax')}"
+                ) from None
+            if dev.platform not in exp.platforms:
+                raise FileFormatError(
+                    f"load_exported: the program was exported for {', '.join(exp.platforms)}, "
+                    f"and backend {backend!r} is a {dev.platform} device; export it again "
+                    f"from a {dev.platform} backend"
+                )
+            jitted = jax.jit(exp.call, in_shardings=sharding, out_shardings=sharding)
+            jitted.lower(*specs).compile()
+            fn = jitted
+        return runner(fn, list(outputs), backend, args_spec, bare=single, host_payloads=True)
 
 
 #: the persistent cache directory numerix gave JAX (None: none yet)
@@ -200,7 +288,7 @@ def target_backend(args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> 
     opts: dict[str, Any] = {}
     met = meeting_backend("jit", args_spec, noun="argument")
     if isinstance(met, XlaBackend):
-        opts = {k: met.options[k] for k in ("client", "device_id")}
+        opts = {k: met.options[k] for k in ("client", "device_id", "devices")}
     client, did = options.get("client"), options.get("device_id")
     if client is not None:
         if not isinstance(client, str):
@@ -212,6 +300,7 @@ def target_backend(args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> 
         opts["client"] = client
     if did is not None:
         opts["device_id"] = did
+        opts.pop("devices", None)
     backend = get_backend("xla", **opts)
     assert isinstance(backend, XlaBackend)
     meeting_backend("jit", args_spec, backend, noun="argument")
@@ -429,3 +518,95 @@ def _native_block(impl: Any, b: Backend, n: Node, get: Callable[[list[Any]], lis
         return list(r) if isinstance(r, tuple) else r
 
     return block
+
+
+def _program(
+    graph: Graph, args_spec: Sequence[ArgSpec], backend: XlaBackend
+) -> tuple[Callable[..., Any], list[Any], Any, list[Any], Any]:
+    """``graph`` as a function of JAX values (the arguments, then the captured tensors'
+    payloads), those payloads, the weak references to the captured tensors, the
+    abstract values of both, and where the backend places values (its device, or its
+    devices replicated)."""
+    lowering = _Lowering(backend)
+    body = lowering.graph(graph)
+    caps = list(lowering.captured_payloads)
+    n = len(args_spec)
+    in_types = [(s.shape, s.dtype) for s in args_spec]
+    single = len(graph.outputs) == 1
+
+    def program(*xs: Any) -> Any:
+        args = [new_out(s, d, backend, x) for x, (s, d) in zip(xs[:n], in_types)]
+        outs = [o.data for o in body(args, xs[n:])]
+        return outs[0] if single else outs  # one output: as raw jax.jit returns it
+
+    sharding = backend.placement
+    specs = [
+        jax.ShapeDtypeStruct(s.shape, s.dtype.numpy_dtype, sharding=sharding) for s in args_spec
+    ] + [jax.ShapeDtypeStruct(c.shape, c.dtype, sharding=sharding) for c in caps]
+    return program, caps, lowering.captured, specs, sharding
+
+
+def _has_hook(g: Graph) -> bool:
+    return any(n.op == HOOK or any(_has_hook(sub) for sub in n.subgraphs) for n in g.nodes)
+
+
+# ---------------------------------------------------------------- exported programs
+# payload: meta length (8 bytes, little-endian), meta (JSON: the machine, the parts'
+# lengths), the StableHLO, the compiled executable (empty where JAX cannot serialize it)
+_LEN = struct.Struct("<Q")
+
+
+def _machine(dev: Any) -> dict[str, str]:
+    """What a compiled executable depends on: the JAX release and the device."""
+    return {
+        "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "platform": dev.platform,
+        "device_kind": dev.device_kind,
+    }
+
+
+def _unpack(payload: bytes) -> tuple[dict[str, Any], bytes, bytes]:
+    def bad(why: str) -> FileFormatError:
+        return FileFormatError(f"load_exported: the xla compiler's payload is {why}")
+
+    if len(payload) < _LEN.size:
+        raise bad("truncated")
+    (n,) = _LEN.unpack_from(payload)
+    try:
+        meta = json.loads(payload[_LEN.size : _LEN.size + n])
+    except (ValueError, UnicodeDecodeError):
+        raise bad("corrupt (its header is not JSON)") from None
+    if (
+        type(meta) is not dict
+        or type(meta.get("hlo")) is not int
+        or type(meta.get("executable")) is not int
+    ):
+        raise bad("corrupt (its header lacks the parts' lengths)")
+    start = _LEN.size + n
+    end = start + meta["hlo"] + meta["executable"]
+    if len(payload) != end:
+        raise bad(f"truncated or padded ({len(payload)} bytes where its header says {end})")
+    return meta, payload[start : start + meta["hlo"]], payload[start + meta["hlo"] : end]
+
+
+def _serialize_executable(compiled: Any) -> bytes:
+    """The compiled executable's bytes (``jax.experimental.serialize_executable``), or
+    nothing where this JAX or device cannot serialize it (the StableHLO serves)."""
+    try:
+        return bytes(serialize_executable.serialize(compiled)[0])
+    except Exception:
+        return b""
+
+
+def _load_executable(data: bytes, n_in: int, n_out: int, dev: Any) -> Any:
+    """The executable ``data`` holds, loaded on ``dev``; None where it cannot be (the
+    caller compiles the StableHLO instead)."""
+    in_tree = jax.tree_util.tree_structure(((0,) * n_in, {}))
+    out_tree = jax.tree_util.tree_structure(0 if n_out == 1 else [0] * n_out)
+    try:
+        return serialize_executable.deserialize_and_load(
+            data, in_tree, out_tree, execution_devices=[dev]
+        )
+    except Exception:
+        return None

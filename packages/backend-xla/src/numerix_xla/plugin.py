@@ -44,7 +44,7 @@ def xla_settings() -> type[Any]:
     """The ``[backends.xla]`` settings model (pydantic is imported here, not at discovery)."""
     from typing import Literal
 
-    from pydantic import BaseModel, ConfigDict, Field
+    from pydantic import BaseModel, ConfigDict, Field, model_validator
 
     class XlaClientSettings(BaseModel):
         """Options of one XLA client (``[backends.xla.clients.cuda]``), as EXLA's."""
@@ -72,6 +72,41 @@ def xla_settings() -> type[Any]:
             "(XLA_PYTHON_CLIENT_MEM_FRACTION); applied before JAX starts the platform.",
         )
 
+    class XlaDistributedSettings(BaseModel):
+        """One process of a computation over several hosts (``jax.distributed``):
+        ``[backends.xla.distributed]``, read when the xla backend first starts."""
+
+        model_config = ConfigDict(extra="forbid")
+
+        coordinator_address: str = Field(
+            description="host:port where process 0 serves the coordinator and the others "
+            "reach it (127.0.0.1:1234 for processes on one machine).",
+        )
+        num_processes: int = Field(ge=1, description="How many processes take part.")
+        process_id: int = Field(ge=0, description="This process's index, 0 to num_processes-1.")
+        local_device_ids: list[int] | None = Field(
+            default=None,
+            description="The devices of this host this process uses (default: all of them).",
+        )
+        initialization_timeout: int = Field(
+            default=300,
+            ge=1,
+            description="Seconds to wait for every process to join before giving up.",
+        )
+        cpu_collectives: Literal["gloo", "mpi"] = Field(
+            default="gloo",
+            description="How CPU devices of different processes exchange data "
+            "(jax_cpu_collectives_implementation).",
+        )
+
+        @model_validator(mode="after")
+        def _process_in_range(self) -> Any:
+            if self.process_id >= self.num_processes:
+                raise ValueError(
+                    f"process_id {self.process_id} is not below num_processes {self.num_processes}"
+                )
+            return self
+
     class XlaSettings(BaseModel):
         """Settings of the ``xla`` backend."""
 
@@ -98,6 +133,13 @@ def xla_settings() -> type[Any]:
             "first 64-bit tensor is made on xla, with a warning; true turns it on then without "
             "the warning; false leaves JAX's mode alone and refuses 64-bit tensors on xla "
             "while it is off. Never changed at import or when another backend is chosen.",
+        )
+        distributed: XlaDistributedSettings | None = Field(
+            default=None,
+            description="Join a computation over several processes and hosts "
+            "(jax.distributed.initialize) when the xla backend first starts: its devices "
+            "are then every process's (numerix.get_backend('xla', devices='all')). Unset: "
+            "one process.",
         )
 
     return XlaSettings

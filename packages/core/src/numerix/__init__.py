@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     )
     from numerix.defn.batching import vmap
     from numerix.defn.control import cond, fori_loop, hook, print_value, scan, while_loop
+    from numerix.defn.exporting import export, load_exported
     from numerix.defn.jacobians import hessian, jacfwd, jacrev
     from numerix.defn.jit import compile, defn, jit
     from numerix.defn.streaming import stream
@@ -151,7 +152,7 @@ _LAZY = {
         ("defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
          "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad",
          "custom_vjp", "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian",
-         "scan", "stream"),
+         "scan", "stream", "export", "load_exported"),
         "numerix.defn",
     ),
 }  # fmt: skip
@@ -206,5 +207,6 @@ __all__ = [
     "defn", "jit", "compile", "template", "trace", "cond", "while_loop", "fori_loop",
     "print_value", "hook", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
     "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian", "scan", "stream",
+    "export", "load_exported",
 ]  # fmt: skip
 __all__ += ops.__all__  # every family module's __all__, see numerix/ops/__init__.py

@@ -165,7 +165,7 @@ def mismatch_error(
         listing += f"; the program runs on {target!r}"
     to = target or next(x.backend for x in operands if not x.backend.is_host)
     fix = f"numerix.backend_transfer(t, {to.name!r}" + "".join(
-        f", {k}={v!r}" for k, v in to.options.items()
+        f", {k}={v!r}" for k, v in to.options.items() if v is not None
     )
     return BackendMismatchError(
         f"{op}: {noun}s live on different backends or devices ({listing}); move them to one "

@@ -407,6 +407,21 @@ class Backend:
         """Adopt an object with ``__dlpack__`` without a copy, or return None to go through host."""
         return None
 
+    @property
+    def device_count(self) -> int:
+        """How many devices this backend's tensors are spread over (1; a backend over
+        several devices, such as ``get_backend("xla", devices=4)``, says how many; see
+        :func:`numerix.device_put`)."""
+        return 1
+
+    def put_sharded(self, out: Tensor, x: Tensor, axis: int | None) -> Tensor | None:
+        """``x`` (a concrete tensor of any backend) split along ``axis`` over this
+        backend's :attr:`device_count` devices, each holding an equal slice (the core
+        checked that the axis divides evenly), or replicated on each (``axis=None``), as
+        ``out``; None where the backend cannot (the default). See
+        :func:`numerix.device_put`."""
+        return None
+
     def to_dlpack(self, x: Tensor, *args: Any, **kwargs: Any) -> Any:
         """A DLPack capsule of ``x``'s data (``__dlpack__``'s arguments passed on). The
         default exports a host copy (``to_numpy``), on the CPU device

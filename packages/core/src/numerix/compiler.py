@@ -85,7 +85,7 @@ class Compiler:
                 raise
             raise ArgumentError(
                 f"{e} (jit's own keywords, for every compiler: static_argnames, "
-                f"static_argnums, donate_argnums, donate_argnames)"
+                f"static_argnums, donate_argnums, donate_argnames, in_shardings, out_shardings)"
             ) from None
 
     def compile(
@@ -101,6 +101,33 @@ class Compiler:
             describes them) and returning the list of output tensors, one per
             ``graph.outputs``, each of exactly the node's shape and dtype.
         """
+        raise NotImplementedError
+
+    #: Whether the compiler implements :meth:`export` and :meth:`load_exported`, what
+    #: :func:`numerix.export` and :func:`numerix.load_exported` call.
+    exports: ClassVar[bool] = False
+
+    def export(self, graph: Any, args_spec: Sequence[ArgSpec], options: Mapping[str, Any]) -> bytes:
+        """The program of ``graph`` for arguments of ``args_spec``, as bytes that
+        :meth:`load_exported` turns back into a program in another process, without the
+        Python source (for compilers whose :attr:`exports` is true). Only the program:
+        numerix writes the signature (the arguments' and results' trees, shapes and
+        dtypes) around it."""
+        raise NotImplementedError
+
+    def load_exported(
+        self,
+        payload: bytes,
+        args_spec: Sequence[ArgSpec],
+        outputs: Sequence[tuple[tuple[int, ...], DType]],
+        backend: Backend,
+    ) -> Executable:
+        """The program :meth:`export` wrote as ``payload``, running on ``backend`` (a
+        backend of :attr:`backend`'s name) for arguments of ``args_spec``: a callable as
+        :meth:`compile` returns, whose results are typed as ``outputs``.
+
+        :raises numerix.errors.FileFormatError: ``payload`` is not a program this
+            compiler wrote, or this machine cannot run it (naming why)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:

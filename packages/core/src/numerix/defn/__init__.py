@@ -20,6 +20,7 @@ __all__ = [
     "print_value", "hook", "Compiler", "ArgSpec", "Graph", "Node", "ExprBackend", "Template",
     "Jitted", "Compiled", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
     "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian", "scan", "stream",
+    "export", "load_exported",
 ]  # fmt: skip
 
 # The transforms load on first use (PEP 562): jit and compile need none of autodiff's
@@ -29,6 +30,7 @@ _TRANSFORMS = {
                      "custom_grad", "checkpoint"), "numerix.defn.autodiff"),
     "vmap": "numerix.defn.batching",
     "stream": "numerix.defn.streaming",
+    **dict.fromkeys(("export", "load_exported"), "numerix.defn.exporting"),
     **dict.fromkeys(("jacrev", "jacfwd", "hessian"), "numerix.defn.jacobians"),
 }  # fmt: skip
 

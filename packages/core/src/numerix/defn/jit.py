@@ -30,6 +30,7 @@ from numerix.defn.expr import (
     _active,
     _freeze,
     active_trace,
+    format_type,
     trace_flat,
     unflatten,
 )
@@ -40,6 +41,7 @@ from numerix.errors import (
     DeallocatedError,
     TracingError,
 )
+from numerix.ops.transfer import Sharding, device_put
 
 __all__ = ["jit", "defn", "compile", "Jitted", "Compiled", "CacheInfo", "cache_size"]
 
@@ -434,6 +436,8 @@ def jit(
     static_argnums: int | Sequence[int] = (),
     donate_argnums: int | Sequence[int] = (),
     donate_argnames: Sequence[str] = (),
+    in_shardings: Any = None,
+    out_shardings: Any = None,
     **compiler_options: Any,
 ) -> Any:
     """``fn`` compiled on its first call for each signature, and cached (``jax.jit``,
@@ -456,6 +460,12 @@ def jit(
         compiler donates their device buffers, and the tensors passed are freed after
         the call (using one raises ``DeallocatedError``); the evaluator and torch
         compilers keep them (a no-op).
+    :param in_shardings: where the arguments go before the call: a
+        :func:`numerix.sharding` for them all, or one entry per positional argument (a
+        sharding, None to leave it as it is, or a tuple, list or dict of them matching
+        the argument). Tensors spread over several devices make the program run over
+        them (the computation follows the data; see docs/scaling.md).
+    :param out_shardings: the same for the result.
     :param compiler_options: options for the compiler.
 
     >>> import numerix as nx
@@ -473,9 +483,73 @@ def jit(
     numerix.errors.ArgumentError: jit: no compiler named 'nope'; compilers: evaluator...
     """
     extra = (static_argnums, donate_argnums, donate_argnames)
-    if fn is None:
-        return lambda f: Jitted(f, compiler, static_argnames, compiler_options, *extra).function
-    return Jitted(fn, compiler, static_argnames, compiler_options, *extra).function
+
+    def make(f: Callable[..., Any]) -> Any:
+        function = Jitted(f, compiler, static_argnames, compiler_options, *extra).function
+        if in_shardings is None and out_shardings is None:
+            return function
+        return _placing(function, in_shardings, out_shardings)
+
+    return make if fn is None else make(fn)
+
+
+def _place(value: Any, spec: Any, where: str) -> Any:
+    """``value`` placed as ``spec`` says: a :class:`~numerix.ops.transfer.Sharding` (for
+    every tensor below), None (as it is), or a tuple, list or dict of specs matching
+    ``value``'s (a prefix of its tree, as ``jax.jit``'s in_shardings)."""
+    if spec is None:
+        return value
+    if type(spec) is Sharding:
+        if type(value) is Tensor or isinstance(value, (tuple, list, dict)):
+            return _device_put_tensors(value, spec)
+        return value  # a Python number: a 0-d argument, placed where the others meet
+    if isinstance(spec, (tuple, list)) and isinstance(value, (tuple, list)):
+        if len(spec) == len(value):
+            return type(value)(_place(v, s, f"{where}[{i}]") for i, (v, s) in
+                               enumerate(zip(value, spec)))  # fmt: skip
+    elif isinstance(spec, dict) and isinstance(value, dict) and spec.keys() <= value.keys():
+        return {k: _place(v, spec.get(k), f"{where}[{k!r}]") for k, v in value.items()}
+    raise ArgumentError(
+        f"jit: the shardings of {where} are {spec!r:.80}, which does not match its value "
+        f"({type(value).__name__}); give a numerix.sharding(...), None, or a tuple, list or "
+        f"dict of them shaped as the value"
+    )
+
+
+def _device_put_tensors(value: Any, spec: Sharding) -> Any:
+    if type(value) is Tensor:
+        return device_put(value, spec)
+    if isinstance(value, dict):
+        return {k: _device_put_tensors(v, spec) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(_device_put_tensors(v, spec) for v in value)
+    return value
+
+
+def _placing(function: Any, in_shardings: Any, out_shardings: Any) -> Any:
+    """``function`` with its arguments placed by ``in_shardings`` (one spec for them all,
+    or one per positional argument) and its result by ``out_shardings``."""
+    inner = function
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if active_trace() is not None:  # inside a trace: the values are traced
+            return inner(*args, **kwargs)
+        if in_shardings is not None:
+            if type(in_shardings) is Sharding:
+                args = _place(args, in_shardings, "the arguments")
+                kwargs = _place(kwargs, in_shardings, "the keyword arguments")
+            else:
+                spec = tuple(in_shardings) if isinstance(in_shardings, list) else in_shardings
+                if not isinstance(spec, tuple) or len(spec) != len(args):
+                    raise ArgumentError(
+                        f"jit: in_shardings must be one numerix.sharding(...) or one entry "
+                        f"per positional argument ({len(args)} here), got {in_shardings!r:.80}"
+                    )
+                args = _place(args, spec, "the arguments")
+        return _place(inner(*args, **kwargs), out_shardings, "the result")
+
+    functools.update_wrapper(call, inner)
+    return call
 
 
 def defn(
@@ -520,6 +594,12 @@ def defn(
 class Compiled:
     """A program compiled ahead of time by :func:`compile`."""
 
+    #: the operation errors name
+    _op = "compile"
+    #: how an error says the program was made, and how to make one for other arguments
+    _made = "compiled"
+    _again = "compile again for these shapes and dtypes, or use numerix.jit"
+
     def __init__(
         self, fn: Callable[..., Any], run: Executable, graph: Graph, specs: Any, tree: Any
     ) -> None:
@@ -528,32 +608,31 @@ class Compiled:
         self.graph = graph
         self.specs = specs
         self.tree = tree
+        self.out_tree = graph.out_tree
 
     def __call__(self, *args: Any) -> Any:
-        leaves, tree = flatten((args, {}), "compile")
-        got = [leaf_spec(x, "compile") for x in leaves]
+        op = self._op
+        leaves, tree = flatten((args, {}), op)
+        got = [leaf_spec(x, op) for x in leaves]
         want = [(s.shape, s.dtype) for s in self.specs]
         if tree != self.tree or got != want:
-            from numerix.defn.expr import format_type
-
             w = ", ".join(format_type(*p) for p in want)
             g = ", ".join(format_type(*p) for p in got)
             raise TracingError(
-                f"compile: the program was compiled for arguments ({w}), got ({g}); compile "
-                f"again for these shapes and dtypes, or use numerix.jit"
+                f"{op}: the program was {self._made} for arguments ({w}), got ({g}); {self._again}"
             )
         specs = self.specs
         # the arguments meet the program's backend (the meeting rule): host tensors move
         # to it, tensors of another backend or device are refused, as eagerly
-        target = getattr(self.run, "backend", None) or meeting_backend("compile", specs)
+        target = getattr(self.run, "backend", None) or meeting_backend(op, specs)
         meeting_backend(
-            "compile",
+            op,
             [x if type(x) is Tensor else specs[i] for i, x in enumerate(leaves)],
             target,
             noun="argument",
         )
         leaves = _to_tensors(leaves, specs, keep=target)
-        return unflatten(self.graph.out_tree, self.run(leaves))
+        return unflatten(self.out_tree, self.run(leaves))
 
 
 def compile(

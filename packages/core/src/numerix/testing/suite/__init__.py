@@ -39,6 +39,7 @@ FAMILIES = (
     "vmap",
     "toolkit",
     "files",
+    "export",
     "fp_warnings",
     "einsum",
     "numpy_protocol",

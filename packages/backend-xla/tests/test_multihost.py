@@ -1,0 +1,91 @@
+"""Several processes, one computation: two processes on this machine join through
+``[backends.xla.distributed]`` (loopback only, bounded by a timeout), spread a batch over
+their devices, run one data-parallel step, and agree with each other and with one
+process."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import numpy as np
+
+STEP = """
+import json, sys
+import numpy as np
+import numerix as nx
+
+rng = np.random.default_rng(0)
+w = rng.standard_normal((6, 3)).astype(np.float32)
+xs = rng.standard_normal((8, 6)).astype(np.float32)
+
+def loss(w, x):
+    return nx.mean(nx.tanh(nx.dot(x, w)) ** 2)
+
+def step(w, x):
+    value, g = nx.value_and_grad(loss)(w, x)
+    return value, w - 0.5 * g
+
+if sys.argv[1] == "many":
+    everywhere = nx.get_backend("xla", devices="all")
+    batch, rep = nx.sharding("all", axis=0), nx.sharding("all")
+    f = nx.jit(step, compiler="xla", in_shardings=(rep, batch))
+    value, w2 = f(nx.tensor(w), nx.tensor(xs))
+    x = nx.device_put(nx.tensor(xs), batch)
+    out = {"devices": everywhere.device_count, "backend": repr(value.backend),
+           "x_local_rows": sum(s.data.shape[0] for s in x.data.addressable_shards),
+           "x": x.to_numpy().tolist()}
+else:
+    value, w2 = nx.jit(step, compiler="xla")(nx.tensor(w, backend="xla"), nx.tensor(xs, backend="xla"))
+    out = {}
+out.update(loss=value.item(), w=w2.to_numpy().tolist())
+print(json.dumps(out))
+"""
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_two_processes_run_one_sharded_step_and_agree() -> None:
+    port = _port()
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("NUMERIX_", "XLA_FLAGS"))}
+    procs = []
+    for pid in range(2):
+        env = {
+            **base,
+            "JAX_PLATFORMS": "cpu",
+            "NUMERIX_BACKENDS__XLA__DISTRIBUTED__COORDINATOR_ADDRESS": f"127.0.0.1:{port}",
+            "NUMERIX_BACKENDS__XLA__DISTRIBUTED__NUM_PROCESSES": "2",
+            "NUMERIX_BACKENDS__XLA__DISTRIBUTED__PROCESS_ID": str(pid),
+            "NUMERIX_BACKENDS__XLA__DISTRIBUTED__INITIALIZATION_TIMEOUT": "60",
+        }
+        procs.append(subprocess.Popen([sys.executable, "-c", STEP, "many"], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True))  # fmt: skip
+    outs = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=180)
+            assert p.returncode == 0, err[-3000:]
+            outs.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for p in procs:
+            p.kill()
+    one = subprocess.run([sys.executable, "-c", STEP, "one"], env={**base, "JAX_PLATFORMS": "cpu"},
+                         capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert one.returncode == 0, one.stderr[-3000:]
+    single = json.loads(one.stdout.strip().splitlines()[-1])
+    for got in outs:
+        # every process sees both processes' devices, holds half the batch, and gathers it
+        assert got["devices"] == 2 and got["backend"] == "xla(host:0..1)"
+        assert got["x_local_rows"] == 4
+        np.testing.assert_array_equal(np.array(got["x"]), np.array(outs[0]["x"]))
+        np.testing.assert_allclose(got["loss"], single["loss"], rtol=1e-6)
+        np.testing.assert_allclose(np.array(got["w"]), np.array(single["w"]), rtol=1e-5, atol=1e-6)
+    assert outs[0]["loss"] == outs[1]["loss"]
