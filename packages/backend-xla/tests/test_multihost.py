@@ -35,9 +35,15 @@ if sys.argv[1] == "many":
     f = nx.jit(step, compiler="xla", in_shardings=(rep, batch))
     value, w2 = f(nx.tensor(w), nx.tensor(xs))
     x = nx.device_put(nx.tensor(xs), batch)
+    me = nx.distributed.process_index("xla")
+    mine = nx.tensor(np.array([me + 1.0, -me], np.float32), backend="xla")
     out = {"devices": everywhere.device_count, "backend": repr(value.backend),
            "x_local_rows": sum(s.data.shape[0] for s in x.data.addressable_shards),
-           "x": x.to_numpy().tolist()}
+           "x": x.to_numpy().tolist(), "index": me,
+           "count": nx.distributed.process_count("xla"),
+           "sum": nx.distributed.all_reduce(mine).to_numpy().tolist(),
+           "max": nx.distributed.all_reduce(mine, "max").to_numpy().tolist(),
+           "gather": nx.distributed.all_gather(mine).to_numpy().tolist()}
 else:
     value, w2 = nx.jit(step, compiler="xla")(nx.tensor(w, backend="xla"), nx.tensor(xs, backend="xla"))
     out = {}
@@ -89,3 +95,8 @@ def test_two_processes_run_one_sharded_step_and_agree() -> None:
         np.testing.assert_allclose(got["loss"], single["loss"], rtol=1e-6)
         np.testing.assert_allclose(np.array(got["w"]), np.array(single["w"]), rtol=1e-5, atol=1e-6)
     assert outs[0]["loss"] == outs[1]["loss"]
+    # numerix.distributed's collectives: each process's own tensor, combined in both
+    assert sorted(o["index"] for o in outs) == [0, 1] and {o["count"] for o in outs} == {2}
+    for got in outs:
+        assert got["sum"] == [3.0, -1.0] and got["max"] == [2.0, 0.0]
+        assert got["gather"] == [[1.0, 0.0], [2.0, -1.0]]

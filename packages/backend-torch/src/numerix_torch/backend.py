@@ -6,9 +6,12 @@ unsigned dtypes torch stores but computes little with) on one torch device.
 
 from __future__ import annotations
 
+import atexit
+import datetime
 import functools
 import math
 import operator
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +21,7 @@ import torch
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend, Option, lowers, payload
-from numerix.errors import BackendOptionError
+from numerix.errors import ArgumentError, BackendOptionError, ConfigError
 from numerix_torch._dtypes import (
     EMULATED,
     NUMERIX,
@@ -364,18 +367,73 @@ _applied: set[str] = set()
 
 
 def _apply_settings(device: torch.device) -> None:
-    """num_threads when the first backend is created; memory_fraction per cuda device."""
+    """num_threads and the process group when the first backend is created;
+    memory_fraction per cuda device."""
     if "threads" not in _applied:
         _applied.add("threads")
         n = torch_settings_value("num_threads")
         if n is not None:
             torch.set_num_threads(int(n))
+    if "distributed" not in _applied:
+        d = torch_settings_value("distributed")
+        if d is not None and not torch.distributed.is_initialized():
+            _join(d)
+        _applied.add("distributed")
     key = str(device)
     if device.type == "cuda" and key not in _applied:
         _applied.add(key)
         frac = torch_settings_value("memory_fraction")
         if frac is not None:
             torch.cuda.set_per_process_memory_fraction(float(frac), device)
+
+
+def _leave() -> None:
+    """Destroy the process group numerix joined (at exit)."""
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def _collective_error(op: str, x: Tensor, e: Exception) -> str:
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return (
+        f"{op}: torch.distributed refused {x.describe()} ({first}); the process group's "
+        f"backend may not carry this dtype (gloo: floats and ints)"
+    )
+
+
+def _join(d: Any) -> None:
+    """``torch.distributed.init_process_group`` as ``[backends.torch.distributed]`` says,
+    waited on in short slices on a daemon thread (Ctrl-C reaches the caller)."""
+    outcome: list[BaseException | None] = []
+
+    def join() -> None:
+        try:
+            torch.distributed.init_process_group(
+                d.process_group, init_method=d.init_method, world_size=d.world_size,
+                rank=d.rank, timeout=datetime.timedelta(seconds=d.timeout),
+            )  # fmt: skip
+            outcome.append(None)
+        except BaseException as e:  # handed to the caller's thread
+            outcome.append(e)
+
+    worker = threading.Thread(target=join, name="numerix-torch-distributed", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    if outcome and outcome[0] is None:
+        # the group's threads must end before the interpreter does: left to the C++
+        # destructors at exit, gloo's aborts the process ("terminate called without an
+        # active exception")
+        atexit.register(_leave)
+    elif outcome:
+        e = outcome[0]
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ConfigError(
+            f"[backends.torch.distributed]: rank {d.rank} of {d.world_size} at "
+            f"{d.init_method} could not join ({type(e).__name__}: {first}); start every "
+            f"process with the same init_method and world_size and its own rank"
+        ) from None
 
 
 def check_target(target: str) -> tuple[str, str] | None:
@@ -490,6 +548,34 @@ class TorchBackend(
         if t.dtype is torch.bfloat16:
             return t.view(torch.uint16).numpy().view(x.dtype.numpy_dtype)
         return t.numpy()
+
+    def process_group(self) -> tuple[int, int]:
+        dist = torch.distributed
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+        return 0, 1
+
+    def all_reduce(self, out: Tensor, x: Tensor, op: str) -> Tensor | None:
+        dist = torch.distributed
+        data = x.data.clone()
+        try:
+            dist.all_reduce(data, op={"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX,
+                                      "min": dist.ReduceOp.MIN}[op])  # fmt: skip
+        except RuntimeError as e:
+            raise ArgumentError(_collective_error("all_reduce", x, e)) from None
+        out.data = data
+        return out
+
+    def all_gather(self, out: Tensor, x: Tensor) -> Tensor | None:
+        dist = torch.distributed
+        data = x.data.contiguous()
+        parts = [torch.empty_like(data) for _ in range(dist.get_world_size())]
+        try:
+            dist.all_gather(parts, data)
+        except RuntimeError as e:
+            raise ArgumentError(_collective_error("all_gather", x, e)) from None
+        out.data = torch.stack(parts)
+        return out
 
     def from_dlpack(self, out: Tensor, source: Any) -> Tensor | None:
         try:

@@ -32,7 +32,32 @@ def torch_settings() -> type[Any]:
     """The ``[backends.torch]`` settings model (pydantic is imported here, not at discovery)."""
     from typing import Literal
 
-    from pydantic import BaseModel, ConfigDict, Field
+    from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+    class TorchDistributedSettings(BaseModel):
+        """One process of a computation over several processes (``torch.distributed``):
+        ``[backends.torch.distributed]``, read when the first torch backend is created."""
+
+        model_config = ConfigDict(extra="forbid")
+
+        init_method: str = Field(
+            description="Where the processes meet (tcp://127.0.0.1:29500, or file:///path).",
+        )
+        world_size: int = Field(ge=1, description="How many processes take part.")
+        rank: int = Field(ge=0, description="This process's index, 0 to world_size-1.")
+        process_group: Literal["gloo", "nccl", "mpi"] = Field(
+            default="gloo",
+            description="torch's communication backend: gloo on CPU, nccl between GPUs.",
+        )
+        timeout: int = Field(
+            default=300, ge=1, description="Seconds to wait for every process to join."
+        )
+
+        @model_validator(mode="after")
+        def _rank_in_range(self) -> Any:
+            if self.rank >= self.world_size:
+                raise ValueError(f"rank {self.rank} is not below world_size {self.world_size}")
+            return self
 
     class TorchSettings(BaseModel):
         """Settings of the ``torch`` backend."""
@@ -57,6 +82,12 @@ def torch_settings() -> type[Any]:
         )
         num_threads: int | None = Field(
             default=None, ge=1, description="The number of CPU threads (torch.set_num_threads)."
+        )
+        distributed: TorchDistributedSettings | None = Field(
+            default=None,
+            description="Join a process group (torch.distributed.init_process_group) when "
+            "the first torch backend is created; numerix.distributed's collectives then "
+            "run over it. Unset: one process.",
         )
 
     return TorchSettings

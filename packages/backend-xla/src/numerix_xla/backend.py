@@ -43,7 +43,7 @@ from numerix.backend import (
     payload,
 )
 from numerix.dtypes import DType
-from numerix.errors import BackendOptionError
+from numerix.errors import ArgumentError, BackendOptionError
 from numerix.primitives import Primitive
 from numerix.primitives._registry import op_name
 from numerix_xla import _kernels
@@ -797,6 +797,28 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
         """``array`` (numpy or jax) committed to this backend's device (every device of a
         backend over several: replicated)."""
         return jax.device_put(array, self.placement)
+
+    def process_group(self) -> tuple[int, int]:
+        return jax.process_index(), jax.process_count()
+
+    def _gathered(self, x: Tensor, op: str) -> np.ndarray:
+        """Every process's ``x`` stacked along a new first axis (a host array)."""
+        if not x.data.is_fully_addressable:
+            raise ArgumentError(
+                f"{op}: {x.describe()} spans the devices of several processes already; "
+                f"collectives take each process's own tensor (to_numpy() gathers this one)"
+            )
+        return np.asarray(multihost_utils.process_allgather(x.data, tiled=False))
+
+    def all_reduce(self, out: Tensor, x: Tensor, op: str) -> Tensor | None:
+        every = self._gathered(x, "all_reduce")
+        reduce: Any = {"sum": np.sum, "max": np.max, "min": np.min}[op]
+        out.data = self.put(np.asarray(reduce(every, axis=0), dtype=every.dtype))
+        return out
+
+    def all_gather(self, out: Tensor, x: Tensor) -> Tensor | None:
+        out.data = self.put(self._gathered(x, "all_gather"))
+        return out
 
     def put_sharded(self, out: Tensor, x: Tensor, axis: int | None) -> Tensor | None:
         if self.mesh is None:

@@ -140,9 +140,11 @@ def get_client(name: str) -> Client:
         platform = CLIENTS.get(o["platform"] or name, o["platform"] or name)
         if platform != "cpu":
             _apply_memory_options(name, platform, o, explicit)
+        default_id = int(o["default_device_id"])
+        if "default_device_id" not in explicit:
+            default_id = _first_local_device(platform)
         c = Client(
-            name, platform, int(o["default_device_id"]), bool(o["preallocate"]),
-            float(o["memory_fraction"]),
+            name, platform, default_id, bool(o["preallocate"]), float(o["memory_fraction"]),
         )  # fmt: skip
         _clients[name] = c
         return c
@@ -259,6 +261,22 @@ def target_problem(target: str) -> tuple[str, str] | None:
 
 
 _distributed_checked = False
+
+
+def _first_local_device(platform: str) -> int:
+    """The index, among the platform's devices, of this process's first device: 0 in a
+    process of its own; over several processes the devices are every process's, and a
+    tensor's default device must be one this process holds."""
+    xla = _xla_settings()
+    if xla is None or xla.distributed is None:
+        return 0
+    import jax
+
+    try:
+        every, local = jax.devices(platform), jax.local_devices(backend=platform)
+    except RuntimeError:
+        return 0
+    return every.index(local[0]) if local else 0
 
 
 def start_distributed() -> None:

@@ -146,6 +146,7 @@ _LAZY = {
     "fft": "numerix.fft",
     "tree": "numerix.tree",
     "io": "numerix.io",
+    "distributed": "numerix.distributed",
     "save": "numerix.io",
     "load": "numerix.io",
     **dict.fromkeys(
@@ -158,7 +159,7 @@ _LAZY = {
 }  # fmt: skip
 
 
-_SUBMODULES = ("random", "nn", "linalg", "fft", "tree", "io")
+_SUBMODULES = ("random", "nn", "linalg", "fft", "tree", "io", "distributed")
 
 
 def __getattr__(name: str) -> Any:

@@ -414,6 +414,22 @@ class Backend:
         :func:`numerix.device_put`)."""
         return 1
 
+    def process_group(self) -> tuple[int, int]:
+        """``(index, count)`` of this process among the processes of a computation over
+        several (see :mod:`numerix.distributed`); ``(0, 1)``: one process."""
+        return 0, 1
+
+    def all_reduce(self, out: Tensor, x: Tensor, op: str) -> Tensor | None:
+        """Every process's ``x`` combined by ``op`` (``"sum"``, ``"max"``, ``"min"``) into
+        ``out``, in every process; None where the backend cannot (the default: one
+        process, which the core serves itself)."""
+        return None
+
+    def all_gather(self, out: Tensor, x: Tensor) -> Tensor | None:
+        """Every process's ``x`` stacked along a new first axis (by process index) into
+        ``out``, in every process; None where the backend cannot."""
+        return None
+
     def put_sharded(self, out: Tensor, x: Tensor, axis: int | None) -> Tensor | None:
         """``x`` (a concrete tensor of any backend) split along ``axis`` over this
         backend's :attr:`device_count` devices, each holding an equal slice (the core
