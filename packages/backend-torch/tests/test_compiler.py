@@ -402,3 +402,38 @@ def test_torch_compiler_deallocated_arguments_and_is_cached() -> None:
     assert not h.is_cached(x)
     h(x)
     assert h.is_cached(x) and h.trace_count == 1  # it said False after the call
+
+
+_INDUCTOR_TWICE = """
+import json, os
+import numpy as np
+import numerix as nx
+from torch._dynamo.utils import counters
+f = nx.jit(lambda x: nx.softmax(x * 2.0, axis=-1), compiler="torch", mode="inductor")
+out = f(nx.tensor(np.arange(4, dtype=np.float32), backend="torch"))
+print(json.dumps({"hit": counters["inductor"]["fxgraph_cache_hit"],
+                  "dir": os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
+                  "out": out.to_numpy().tolist()}))
+"""
+
+
+def test_inductor_keeps_its_graphs_in_the_cache_dir_for_the_next_process(tmp_path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMERIX_", "TORCHINDUCTOR"))}
+    env["NUMERIX_COMPILE__CACHE_DIR"] = str(tmp_path / "programs")
+    runs = []
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-c", _INDUCTOR_TWICE], env=env,
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert run.returncode == 0, run.stderr[-3000:]
+        runs.append(json.loads(run.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    assert first["dir"] == second["dir"] == str(tmp_path / "programs" / "torch-inductor")
+    assert first["hit"] == 0 and second["hit"] == 1  # compiled once, loaded the second time
+    want = np.exp(np.arange(4) * 2.0) / np.exp(np.arange(4) * 2.0).sum()
+    np.testing.assert_allclose(second["out"], want, rtol=1e-6)
+    assert first["out"] == second["out"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import struct
 import threading
@@ -27,6 +28,7 @@ from typing import Any
 
 from numerix._meeting import meeting_backend
 from numerix.backend import Backend, Option
+from numerix.configuration import effective_settings
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.expr import COND, HOOK, WHILE, Graph
 from numerix.defn.replay import Program, lower, run_program, runner
@@ -70,6 +72,7 @@ class TorchCompiler(Compiler):
         backend = _target(args_spec, options["device"], options["device_id"])
         program = lower(graph, backend)
         if mode == "inductor":
+            use_cache_dir(effective_settings())
             fn = _inductor(graph, program)
             if fn is not program.fn:
                 return runner(fn, program.outputs, backend, args_spec, captured=program.captured)
@@ -94,7 +97,7 @@ class TorchCompiler(Compiler):
             )
         program = lower(graph, backend)
         try:
-            gm, examples = _aten_graph(graph, program)
+            gm, examples, _ = _aten_graph(graph, program)
             archive = torch.export.export(_module(gm), tuple(examples), strict=False)
             buf = io.BytesIO()
             torch.export.save(archive, buf)
@@ -181,6 +184,40 @@ def _target(specs: Sequence[ArgSpec], device: Any, device_id: Any) -> Backend:
 
 # ---------------------------------------------------------------- inductor
 
+#: the inductor cache directory numerix set (None: none yet)
+_cache_dir_set: str | None = None
+
+
+def use_cache_dir(settings: Any) -> None:
+    """Point inductor's caches (its FX graph cache, the compiled kernels) at
+    ``<[compile] cache_dir>/torch-inductor``, so that another process's compilation of
+    the same graph loads them; a directory the program gave torch itself
+    (``TORCHINDUCTOR_CACHE_DIR``) is kept, with a warning."""
+    global _cache_dir_set
+    wanted = None if settings is None else settings.compile.cache_dir
+    if wanted is None:
+        return
+    path = os.path.join(os.path.abspath(os.path.expanduser(wanted)), "torch-inductor")
+    if path == _cache_dir_set:
+        return
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    current = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    ours = (None, _cache_dir_set, os.path.abspath(default_cache_dir()))
+    if current is not None and current not in ours and os.path.abspath(current) != path:
+        warnings.warn(
+            f"[compile] cache_dir is {wanted!r}, but torch's inductor cache directory is "
+            f"already {current!r} (TORCHINDUCTOR_CACHE_DIR, set outside numerix): numerix "
+            f"leaves it, so mode='inductor' keeps its compiled graphs there",
+            stacklevel=4,
+        )
+        _cache_dir_set = path
+        return
+    os.makedirs(path, exist_ok=True)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = path
+    _cache_dir_set = path
+
+
 _LINE = re.compile(r'<numerix program \d+>", line (\d+)')
 
 
@@ -200,7 +237,7 @@ def _inductor(graph: Graph, program: Program) -> Callable[..., Any]:
         )
         return program.fn
     try:
-        gm, examples = _aten_graph(graph, program)
+        gm, _, examples = _aten_graph(graph, program)
     except Exception as e:  # a kernel torch cannot trace
         warnings.warn(_why(e, program, "tracing"), InductorFallbackWarning, stacklevel=5)
         return program.fn
@@ -234,12 +271,15 @@ def _inductor(graph: Graph, program: Program) -> Callable[..., Any]:
     return run
 
 
-def _aten_graph(graph: Graph, program: Program) -> tuple[Any, list[Any]]:
+def _aten_graph(graph: Graph, program: Program) -> tuple[Any, list[Any], list[Any]]:
     """The program traced to a graph of aten ops (``make_fx`` on fake tensors: the
     kernels' Python, dtype tables and caches included, runs once here), which inductor
-    then compiles whole, and the example arguments (contiguous) it was traced for."""
+    then compiles whole; the example arguments (contiguous) it was traced for, real and
+    as the fake tensors inductor compiles for."""
     import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
     from numerix_torch._dtypes import TORCH
     from numerix_torch._random import tracing_for_graph
@@ -251,9 +291,13 @@ def _aten_graph(graph: Graph, program: Program) -> tuple[Any, list[Any]]:
     ]
     # the program's constants and captured tensors are real tensors (moved to the device
     # once, at lowering): make_fx takes them into the graph as its constants
+    # fake tensors of a mode with a shape environment (static shapes): inductor keys its
+    # FX graph cache on it, and bypasses the cache for a graph traced without one
+    fake = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
+    fakes = [fake.from_tensor(e, static_shapes=True) for e in examples]
     with tracing_for_graph():
-        gm = make_fx(program.fn, tracing_mode="fake", _allow_non_fake_inputs=True)(*examples)
-    return gm, examples
+        gm = make_fx(program.fn, tracing_mode="fake", _allow_non_fake_inputs=True)(*fakes)
+    return gm, examples, fakes
 
 
 def _op_at(program: Program, line: int) -> str | None:
