@@ -33,6 +33,7 @@ from numerix.configuration import (
 if TYPE_CHECKING:
     from numerix import io as io  # not in __all__: a star import would shadow the stdlib's io
     from numerix import linalg, nn, random, tree
+    from numerix._benchmark import benchmark
     from numerix.defn.autodiff import (
         checkpoint,
         custom_grad,
@@ -147,6 +148,7 @@ _LAZY = {
     "tree": "numerix.tree",
     "io": "numerix.io",
     "distributed": "numerix.distributed",
+    "benchmark": "numerix._benchmark",
     "save": "numerix.io",
     "load": "numerix.io",
     **dict.fromkeys(
@@ -193,7 +195,7 @@ _sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "__version__", "Tensor", "Backend", "DType", "dtypes", "nn", "random", "linalg", "tree",
-    "save", "load",
+    "save", "load", "benchmark",
     "__array_api_version__", "__array_namespace_info__", "Device",
     "bool", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
