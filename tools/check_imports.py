@@ -50,6 +50,7 @@ PLUGIN_ALSO = ("numerix.defn", "numerix.testing")
 LOW = (
     "numerix._tensor",
     "numerix._frozen",
+    "numerix._threads",
     "numerix._shapes",
     "numerix._version",
     "numerix._dispatch",

@@ -11,7 +11,6 @@ import datetime
 import functools
 import math
 import operator
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -20,8 +19,9 @@ import torch
 
 from numerix import dtypes
 from numerix._tensor import Tensor
+from numerix._threads import call_in_slices
 from numerix.backend import Backend, Option, lowers, payload
-from numerix.errors import ArgumentError, BackendOptionError, ConfigError
+from numerix.errors import ArgumentError, BackendOptionError, ConfigError, first_line
 from numerix_torch._dtypes import (
     EMULATED,
     NUMERIX,
@@ -395,9 +395,8 @@ def _leave() -> None:
 
 
 def _collective_error(op: str, x: Tensor, e: Exception) -> str:
-    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     return (
-        f"{op}: torch.distributed refused {x.describe()} ({first}); the process group's "
+        f"{op}: torch.distributed refused {x.describe()} ({first_line(e)}); the process group's "
         f"backend may not carry this dtype (gloo: floats and ints)"
     )
 
@@ -405,35 +404,24 @@ def _collective_error(op: str, x: Tensor, e: Exception) -> str:
 def _join(d: Any) -> None:
     """``torch.distributed.init_process_group`` as ``[backends.torch.distributed]`` says,
     waited on in short slices on a daemon thread (Ctrl-C reaches the caller)."""
-    outcome: list[BaseException | None] = []
 
     def join() -> None:
-        try:
-            torch.distributed.init_process_group(
-                d.process_group, init_method=d.init_method, world_size=d.world_size,
-                rank=d.rank, timeout=datetime.timedelta(seconds=d.timeout),
-            )  # fmt: skip
-            outcome.append(None)
-        except BaseException as e:  # handed to the caller's thread
-            outcome.append(e)
+        torch.distributed.init_process_group(
+            d.process_group, init_method=d.init_method, world_size=d.world_size,
+            rank=d.rank, timeout=datetime.timedelta(seconds=d.timeout),
+        )  # fmt: skip
 
-    worker = threading.Thread(target=join, name="numerix-torch-distributed", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.1)
-    if outcome and outcome[0] is None:
-        # the group's threads must end before the interpreter does: left to the C++
-        # destructors at exit, gloo's aborts the process ("terminate called without an
-        # active exception")
-        atexit.register(_leave)
-    elif outcome:
-        e = outcome[0]
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    e = call_in_slices(join, "numerix-torch-distributed")
+    if e is not None:
         raise ConfigError(
             f"[backends.torch.distributed]: rank {d.rank} of {d.world_size} at "
-            f"{d.init_method} could not join ({type(e).__name__}: {first}); start every "
-            f"process with the same init_method and world_size and its own rank"
+            f"{d.init_method} could not join ({type(e).__name__}: {first_line(e)}); start "
+            f"every process with the same init_method and world_size and its own rank"
         ) from None
+    # the group's threads must end before the interpreter does: left to the C++
+    # destructors at exit, gloo's aborts the process ("terminate called without an
+    # active exception")
+    atexit.register(_leave)
 
 
 def check_target(target: str) -> tuple[str, str] | None:

@@ -32,7 +32,7 @@ from numerix.configuration import effective_settings
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.expr import COND, HOOK, WHILE, Graph
 from numerix.defn.replay import Program, lower, run_program, runner
-from numerix.errors import ArgumentError, FileFormatError
+from numerix.errors import ArgumentError, FileFormatError, first_line
 from numerix.plugins import get_backend
 
 __all__ = ["TorchCompiler", "InductorFallbackWarning"]
@@ -309,10 +309,9 @@ def _op_at(program: Program, line: int) -> str | None:
 
 
 def _why(e: Exception, program: Program, step: str = "compiling") -> str:
-    text = str(e)
-    ops = [_op_at(program, int(m)) for m in _LINE.findall(text)]
+    ops = [_op_at(program, int(m)) for m in _LINE.findall(str(e))]
     where = next((f" at op {op!r}" for op in reversed(ops) if op), "")
-    first = text.strip().splitlines()[0] if text.strip() else type(e).__name__
+    first = first_line(e)
     return (
         f"jit: compiler 'torch' mode='inductor': {step} failed{where} "
         f"({type(e).__name__}: {first}); this graph runs in replay mode"

@@ -15,7 +15,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from numerix.errors import BackendOptionError, ConfigError
+from numerix._threads import call_in_slices
+from numerix.errors import BackendOptionError, ConfigError, first_line
 
 __all__ = ["CLIENTS", "Client", "get_client", "client_options", "default_client", "target_problem"]
 
@@ -315,31 +316,21 @@ def start_distributed() -> None:
             f"first to use JAX, or call jax.distributed.initialize yourself before any JAX work"
         )
     jax.config.update("jax_cpu_collectives_implementation", d.cpu_collectives)
-    outcome: list[BaseException | None] = []
 
     def join() -> None:
-        try:
-            jax.distributed.initialize(
-                coordinator_address=d.coordinator_address,
-                num_processes=d.num_processes,
-                process_id=d.process_id,
-                local_device_ids=d.local_device_ids,
-                initialization_timeout=d.initialization_timeout,
-            )
-            outcome.append(None)
-        except BaseException as e:  # handed to the caller's thread
-            outcome.append(e)
+        jax.distributed.initialize(
+            coordinator_address=d.coordinator_address,
+            num_processes=d.num_processes,
+            process_id=d.process_id,
+            local_device_ids=d.local_device_ids,
+            initialization_timeout=d.initialization_timeout,
+        )
 
-    worker = threading.Thread(target=join, name="numerix-xla-distributed", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        worker.join(0.1)
-    if outcome and outcome[0] is not None:
-        e = outcome[0]
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    e = call_in_slices(join, "numerix-xla-distributed")
+    if e is not None:
         raise ConfigError(
-            f"{where}: could not join ({type(e).__name__}: {first}); start every process "
-            f"with the same coordinator_address and num_processes and its own process_id, "
-            f"process 0 first reachable at that address"
+            f"{where}: could not join ({type(e).__name__}: {first_line(e)}); start every "
+            f"process with the same coordinator_address and num_processes and its own "
+            f"process_id, process 0 first reachable at that address"
         ) from None
     _distributed_checked = True

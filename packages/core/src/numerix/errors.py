@@ -153,3 +153,10 @@ class RuleCheckError(NumerixError, RuntimeError):
     that built its output differently from them: raised only while the rule check is on
     (``[debug] check_rules``, which the conformance kit turns on). The message names the
     primitive, the backend, the inputs and what differs."""
+
+
+def first_line(e: BaseException) -> str:
+    """The first line of ``e``'s message, or its type's name when it has none: what an
+    error of numerix quotes of a library's error beneath it."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
