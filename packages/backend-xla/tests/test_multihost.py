@@ -100,3 +100,25 @@ def test_two_processes_run_one_sharded_step_and_agree() -> None:
     for got in outs:
         assert got["sum"] == [3.0, -1.0] and got["max"] == [2.0, 0.0]
         assert got["gather"] == [[1.0, 0.0], [2.0, -1.0]]
+
+
+def test_a_process_that_cannot_reach_the_coordinator_gets_a_named_error() -> None:
+    # JAX's own client would end the process (a fatal error in its runtime); numerix
+    # reaches the coordinator from Python first and raises ConfigError
+    code = (
+        "import numerix as nx\n"
+        "try:\n    nx.ones(2, backend='xla')\n"
+        "except nx.ConfigError as e:\n    print('ConfigError:', e)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMERIX_", "XLA_FLAGS"))}
+    env.update({
+        "JAX_PLATFORMS": "cpu",
+        "NUMERIX_BACKENDS__XLA__DISTRIBUTED__COORDINATOR_ADDRESS": f"127.0.0.1:{_port()}",
+        "NUMERIX_BACKENDS__XLA__DISTRIBUTED__NUM_PROCESSES": "2",
+        "NUMERIX_BACKENDS__XLA__DISTRIBUTED__PROCESS_ID": "1",
+        "NUMERIX_BACKENDS__XLA__DISTRIBUTED__INITIALIZATION_TIMEOUT": "1",
+    })  # fmt: skip
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "process 1 of 2" in run.stdout and "did not answer in 1 s" in run.stdout, run.stdout

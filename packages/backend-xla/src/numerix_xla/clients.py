@@ -11,7 +11,9 @@ rather than a silent no-op.
 from __future__ import annotations
 
 import os
+import socket
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -326,6 +328,10 @@ def start_distributed() -> None:
             initialization_timeout=d.initialization_timeout,
         )
 
+    if d.process_id != 0:
+        # JAX's client ends the whole process (a fatal error in its runtime) when the
+        # coordinator cannot be reached in time: reach it first, from Python
+        _reach(d.coordinator_address, d.initialization_timeout, where)
     e = call_in_slices(join, "numerix-xla-distributed")
     if e is not None:
         raise ConfigError(
@@ -334,3 +340,23 @@ def start_distributed() -> None:
             f"process_id, process 0 first reachable at that address"
         ) from None
     _distributed_checked = True
+
+
+def _reach(address: str, timeout: float, where: str) -> None:
+    """Connect to ``host:port`` until it answers or ``timeout`` seconds pass (then a
+    ``ConfigError``); each try waits at most half a second, so Ctrl-C gets through."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"{where}: coordinator_address must be host:port, got {address!r}")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=0.5):
+                return
+        except OSError as e:
+            if time.monotonic() >= deadline:
+                raise ConfigError(
+                    f"{where}: the coordinator did not answer in {timeout:g} s "
+                    f"({first_line(e)}); start process 0 first, at that address"
+                ) from None
+            time.sleep(0.1)
