@@ -101,5 +101,6 @@ def numerix_compilers() -> list[CompilerEntry]:
             target="numerix_torch.compiler:TorchCompiler",
             contract=1,
             description="one torch function per graph: replayed, or torch.compile (inductor)",
+            serves="torch",
         )
     ]

@@ -30,6 +30,7 @@ def numerix_compilers() -> list[CompilerEntry]:
             "numerix_xla.compiler:XlaCompiler",
             contract=1,
             description="the whole graph as one jax.jit program on an xla device",
+            serves="xla",
         )
     ]
 

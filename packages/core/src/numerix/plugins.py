@@ -78,7 +78,7 @@ class PluginEntry(Frozen):
 
     __slots__ = ("contract", "description", "distribution", "name", "target", "version")
     # where it comes from is not part of what it is
-    _compare = ("name", "target", "contract", "description")
+    _compare: ClassVar[tuple[str, ...]] = ("name", "target", "contract", "description")
 
     #: ``"backend"`` or ``"compiler"``.
     kind: ClassVar[str] = ""
@@ -127,10 +127,39 @@ class BackendEntry(PluginEntry):
 
 class CompilerEntry(PluginEntry):
     """A compiler a plugin provides (:class:`PluginEntry`); its ``target`` is a
-    :class:`numerix.defn.Compiler` subclass."""
+    :class:`numerix.defn.Compiler` subclass.
 
-    __slots__ = ()
+    :param serves: the backend (by name) whose tensors its programs return, as the
+        class's :attr:`~numerix.defn.Compiler.backend` says, or ``"*"`` for a compiler
+        that runs on the arguments' own backend: declared here, the compilers serving a
+        backend are known without importing the others (``jit(compiler="auto")`` on xla
+        does not import torch). None (not declared): the compiler is loaded to ask it.
+        A declaration the class contradicts is a :class:`PluginError` when it loads.
+    """
+
+    __slots__ = ("serves",)
     kind: ClassVar[str] = "compiler"
+    _compare = ("name", "target", "contract", "description", "serves")
+
+    serves: str | None
+
+    def __init__(
+        self,
+        name: str,
+        target: Any,
+        contract: int | None = None,
+        description: str = "",
+        distribution: str | None = None,
+        version: str | None = None,
+        serves: str | None = None,
+    ) -> None:
+        super().__init__(name, target, contract, description, distribution, version)
+        if serves is not None and (not isinstance(serves, str) or not serves):
+            raise TypeError(
+                f"CompilerEntry {name!r}: serves must be a backend name, '*' or None, got "
+                f"{serves!r}"
+            )
+        self._set(serves=serves)
 
 
 _EVALUATOR = CompilerEntry(
@@ -138,6 +167,7 @@ _EVALUATOR = CompilerEntry(
     "numerix.defn.evaluator:Evaluator",
     description="interprets the graph with the arguments' backend (the core's)",
     distribution="numerix",
+    serves="*",
 )
 
 
@@ -919,6 +949,13 @@ def get_compiler(name: str, op: str = "get_compiler") -> Any:
     if not (isinstance(target, type) and issubclass(target, Compiler)):
         raise PluginError(
             f"{op}: compiler {name!r} target {entry.target!r} is not a numerix.defn.Compiler class"
+        )
+    serves = getattr(entry, "serves", None)
+    if serves is not None and serves != (target.backend or "*"):
+        raise PluginError(
+            f"{op}: compiler {name!r} (from {entry.distribution or 'a runtime registration'}) "
+            f"declares serves={serves!r} in its CompilerEntry, but its class serves "
+            f"{target.backend or '*'!r} (Compiler.backend); make the two agree"
         )
     with _REG.lock:
         comp = _REG.compiler_instances.setdefault(name, target())

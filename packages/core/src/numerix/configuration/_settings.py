@@ -107,6 +107,14 @@ class DefnSettings(BaseModel):
         "dropped and its memory freed (`f.cache_info()` counts the evictions). Read when "
         "a call compiles.",
     )
+    auto_budget: float = Field(
+        default=0.2,
+        gt=0,
+        le=600,
+        description="The most seconds `jit(compiler=\"auto\")` spends timing its candidate "
+        "compilers on a new signature's first call (their compilations and first calls "
+        "come on top); the search stops sooner when one is clearly the fastest.",
+    )
 
 
 class CompileSettings(BaseModel):
@@ -170,7 +178,9 @@ class NumerixSettings(BaseSettings):
     default_compiler: str = Field(
         default="evaluator",
         description="The compiler `numerix.jit` uses when no `compiler=` is given. "
-        "`evaluator` interprets the graph with the default backend.",
+        "`evaluator` interprets the graph with the default backend; `auto` times every "
+        "installed compiler serving a call's backend on its first call and keeps the "
+        "fastest (see `[defn] auto_budget`).",
     )
     compiler_options: dict[str, Any] = Field(
         default_factory=dict,

@@ -9,6 +9,7 @@
 import importlib as _importlib
 from typing import Any
 
+from numerix.defn.auto import Choice
 from numerix.defn.compilers import ArgSpec, Compiler
 from numerix.defn.control import cond, fori_loop, hook, print_value, scan, while_loop
 from numerix.defn.expr import ExprBackend, Graph, Node
@@ -20,7 +21,7 @@ __all__ = [
     "print_value", "hook", "Compiler", "ArgSpec", "Graph", "Node", "ExprBackend", "Template",
     "Jitted", "Compiled", "grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
     "custom_grad", "checkpoint", "vmap", "jacrev", "jacfwd", "hessian", "scan", "stream",
-    "export", "load_exported",
+    "export", "load_exported", "Choice",
 ]  # fmt: skip
 
 # The transforms load on first use (PEP 562): jit and compile need none of autodiff's

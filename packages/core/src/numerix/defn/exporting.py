@@ -182,20 +182,20 @@ def export(
             compiler = jitted.compiler
             options = {**jitted.options, **options}
         fn = jitted.fn
-    comp, options = resolve_compiler(compiler, options)
-    if not comp.exports:
-        raise ArgumentError(
-            f"export: compiler {comp.name!r} cannot export a program; compilers that can: "
-            f"{', '.join(_exporting()) or 'none installed'} (pass compiler='xla', or save "
-            f"the weights with numerix.save)"
-        )
     leaves, tree = flatten((templates, {}), "export")
     specs = []
     for x in leaves:
         shape, dtype = leaf_spec(x, "export")
         b = getattr(x, "backend", None) or get_default_backend()
         specs.append(ArgSpec(shape, dtype, b))
-    meeting_backend("export", specs, noun="argument")
+    met = meeting_backend("export", specs, noun="argument")
+    comp, options = resolve_compiler(compiler, options, met or get_default_backend(), "export")
+    if not comp.exports:
+        raise ArgumentError(
+            f"export: compiler {comp.name!r} cannot export a program; compilers that can: "
+            f"{', '.join(_exporting()) or 'none installed'} (pass compiler='xla', or save "
+            f"the weights with numerix.save)"
+        )
     name = getattr(fn, "__name__", "fn")
     graph = trace_flat(fn, [(s.shape, s.dtype) for s in specs], tree, op="export")
     header = {

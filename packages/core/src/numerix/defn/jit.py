@@ -10,16 +10,20 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from numerix import plugins
 from numerix._meeting import DEALLOCATED, meeting_backend
 from numerix._tensor import Tensor
 from numerix._tensor import _speedups as SPEEDUPS
 from numerix.backend import Backend
 from numerix.configuration import effective_settings, get_default_backend
+from numerix.defn.auto import Choice, choose, given
 from numerix.defn.compilers import (
+    AUTO,
     DEFAULT_COMPILER,
     ArgSpec,
     Compiler,
     Executable,
+    check_auto_options,
     compiler_of,
     default_compiler,
     resolve_compiler,
@@ -234,6 +238,8 @@ class Jitted:
         # a signature is a nested tuple hashed anew each time) least recently used first
         # in _order, an LRU of [defn] cache_size entries
         self._cache: dict[Any, tuple[Executable, Any, int]] = {}
+        # signature -> which compiler runs it, and why (explain)
+        self._choices: dict[Any, Choice] = {}
         self._order: OrderedDict[int, Any] = OrderedDict()
         self._tokens = itertools.count()
         # the common call (positional tensors only, no statics), keyed without flattening:
@@ -341,10 +347,11 @@ class Jitted:
             with self._lock:
                 entry = cache.get(key)
                 if entry is None:
-                    run, out_tree = self._compile(leaves, tree, statics, nb)
+                    run, out_tree, choice = self._compile(leaves, tree, statics, nb)
                     self._stats[1] += 1
                     token = next(self._tokens)
                     entry = cache[key] = (run, out_tree, token)
+                    self._choices[key] = choice
                     self._order[token] = key
                     self._evict(cache_size())
                 else:
@@ -375,6 +382,7 @@ class Jitted:
         while len(order) > maxsize:
             token, key = order.popitem(last=False)
             del self._cache[key]
+            self._choices.pop(key, None)
             self._stats[2] += 1
             for fk in [fk for fk, v in self._fast.items() if v[2] == token]:
                 del self._fast[fk]
@@ -390,16 +398,26 @@ class Jitted:
         signature traces and compiles again (``trace_count`` keeps counting)."""
         with self._lock:
             self._cache.clear()
+            self._choices.clear()
             self._order.clear()
             self._fast.clear()
             self._stats[:] = [0, 0, 0]
 
     def _compile(
         self, leaves: list[Any], tree: Any, statics: Any, nb: Backend | None
-    ) -> tuple[Executable, Any]:
+    ) -> tuple[Executable, Any, Choice]:
         specs = _specs(leaves, nb)
-        meeting_backend("jit", specs, noun="argument")  # refused before tracing
-        comp, options = resolve_compiler(self.compiler, self.options)
+        met = meeting_backend("jit", specs, noun="argument")  # refused before tracing
+        auto = self.compiler == AUTO
+        if self.compiler is None:
+            cname, base = default_compiler()
+            if cname == AUTO:
+                auto = True
+                check_auto_options({**base, **self.options}, "jit", "the default_compiler setting")
+        elif auto:
+            check_auto_options(self.options, "jit", "compiler")
+        if not auto:
+            comp, options = resolve_compiler(self.compiler, self.options)
         self.trace_count += 1
         self.function.trace_count = self.trace_count  # type: ignore[attr-defined]
         fn = self.fn
@@ -414,15 +432,59 @@ class Jitted:
 
         name = f"jit {getattr(self.fn, '__name__', 'fn')}"
         graph = trace_flat(fn, [(s.shape, s.dtype) for s in specs], tree, op=name, plain=True)
+        run: Executable | None = None
+        if auto:
+            # the candidates run on this call's arguments (numbers as 0-d tensors), none
+            # of them donated: the winner is compiled again below when it donates
+            args = _to_tensors(leaves, specs) if nb is not None else leaves
+            backend = met or nb or get_default_backend()
+
+            def compile_with(cname: str) -> Executable:
+                c = plugins.get_compiler(cname, "jit")
+                return c.compile(graph, specs, c.validate_options({}))
+
+            run, choice = choose(graph, specs, args, backend, compile_with)
+            comp = plugins.get_compiler(choice.compiler, "jit")
+            options = comp.validate_options({})
+        else:
+            choice = given(comp.name, self._given())
         donated: tuple[int, ...] = ()
         if self.donate_argnames and getattr(comp, "donates", False):
             donated = _donated_leaves(tree, leaves, self.donate_argnames)
             options = {**options, "donate_leaves": donated}
-        run = comp.compile(graph, specs, options)
+            run = None
+        if run is None:
+            run = comp.compile(graph, specs, options)
         freed = getattr(run, "donated", ()) if donated else ()
         if freed:  # the program owns these buffers now: the tensors that held them are freed
             run = _freeing(run, freed)
-        return run, graph.out_tree
+        return run, graph.out_tree, choice
+
+    def _given(self) -> str:
+        """How the compiler of a function that does not search was chosen."""
+        if self.compiler is None:
+            s = effective_settings()
+            return "the default compiler" if s is None else "the default_compiler setting"
+        if isinstance(self.compiler, str):
+            return f"jit(compiler={self.compiler!r}) names it"
+        return "jit(compiler=...) gives it"
+
+    def explain(self, *args: Any, **kwargs: Any) -> Choice:
+        """Which compiler runs a call with these arguments, and why: with
+        ``compiler="auto"``, the search's table (each candidate's compile time, first
+        call and median) and its choice; otherwise the compiler named. A signature not
+        compiled yet is compiled (and searched) first, by calling the function once."""
+        key = self._key(args, kwargs)[0]
+        choice = self._choices.get(key)
+        if choice is None:
+            if active_trace() is not None:
+                raise TracingError(
+                    f"explain: {self!r} is called inside a trace, where it is inlined, not "
+                    f"compiled; call explain outside numerix.jit/grad/vmap"
+                )
+            self(*args, **kwargs)
+            choice = self._choices[key]
+        return choice
 
     def __repr__(self) -> str:
         return f"<numerix.jit of {getattr(self.fn, '__qualname__', self.fn)!r}>"
@@ -449,8 +511,11 @@ def jit(
     0-d tensors of the default dtype (int64, float32; bool, complex64), as in Nx: a new
     value does not recompile, but they are not weakly typed inside the function.
 
-    :param compiler: a compiler name (``"evaluator"``) or instance; default: the
-        ``default_compiler`` setting (``with numerix.config(default_compiler=...)``).
+    :param compiler: a compiler name (``"evaluator"``) or instance, or ``"auto"``: time
+        every installed compiler serving the arguments' backend on a new signature's
+        first call and keep the fastest (``f.explain(*args)`` says why; see
+        docs/defn.md); default: the ``default_compiler`` setting (``with
+        numerix.config(default_compiler=...)``).
     :param static_argnames: parameters passed as Python values (hashable), part of the
         cache key: a new value retraces.
     :param static_argnums: the same, by position among the positional parameters
@@ -666,8 +731,10 @@ def compile(
         shape, dtype = leaf_spec(x, "compile")
         b = getattr(x, "backend", None) or get_default_backend()
         specs.append(ArgSpec(shape, dtype, b))
-    meeting_backend("compile", specs, noun="argument")  # refused before tracing
-    comp, options = resolve_compiler(compiler, compiler_options)
+    met = meeting_backend("compile", specs, noun="argument")  # refused before tracing
+    comp, options = resolve_compiler(
+        compiler, compiler_options, met or get_default_backend(), "compile"
+    )
     graph = trace_flat(fn, [(s.shape, s.dtype) for s in specs], tree, op="compile")
     return Compiled(fn, comp.compile(graph, specs, options), graph, specs, tree)
 
@@ -771,6 +838,7 @@ def _entry(jitted: Jitted) -> Callable[..., Any]:
     call.is_cached = jitted.is_cached
     call.cache_info = jitted.cache_info
     call.cache_clear = jitted.cache_clear
+    call.explain = jitted.explain
     call.trace_count = jitted.trace_count
     return call
 

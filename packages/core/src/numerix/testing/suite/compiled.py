@@ -266,3 +266,36 @@ def test_compiled_seed_softmax_every_compiler() -> None:
         got = nx.defn(softmax, compiler=name)(x)
         assert got.dtype is dtypes.float32 and got.shape == (4,) and got.backend is x.backend
         np.testing.assert_allclose(got.to_numpy(), e / e.sum(), rtol=1e-6, err_msg=name)
+
+
+def test_compiled_auto_chooses_among_the_serving_compilers() -> None:
+    # jit(compiler="auto"): every compiler serving this backend is a candidate (a
+    # backend served by one compiler is given it untimed); the winner's results are the
+    # function's, its table is consistent, and later calls run the winner's program
+    def softmax(x: Any) -> Any:
+        e = nx.exp(x - nx.max(x, axis=-1, keepdims=True))
+        return e / nx.sum(e, axis=-1, keepdims=True)
+
+    backend = nx.get_default_backend()
+    serving = compilers_serving(backend)
+    x = nx.tensor(np.random.default_rng(0).random((4, 8), dtype=np.float32))
+    a = x.to_numpy()
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    want = e / e.sum(axis=-1, keepdims=True)
+    f = nx.jit(softmax, compiler="auto")
+    for _ in range(2):
+        got = f(x)
+        assert got.dtype is dtypes.float32 and got.shape == (4, 8) and got.backend is x.backend
+        np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-5, atol=1e-7)
+    choice = f.explain(x)
+    assert choice.compiler in serving
+    assert f.cache_info().misses == 1 and f.trace_count == 1
+    if len(serving) == 1:
+        assert choice.rows == [], choice.table()
+        return
+    rows = {r["compiler"]: r for r in choice.rows}
+    assert sorted(rows) == serving, choice.table()
+    timed = {n: r["median_s"] for n, r in rows.items() if "median_s" in r}
+    assert min(timed, key=timed.__getitem__) == choice.compiler, choice.table()
+    assert rows[choice.compiler]["status"] == "chosen"
+    assert all(r["calls"] >= 1 for n, r in rows.items() if n in timed)
