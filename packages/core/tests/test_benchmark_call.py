@@ -118,3 +118,95 @@ def test_bad_calls_are_refused_by_name() -> None:
     with pytest.raises(ZeroDivisionError):  # a job's own error reaches the caller as it is
         nx.benchmark({"x": lambda: 1 / 0}, time=0.01)
     assert _benchmark._duration(1.5e-6) == "1.5 µs" and _benchmark._count(2500) == "2.5 K"
+
+
+def test_repeat_measures_again_and_keeps_each_repeats_median() -> None:
+    r = _quick({"a": lambda: sum(range(100))}, time=0.02, repeat=3)
+    (s,) = r.scenarios
+    assert len(s["repeat_medians_s"]) == 3 and all(m > 0 for m in s["repeat_medians_s"])
+    # every repeat ran for its time: the figures are those of all the calls
+    assert s["calls"] * s["mean_s"] >= 3 * 0.02 * 0.99
+    assert s["min_s"] <= min(s["repeat_medians_s"]) <= max(s["repeat_medians_s"]) <= s["max_s"]
+    assert "Median of each repeat:" in r.table() and json.loads(r.to_json())["repeat"] == 3
+    assert len(_quick({"a": lambda: 1}).scenarios[0]["repeat_medians_s"]) == 1
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True, "3", None])
+def test_a_bad_repeat_is_refused_by_name(bad) -> None:
+    with pytest.raises(nx.ArgumentError, match=r"benchmark: repeat must be an int >= 1"):
+        nx.benchmark({"x": lambda: 1}, time=0.01, repeat=bad)
+
+
+def test_device_memory_is_none_where_the_backend_cannot_tell() -> None:
+    x = nx.ones((8,))
+    (s,) = _quick({"host": lambda: x + 1}).scenarios
+    assert s["device_memory_bytes"] is None and s["memory_bytes"] is not None
+    lines = _quick({"host": lambda: x + 1}).table().splitlines()
+    assert lines[2].split()[-2:] == ["device", "mem"] and lines[3].split()[-1] == "—"
+
+
+def test_device_memory_comes_from_the_backend_of_the_returned_tensors(monkeypatch) -> None:
+    backend = nx.get_backend("binary")
+    cls = type(backend)
+    state = {"in_use": 1000, "peak": 5000, "resets": 0}
+
+    def device_memory(self):
+        return state["in_use"], state["peak"]
+
+    def reset(self):
+        state["resets"] += 1
+        state["peak"] = state["in_use"]
+
+    def job():
+        state["peak"] = max(state["peak"], state["in_use"] + 4096)  # one call's buffers
+        return nx.ones((2,))
+
+    monkeypatch.setattr(cls, "device_memory", device_memory)
+    monkeypatch.setattr(cls, "reset_device_memory_peak", reset)
+    r = _quick({"dev": job, "none": lambda: 3})
+    rows = {s["job"]: s for s in r.scenarios}
+    assert rows["dev"]["device_memory_bytes"] == 4096 and state["resets"] == 1
+    assert rows["none"]["device_memory_bytes"] is None  # no tensor returned: no backend
+    assert "4 KB" in r.table() and "4 KB" in r.to_html()
+    # a library that cannot reset its peak: an older, higher peak hides the call's
+    monkeypatch.setattr(cls, "reset_device_memory_peak", lambda self: None)
+    state["peak"] = 10**9
+    assert _quick({"dev": job}).scenarios[0]["device_memory_bytes"] is None
+    assert _quick({"dev": job}, memory=False).scenarios[0]["device_memory_bytes"] is None
+
+
+def test_plot_is_the_html_pages_charts_as_one_svg(tmp_path) -> None:
+    r = _quick({"a": lambda n: n + 1, "b&c": lambda n: n * 2}, {"one": 1, "two": 2})
+    chart = r.plot()
+    svg = chart._repr_svg_()
+    assert svg.startswith("<svg xmlns='http://www.w3.org/2000/svg'") and str(chart) == svg
+    assert svg.count("<svg") == 1 + 4  # the outer image, two charts per input
+    page = r.to_html()
+    for inner in re.findall(r"<svg .*?</svg>", page, re.S):
+        assert inner in svg  # the same charts as the page
+    assert "input one" in svg and "b&amp;c" in svg
+    assert re.search(r"^<svg [^>]*height='(\d+)'", svg) is not None
+    path = tmp_path / "charts.svg"
+    assert r.plot(path).svg == svg and path.read_text(encoding="utf-8") == svg
+
+
+def test_progress_is_drawn_on_request_and_off_when_not_a_terminal(monkeypatch, capsys) -> None:
+    import rich.progress
+
+    shown = []
+    real = rich.progress.Progress.update
+
+    def update(self, task, **kw):
+        shown.append(kw.get("description"))
+        return real(self, task, **kw)
+
+    monkeypatch.setattr(rich.progress.Progress, "update", update)
+    _quick({"job-a": lambda: 1}, repeat=2, progress=True)
+    assert "first call: job-a" in shown and "measuring (2/2): job-a" in shown
+    assert "warm-up (1/2): job-a" in shown
+    capsys.readouterr()
+    shown.clear()
+    _quick({"job-a": lambda: 1})  # progress=None: stderr is captured, not a terminal
+    assert shown == [] and capsys.readouterr().err == ""
+    with pytest.raises(nx.ArgumentError, match="progress must be True, False or None"):
+        nx.benchmark({"x": lambda: 1}, time=0.01, progress="yes")

@@ -585,6 +585,18 @@ class TorchBackend(
         if self.torch_device.type == "cuda":
             torch.cuda.synchronize(self.torch_device)
 
+    def device_memory(self) -> tuple[int, int] | None:
+        # CUDA's caching allocator counts; the CPU's tensors are host memory, and MPS
+        # keeps no peak
+        if self.torch_device.type != "cuda":
+            return None
+        dev = self.torch_device
+        return int(torch.cuda.memory_allocated(dev)), int(torch.cuda.max_memory_allocated(dev))
+
+    def reset_device_memory_peak(self) -> None:
+        if self.torch_device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.torch_device)
+
     # ------------------------------------------------------------ creation
     # iota, eye, arange and linspace: the core's fallbacks (numpy on the host, as these
     # were, then from_numpy)

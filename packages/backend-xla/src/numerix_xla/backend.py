@@ -872,6 +872,19 @@ class XlaBackend(NnKernels, IndexingKernels, ExtraKernels, Backend):
     def synchronize(self, x: Tensor) -> None:
         x.data.block_until_ready()
 
+    def device_memory(self) -> tuple[int, int] | None:
+        # the allocator's figures (GPU, TPU); a CPU device has none (memory_stats() is
+        # None): its arrays are host memory. JAX cannot reset the peak.
+        devices = [self.jax_device] if self.mesh is None else list(self.mesh.devices.flat)
+        in_use = peak = 0
+        for d in devices:
+            stats = d.memory_stats()
+            if not stats or "peak_bytes_in_use" not in stats:
+                return None
+            in_use += int(stats.get("bytes_in_use", 0))
+            peak += int(stats["peak_bytes_in_use"])
+        return in_use, peak
+
     # ------------------------------------------------------------ creation
     def _created(self, key: Any, build: Callable[[], Callable[..., Any]]) -> Callable[..., Any]:
         # kernels without inputs would run on JAX's default device: pin their output

@@ -6,9 +6,10 @@ turns in short slices until each has run for ``time`` seconds, each call timed o
 own clock and every tensor it returns finished (``Backend.synchronize``) before the
 clock stops, so an asynchronous backend is timed for its work, not its dispatch. The
 result reports, per job and input, the calls per second, mean, standard deviation,
-median, 99th percentile, minimum and maximum, and the host memory one call allocates
-(``tracemalloc``: Python's and numpy's allocations), as a table (fastest first, "N×
-slower"), JSON, or a self-contained HTML page with its charts drawn in SVG.
+median, 99th percentile, minimum and maximum, the host memory one call allocates
+(``tracemalloc``: Python's and numpy's allocations) and its device memory where the
+backend can tell (:meth:`Backend.device_memory`), as a table (fastest first, "N×
+slower"), JSON, a self-contained HTML page, or its charts alone (SVG).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import html
 import json
 import math
 import platform
+import re
 import statistics
 import sys
 import time as _time
@@ -32,7 +34,7 @@ from numerix.defn.jit import jit
 from numerix.errors import ArgumentError
 from numerix.ops.transfer import device_put
 
-__all__ = ["benchmark", "BenchmarkResult"]
+__all__ = ["benchmark", "BenchmarkResult", "BenchmarkPlot"]
 
 #: the length of one job's turn, in seconds, while the jobs take turns
 _SLICE = 0.01
@@ -48,6 +50,19 @@ def _finish(value: Any) -> None:
     elif isinstance(value, dict):
         for v in value.values():
             _finish(v)
+
+
+def _backends(value: Any, out: dict[int, Any]) -> dict[int, Any]:
+    """The backends of the tensors in ``value`` (tuples, lists, dicts), by identity."""
+    if type(value) is Tensor:
+        out.setdefault(id(value.backend), value.backend)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _backends(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _backends(v, out)
+    return out
 
 
 def _job(name: str, job: Any) -> tuple[Callable[..., Any], str | None, str | None]:
@@ -93,14 +108,78 @@ class _Scenario:
         self.input = input_name
         self.call = call
         self.samples: list[float] = []
+        self.repeat_medians: list[float] = []
         self.spent = 0.0
         self.first_call_s = 0.0
         self.memory_bytes: int | None = None
+        self.device_memory_bytes: int | None = None
+        #: the backends of the tensors the first call returned (where the work ran)
+        self.backends: list[Any] = []
 
     def once(self) -> float:
         t0 = _time.perf_counter()
         _finish(self.call())
         return _time.perf_counter() - t0
+
+    def first(self) -> None:
+        t0 = _time.perf_counter()
+        value = self.call()
+        _finish(value)
+        self.first_call_s = _time.perf_counter() - t0
+        self.backends = list(_backends(value, {}).values())
+
+    def device_peak(self) -> int | None:
+        """The device memory one call allocates above what is in use before it, summed
+        over the backends its tensors live on; None where none of them can tell (or a
+        peak from before, that cannot be reset, hides this call's)."""
+        before = []
+        for b in self.backends:
+            b.reset_device_memory_peak()
+            before.append(b.device_memory())
+        if all(m is None for m in before):
+            return None
+        value = self.call()
+        _finish(value)
+        total: int | None = None
+        for b, m0 in zip(self.backends, before):
+            m1 = b.device_memory()
+            if m0 is None or m1 is None:
+                continue
+            (in_use0, peak0), (_, peak1) = m0, m1
+            if peak1 <= peak0 and peak0 > in_use0:
+                continue  # an older, higher peak: this call's is not known
+            total = (total or 0) + max(peak1 - in_use0, 0)
+        del value
+        return total
+
+
+class _Progress:
+    """A transient progress bar on stderr (rich), or nothing."""
+
+    def __init__(self, on: bool, total: float) -> None:
+        self.bar: Any = None
+        if not on:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self.task = self.bar.add_task("numerix.benchmark", total=total)
+        self.bar.start()
+
+    def show(self, description: str, advance: float = 0.0) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, description=description, advance=advance)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def benchmark(
@@ -110,6 +189,8 @@ def benchmark(
     time: float = 2.0,
     warmup: float = 0.5,
     memory: bool = True,
+    repeat: int = 1,
+    progress: bool | None = None,
 ) -> BenchmarkResult:
     """Time ``jobs`` (name → callable, or name → ``(function, backend, compiler)``) on
     each of ``inputs`` (name → the value passed as the job's one argument; None: jobs
@@ -119,7 +200,14 @@ def benchmark(
         interleaved so that a passing load falls on all alike).
     :param warmup: seconds each runs before, not measured (after its first call, which
         is timed apart as ``first_call_s``: a jitted function's compilation).
-    :param memory: measure the host memory one call allocates (``tracemalloc``).
+    :param memory: measure the memory one call allocates: on the host (``tracemalloc``)
+        and on the device of the backends its tensors live on, where the backend can
+        tell (:meth:`~numerix.backend.Backend.device_memory`; None otherwise).
+    :param repeat: how many times the warm-up and the measurement run, one after the
+        other; the figures are those of every call, and each repeat's median is kept
+        (``repeat_medians_s``) to show the spread between them.
+    :param progress: a transient progress bar on stderr while it runs; None (the
+        default): when stderr is a terminal.
 
     A job given as ``(function, backend, compiler)`` runs ``numerix.jit(function,
     compiler=compiler)`` (the function as it is when ``compiler`` is None) on the inputs
@@ -136,8 +224,11 @@ def benchmark(
     ... )
     >>> sorted(s["job"] for s in r.scenarios)
     ['matmul', 'sum']
-    >>> r.table().splitlines()[4].split()
-    ['Name', 'ips', 'average', 'deviation', 'median', '99th', '%', 'first', 'call', 'memory']
+    >>> r.table().splitlines()[4].split()  # doctest: +NORMALIZE_WHITESPACE
+    ['Name', 'ips', 'average', 'deviation', 'median', '99th', '%', 'first', 'call', 'memory',
+     'device', 'mem']
+    >>> r.scenarios[0]["device_memory_bytes"] is None  # numpy's memory is the host's
+    True
     """
     if not isinstance(jobs, Mapping) or not jobs:
         raise ArgumentError(
@@ -153,6 +244,15 @@ def benchmark(
             raise ArgumentError(f"benchmark: {what} must be seconds >= 0, got {v!r}")
     if time <= 0:
         raise ArgumentError(f"benchmark: time must be more than 0 seconds, got {time!r}")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ArgumentError(
+            f"benchmark: repeat must be an int >= 1 (how many times to measure), got {repeat!r}"
+        )
+    if progress is not None and not isinstance(progress, bool):
+        raise ArgumentError(
+            f"benchmark: progress must be True, False or None (when stderr is a terminal), "
+            f"got {progress!r}"
+        )
     scenarios: list[_Scenario] = []
     meta: dict[str, tuple[str | None, str | None]] = {}
     for name, job in jobs.items():
@@ -164,12 +264,40 @@ def benchmark(
             for input_name, value in inputs.items():
                 arg = _placed(value, backend)
                 scenarios.append(_Scenario(str(name), str(input_name), _bound(fn, arg)))
-    for s in scenarios:  # first calls, then warm-up, one scenario after the other
-        s.first_call_s = s.once()
+    if progress is None:
+        progress = sys.stderr.isatty()
+    bar = _Progress(progress, repeat * len(scenarios) * (warmup + time))
+    try:
+        for s in scenarios:  # first calls, one scenario after the other
+            bar.show(f"first call: {s.job}")
+            s.first()
+        for r in range(repeat):
+            _measure(scenarios, time, warmup, bar, f" ({r + 1}/{repeat})" if repeat > 1 else "")
+        if memory:
+            bar.show("memory")
+            for s in scenarios:
+                s.memory_bytes = _host_peak(s.call)
+                s.device_memory_bytes = s.device_peak()
+    finally:
+        bar.stop()
+    return BenchmarkResult([_stats(s, meta[s.job]) for s in scenarios], time, warmup, repeat=repeat)
+
+
+def _measure(
+    scenarios: list[_Scenario], time: float, warmup: float, bar: _Progress, tag: str
+) -> None:
+    """One repeat: each scenario warms up, then they take turns until each has run for
+    ``time`` seconds; each keeps this repeat's median."""
+    for s in scenarios:
+        bar.show(f"warm-up{tag}: {s.job}")
         end = _time.perf_counter() + warmup
         while _time.perf_counter() < end:
             s.once()
+        bar.show(f"warm-up{tag}: {s.job}", warmup)
     clock = _time.perf_counter
+    start = [len(s.samples) for s in scenarios]
+    for s in scenarios:
+        s.spent = 0.0
     was_on = gc.isenabled()
     gc.disable()
     try:
@@ -179,6 +307,7 @@ def benchmark(
                     continue
                 turn_end = clock() + _SLICE
                 samples, call = s.samples, s.call
+                spent0 = s.spent
                 while True:
                     t0 = clock()
                     _finish(call())
@@ -187,24 +316,28 @@ def benchmark(
                     s.spent += t1 - t0
                     if t1 >= turn_end or s.spent >= time:
                         break
+                bar.show(f"measuring{tag}: {s.job}", min(s.spent, time) - min(spent0, time))
             gc.collect()  # between rounds, not inside a call's clock
     finally:
         if was_on:
             gc.enable()
-    if memory:
-        for s in scenarios:
-            started = not tracemalloc.is_tracing()
-            if started:
-                tracemalloc.start()
-            try:
-                tracemalloc.reset_peak()
-                base = tracemalloc.get_traced_memory()[0]
-                _finish(s.call())
-                s.memory_bytes = max(tracemalloc.get_traced_memory()[1] - base, 0)
-            finally:
-                if started:
-                    tracemalloc.stop()
-    return BenchmarkResult([_stats(s, meta[s.job]) for s in scenarios], time, warmup)
+    for s, n in zip(scenarios, start):
+        s.repeat_medians.append(statistics.median(s.samples[n:]))
+
+
+def _host_peak(call: Callable[[], Any]) -> int:
+    """The host memory one call of ``call`` allocates at its peak (``tracemalloc``)."""
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        _finish(call())
+        return max(tracemalloc.get_traced_memory()[1] - base, 0)
+    finally:
+        if started:
+            tracemalloc.stop()
 
 
 def _stats(s: _Scenario, meta: tuple[str | None, str | None]) -> dict[str, Any]:
@@ -225,6 +358,8 @@ def _stats(s: _Scenario, meta: tuple[str | None, str | None]) -> dict[str, Any]:
         "max_s": xs[-1],
         "first_call_s": s.first_call_s,
         "memory_bytes": s.memory_bytes,
+        "device_memory_bytes": s.device_memory_bytes,
+        "repeat_medians_s": list(s.repeat_medians),
     }
 
 
@@ -255,14 +390,18 @@ def _bytes(n: int | None) -> str:
 class BenchmarkResult:
     """What :func:`numerix.benchmark` measured: :attr:`scenarios` (one dict per job and
     input), and the ways to show them: :meth:`table`, :meth:`to_json`,
-    :meth:`to_html`, and the HTML page in Jupyter."""
+    :meth:`to_html`, :meth:`plot`, and the HTML page in Jupyter."""
 
-    def __init__(self, scenarios: list[dict[str, Any]], time: float, warmup: float) -> None:
+    def __init__(
+        self, scenarios: list[dict[str, Any]], time: float, warmup: float, *, repeat: int = 1
+    ) -> None:
         #: one dict per job and input: calls, ips, mean_s, std_s, median_s, p99_s,
-        #: min_s, max_s, first_call_s, memory_bytes, and the job's backend and compiler
+        #: min_s, max_s, first_call_s, memory_bytes, device_memory_bytes,
+        #: repeat_medians_s, and the job's backend and compiler
         self.scenarios = scenarios
         self.time = time
         self.warmup = warmup
+        self.repeat = repeat
         #: the machine and versions the figures were taken on
         self.machine = {
             "python": sys.version.split()[0],
@@ -281,8 +420,9 @@ class BenchmarkResult:
     def table(self) -> str:
         """The Benchee-style report: per input, each job's figures, fastest first, then
         the comparison ("N× slower")."""
+        times = f", {self.repeat} times" if self.repeat > 1 else ""
         lines = [
-            f"numerix.benchmark: {self.time:g} s per job, {self.warmup:g} s warm-up "
+            f"numerix.benchmark: {self.time:g} s per job, {self.warmup:g} s warm-up{times} "
             f"(Python {self.machine['python']}, numerix {self.machine['numerix']})"
         ]
         for input_name, rows in self.groups():
@@ -292,7 +432,8 @@ class BenchmarkResult:
             lines += [
                 "",
                 f"{'Name':<{width}}  {'ips':>9}  {'average':>10}  {'deviation':>9}  "
-                f"{'median':>10}  {'99th %':>10}  {'first call':>10}  {'memory':>8}",
+                f"{'median':>10}  {'99th %':>10}  {'first call':>10}  {'memory':>8}  "
+                f"{'device mem':>10}",
             ]
             for r in rows:
                 dev = 100 * r["std_s"] / r["mean_s"] if r["mean_s"] else 0.0
@@ -300,8 +441,15 @@ class BenchmarkResult:
                     f"{r['job']:<{width}}  {_count(r['ips']):>9}  {_duration(r['mean_s']):>10}  "
                     f"{'±' + format(dev, '.1f') + '%':>9}  {_duration(r['median_s']):>10}  "
                     f"{_duration(r['p99_s']):>10}  {_duration(r['first_call_s']):>10}  "
-                    f"{_bytes(r['memory_bytes']):>8}"
+                    f"{_bytes(r['memory_bytes']):>8}  {_bytes(r.get('device_memory_bytes')):>10}"
                 )
+            if self.repeat > 1:
+                lines += ["", "Median of each repeat:"]
+                lines += [
+                    f"{r['job']:<{width}}  "
+                    + "  ".join(_duration(m) for m in r.get("repeat_medians_s", []))
+                    for r in rows
+                ]
             if len(rows) > 1:
                 best = rows[0]
                 lines += ["", "Comparison:", f"{best['job']:<{width}}  {_count(best['ips']):>9}"]
@@ -323,8 +471,8 @@ class BenchmarkResult:
     def to_json(self) -> str:
         """The figures, the settings and the machine as JSON."""
         return json.dumps(
-            {"time": self.time, "warmup": self.warmup, "machine": self.machine,
-             "scenarios": self.scenarios},
+            {"time": self.time, "warmup": self.warmup, "repeat": self.repeat,
+             "machine": self.machine, "scenarios": self.scenarios},
             indent=2,
         )  # fmt: skip
 
@@ -361,6 +509,58 @@ class BenchmarkResult:
 
     def _repr_html_(self) -> str:
         return self.to_html()
+
+    def plot(self, path: str | Path | None = None) -> BenchmarkPlot:
+        """The charts :meth:`to_html` draws (per input, the calls per second and the call
+        times), as one SVG image, which Jupyter displays; written to ``path`` (an
+        ``.svg`` file) when given."""
+        y, parts = 0, []
+        for input_name, rows in self.groups():
+            title = "all jobs" if input_name is None else f"input {input_name}"
+            parts.append(
+                f"<text x='0' y='{y + 16}' font-size='15' font-weight='bold'>"
+                f"{html.escape(title)}</text>"
+            )
+            y += 24
+            for chart in (_bars(rows), _boxes(rows)):
+                parts.append(f"<g transform='translate(0,{y})'>{chart}</g>")
+                y += _height(chart) + 8
+        svg = (
+            f"<svg xmlns='http://www.w3.org/2000/svg' width='{_W}' height='{y}' "
+            f"font-family='system-ui,sans-serif'>" + "".join(parts) + "</svg>"
+        )
+        image = BenchmarkPlot(svg)
+        if path is not None:
+            image.save(path)
+        return image
+
+
+class BenchmarkPlot:
+    """The charts of a :class:`BenchmarkResult` as one SVG image (:attr:`svg`), which
+    Jupyter displays (``_repr_svg_``); :meth:`save` writes it to a file."""
+
+    def __init__(self, svg: str) -> None:
+        #: the SVG document
+        self.svg = svg
+
+    def save(self, path: str | Path) -> None:
+        """Write the SVG to ``path``."""
+        Path(path).write_text(self.svg, encoding="utf-8")
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+    def __str__(self) -> str:
+        return self.svg
+
+    def __repr__(self) -> str:
+        return f"<numerix.benchmark charts: SVG, {len(self.svg)} characters>"
+
+
+def _height(svg: str) -> int:
+    """The height an SVG chart of this module declares."""
+    m = re.search(r"height='(\d+)'", svg)
+    return int(m.group(1)) if m else 0
 
 
 _W, _ROW, _LEFT = 640, 28, 160
@@ -431,14 +631,15 @@ def _boxes(rows: list[dict[str, Any]]) -> str:
 def _html_table(rows: list[dict[str, Any]]) -> str:
     best = rows[0]["median_s"]
     head = ("job", "ips", "average", "deviation", "median", "99th %", "first call", "memory",
-            "vs fastest")  # fmt: skip
+            "device memory", "vs fastest")  # fmt: skip
     out = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for r in rows:
         dev = 100 * r["std_s"] / r["mean_s"] if r["mean_s"] else 0.0
         ratio = r["median_s"] / best if best else math.inf
         cells = (r["job"], _count(r["ips"]), _duration(r["mean_s"]), f"±{dev:.1f}%",
                  _duration(r["median_s"]), _duration(r["p99_s"]), _duration(r["first_call_s"]),
-                 _bytes(r["memory_bytes"]), "fastest" if r is rows[0] else f"{ratio:.2f}× slower")  # fmt: skip
+                 _bytes(r["memory_bytes"]), _bytes(r.get("device_memory_bytes")),
+                 "fastest" if r is rows[0] else f"{ratio:.2f}× slower")  # fmt: skip
         out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
     out.append("</table>")
     return "".join(out)

@@ -456,6 +456,17 @@ class Backend:
     def deallocate(self, x: Tensor) -> None:
         """Free ``x``'s memory now. The default drops the reference."""
 
+    def device_memory(self) -> tuple[int, int] | None:
+        """Optional: ``(bytes in use, peak bytes in use)`` on this backend's device(s),
+        the peak since :meth:`reset_device_memory_peak` (since the process started where
+        the library cannot reset it), for :func:`numerix.benchmark`'s
+        ``device_memory_bytes``. None (the default): the backend cannot tell (a host
+        backend's memory is the host's, which ``tracemalloc`` measures)."""
+        return None
+
+    def reset_device_memory_peak(self) -> None:
+        """Optional: start :meth:`device_memory`'s peak afresh (the default: nothing)."""
+
     #: True for a backend whose kernels flush subnormal floats to zero (XLA on CPU and GPU
     #: does, for speed); the kit then checks that they are flushed instead of kept.
     flushes_denormals: ClassVar[bool] = False

@@ -159,7 +159,119 @@ def _parser() -> argparse.ArgumentParser:
     )
     mm.add_argument("--json", action="store_true", help="print the results as JSON")
     mm.set_defaults(func=_cmd_bench_matmul)
+
+    mlp = bsub.add_parser(
+        "mlp",
+        help="the Axon acceleration post's model (dense(32), relu, dense(1), softmax): "
+        "init and predict, eager and compiled, on every backend",
+        description="Time the Axon acceleration post's model, dense(32) -> relu -> "
+        "dense(1) -> softmax on f32[2][18] inputs (random.uniform of key 1701): its init "
+        "(Glorot-uniform kernels from a key, zero biases) and its predict, eagerly and "
+        "through numerix.jit with each compiler serving each backend, on every installed "
+        "backend and device (or those given). Every row's result is checked against numpy "
+        "before it is timed. The footer puts numerix's ratios beside the post's (EXLA init "
+        "55x, predict 8.8x faster than the pure evaluator).",
+    )
+    _bench_options(mlp)
+    mlp.set_defaults(func=_cmd_bench_mlp)
+
+    sm = bsub.add_parser(
+        "softmax",
+        help="Nx Tip of the Week #6, compiler or backend: softmax of a 256x256 f32, eager "
+        "on each backend vs jitted with each compiler",
+        description="Time the tip's softmax, exp(x - max(x)) / sum(exp(x - max(x))) over a "
+        "{SIZE,SIZE} float32 tensor (uniform in [0,1), fixed seed): eagerly on each "
+        "installed backend (each op dispatched on its own) and jitted with each compiler "
+        "serving the backend (one program). Every row's result is checked against numpy "
+        "before it is timed.",
+    )
+    _bench_options(sm)
+    sm.add_argument(
+        "--size", type=_positive_int, default=256, metavar="N", help="N x N (default 256)"
+    )
+    sm.set_defaults(func=_cmd_bench_softmax)
+
+    run = bsub.add_parser(
+        "run",
+        help="time your own function on every installed backend x compiler and say which wins",
+        description="Import FILE.py and time its FUNCTION on every installed backend (or "
+        "those given) eagerly and jitted with each compiler serving the backend, on the "
+        "inputs --inputs names (a dict name -> value, or a function returning one; each "
+        "value, its tensors and numpy arrays moved to the backend, is passed to FUNCTION "
+        "as its one argument) or with no argument (on each backend as the default one). "
+        "The rows' results are checked against the first row's before timing; the last "
+        "line names the fastest backend + compiler and by how much it wins.",
+    )
+    run.add_argument("target", metavar="FILE.py:FUNCTION", help="the function to time")
+    run.add_argument(
+        "--inputs", metavar="FILE.py:INPUTS", help="the inputs: a dict, or a function returning one"
+    )
+    _bench_options(run)
+    run.set_defaults(func=_cmd_bench_run)
     return p
+
+
+def _bench_options(p: argparse.ArgumentParser) -> None:
+    """The options ``numerix bench mlp``, ``softmax`` and ``run`` share."""
+    p.add_argument(
+        "--backend",
+        action="append",
+        metavar="SPEC",
+        dest="backends",
+        help="a backend spec ('binary', 'xla:cuda:0'); repeat for several (default: every "
+        "installed backend on each of its devices)",
+    )
+    p.add_argument(
+        "--backends",
+        metavar="A,B",
+        dest="backend_list",
+        help="backend specs, comma-separated (with --backend: both)",
+    )
+    p.add_argument(
+        "--compilers",
+        metavar="A,B",
+        help="the compilers to jit with, comma-separated, 'eager' for no compiler, 'auto' "
+        "for numerix.jit's timed choice (default: eager and every compiler serving each "
+        "backend)",
+    )
+    p.add_argument(
+        "--time",
+        type=_positive_float,
+        default=0.5,
+        metavar="SECONDS",
+        help="seconds each row is measured (default 0.5)",
+    )
+    p.add_argument(
+        "--warmup",
+        type=_non_negative_float,
+        default=0.1,
+        metavar="SECONDS",
+        help="seconds each row runs first, not measured (default 0.1; the first call, "
+        "a compilation, is timed apart)",
+    )
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--html", metavar="PATH", help="also write the HTML report to PATH")
+
+
+def _positive_float(s: str) -> float:
+    v = _float(s)
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {s!r}")
+    return v
+
+
+def _non_negative_float(s: str) -> float:
+    v = _float(s)
+    if not v >= 0:
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {s!r}")
+    return v
+
+
+def _float(s: str) -> float:
+    try:
+        return float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {s!r}") from None
 
 
 def _positive_int(s: str) -> int:
@@ -579,7 +691,12 @@ def collect_doctor() -> dict[str, Any]:
         except NumerixError as e:
             problem(str(e), _default_backend_fix(eff, entries))
         compilers = set(compiler_entries())
-        if s.default_compiler in compilers:
+        if s.default_compiler == "auto":
+            ok.append(
+                "default compiler 'auto': each jitted signature timed on "
+                f"{', '.join(sorted(compilers))} (those serving its backend)"
+            )
+        elif s.default_compiler in compilers:
             ok.append(f"default compiler {s.default_compiler!r}")
         else:
             hint = configuration.KNOWN_PLUGINS.get(s.default_compiler)
@@ -1137,3 +1254,546 @@ def _cmd_bench_matmul(args: argparse.Namespace) -> int:
         con.print(Text(f"{len(failed)} row(s) FAILED; see above", style="bold red"))
         return 1
     return 0
+
+
+# ====================================================================== numerix bench mlp, softmax, run
+#: The Axon acceleration post: inputs f32[2][18] from the key 1701, dense(32) -> relu ->
+#: dense(1) -> softmax; its Benchee figures (EXLA against the pure evaluator).
+MLP_KEY = 1701
+MLP_INPUT = (2, 18)
+MLP_HIDDEN = 32
+SEEDS_MLP = {"init": 55.06, "predict": 8.79}
+
+
+@dataclass
+class _Pair:
+    """A backend (on one device) and a compiler (None: eager) of ``numerix bench``."""
+
+    label: str
+    backend: Any
+    compiler: str | None
+    error: str | None = None
+
+
+def _bench_pairs(args: argparse.Namespace, op: str) -> list[_Pair]:
+    """Every backend × compiler the options select: eager, then each compiler serving
+    the backend (``compilers_serving``), on every installed backend and device."""
+    from numerix.configuration import resolve_backend
+    from numerix.defn.compilers import compilers_serving
+    from numerix.errors import ArgumentError, ConfigError
+    from numerix.plugins import backend_class, backend_entries, compiler_entries, parse_spec
+
+    error = _config_error()
+    if error is not None:
+        raise ConfigError(f"{op}: the configuration is invalid: {error}")
+    installed = sorted(compiler_entries())
+    wanted: list[str] | None = None
+    if args.compilers:
+        wanted = [c.strip() for c in args.compilers.split(",") if c.strip()]
+        unknown = [c for c in wanted if c not in ("eager", "auto") and c not in installed]
+        if unknown or not wanted:
+            raise ArgumentError(
+                f"{op}: unknown compiler {', '.join(map(repr, unknown)) or repr('')}; the "
+                f"installed compilers are {', '.join(installed)} ('eager': none; 'auto': "
+                f"numerix.jit's choice among them)"
+            )
+    specs = list(args.backends or []) + [
+        s.strip() for s in (args.backend_list or "").split(",") if s.strip()
+    ]
+    broken: list[_Pair] = []
+    resolved: list[tuple[str, str, dict[str, Any]]] = []
+    if specs:
+        for s in specs:  # an unknown name raises BackendNotFoundError naming the installed
+            name, opts = parse_spec(s, op)
+            backend_class(name, op)
+            resolved.append((s, name, opts))
+    else:
+        for name in backend_entries():
+            try:
+                devices = backend_class(name, op).devices()
+            except Exception as e:  # a broken backend: its row says why
+                broken.append(_Pair(name, None, None, f"cannot set up: {type(e).__name__}: {e}"))
+                continue
+            resolved += [(f"{name}:{d}", *parse_spec(f"{name}:{d}", op)) for d in devices]
+    backends: list[Any] = []
+    for spec, name, opts in resolved:
+        try:
+            be = resolve_backend(name, op, **opts)
+        except Exception as e:
+            if specs:  # asked for by name: the user's error
+                raise
+            broken.append(_Pair(spec, None, None, f"cannot set up: {type(e).__name__}: {e}"))
+            continue
+        if all(be is not b for b in backends):  # 'binary' and 'binary:cpu' are one
+            backends.append(be)
+    names = [be.name for be in backends]
+    pairs = []
+    for be in backends:
+        where = be.name if names.count(be.name) == 1 else f"{be.name}:{be.device}"
+        # 'auto' (jit's timed choice) only when asked for: it is one of the others
+        auto = ["auto"] if wanted is not None and "auto" in wanted else []
+        for c in [None, *compilers_serving(be), *auto]:
+            if wanted is None or (c or "eager") in wanted:
+                pairs.append(_Pair(f"{where} + {c or 'eager'}", be, c))
+    if not pairs and not broken:
+        raise ArgumentError(
+            f"{op}: no backend × compiler pair to time: {', '.join(wanted or [])} serves none "
+            f"of {', '.join(map(repr, backends))}; add 'eager' or a compiler that serves them"
+        )
+    return pairs + broken
+
+
+def _moved(value: Any, be: Any) -> Any:
+    """``value`` with its tensors and numpy arrays put on backend ``be``."""
+    import numpy as np
+
+    from numerix._tensor import Tensor
+    from numerix.ops.creation import from_numpy
+    from numerix.ops.transfer import device_put
+
+    if type(value) is Tensor:
+        return device_put(value, be)
+    if isinstance(value, np.ndarray):
+        return from_numpy(value, backend=be)
+    if isinstance(value, tuple):
+        return tuple(_moved(v, be) for v in value)
+    if isinstance(value, list):
+        return [_moved(v, be) for v in value]
+    if isinstance(value, dict):
+        return {k: _moved(v, be) for k, v in value.items()}
+    return value
+
+
+def _host_tree(value: Any) -> Any:
+    """``value`` with its tensors read back as numpy arrays."""
+    from numerix._tensor import Tensor
+
+    if type(value) is Tensor:
+        return _to_host(value)
+    if isinstance(value, (tuple, list)):
+        return [_host_tree(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _host_tree(value[k]) for k in sorted(value)}
+    return value
+
+
+def _differs(got: Any, expected: Any, where: str = "the result") -> str | None:
+    """None when ``got`` (host values: arrays, numbers, lists, dicts) matches
+    ``expected`` to float32 precision; else how it differs."""
+    import numpy as np
+
+    if isinstance(expected, dict):
+        if not isinstance(got, dict) or sorted(got) != sorted(expected):
+            return f"{where}: keys {sorted(got) if isinstance(got, dict) else type(got).__name__}, expected {sorted(expected)}"
+        for k in expected:
+            why = _differs(got[k], expected[k], f"{where}[{k!r}]")
+            if why:
+                return why
+        return None
+    if isinstance(expected, list):
+        if not isinstance(got, list) or len(got) != len(expected):
+            return f"{where}: not {len(expected)} values"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            why = _differs(g, e, f"{where}[{i}]")
+            if why:
+                return why
+        return None
+    g, e = np.asarray(got), np.asarray(expected)
+    if g.shape != e.shape:
+        return f"{where}: shape {g.shape}, expected {e.shape}"
+    if e.dtype.kind in "fc":
+        scale = float(np.max(np.abs(e))) if e.size else 1.0
+        if not np.allclose(g, e, rtol=1e-3, atol=1e-5 * (scale or 1.0)):
+            err = float(np.max(np.abs(g.astype(np.float64) - e)))
+            return f"{where}: max abs error {err:.3g} (values up to {scale:.3g})"
+        return None
+    if not np.array_equal(g, e):
+        return f"{where}: values differ"
+    return None
+
+
+@dataclass
+class _Case:
+    """One thing ``numerix bench`` times on every pair: ``make(pair)`` returns the call
+    (no arguments), ``check(value)`` None or why its result is wrong."""
+
+    name: str | None
+    make: Callable[[_Pair], Callable[[], Any]]
+    check: Callable[[Any], str | None]
+
+
+def _bench_cases(
+    op: str, pairs: list[_Pair], cases: list[_Case], args: argparse.Namespace
+) -> tuple[Any, list[dict[str, Any]]]:
+    """Check every pair's result on every case, then time those that are right with
+    ``numerix.benchmark``, one case after the other; the report (one group per case)
+    and the failures."""
+    import time as _time
+
+    from numerix._benchmark import BenchmarkResult, _finish, benchmark
+
+    failed: list[dict[str, Any]] = []
+    scenarios: list[dict[str, Any]] = []
+    for p in pairs:
+        if p.error:
+            failed.append({"name": p.label, "input": None, "error": p.error})
+    live = [p for p in pairs if not p.error]
+    for case in cases:
+        jobs: dict[str, Callable[[], Any]] = {}
+        first: dict[str, float] = {}
+        for p in live:
+            try:
+                call = case.make(p)
+                t0 = _time.perf_counter()
+                value = call()
+                _finish(value)
+                first[p.label] = _time.perf_counter() - t0
+                why = case.check(value)
+            except Exception as e:
+                why = f"failed: {type(e).__name__}: {' '.join(str(e).split())}"
+            if why:
+                failed.append({"name": p.label, "input": case.name, "error": why})
+            else:
+                jobs[p.label] = call
+        if not jobs:
+            continue
+        res = benchmark(jobs, time=args.time, warmup=args.warmup)
+        by_label = {p.label: p for p in live}
+        for sc in res.scenarios:
+            p = by_label[sc["job"]]
+            # the checked call was the first: a jitted function's compilation is in it
+            sc.update(
+                input=case.name,
+                backend=f"{p.backend.name}:{p.backend.device}",
+                compiler=p.compiler,
+                first_call_s=first[sc["job"]],
+                checked=True,
+            )
+        scenarios += res.scenarios
+    return BenchmarkResult(scenarios, args.time, args.warmup), failed
+
+
+def _winners(result: Any) -> dict[str | None, dict[str, Any]]:
+    """Per case: the fastest pair (by median), the slowest, and how many times faster."""
+    out: dict[str | None, dict[str, Any]] = {}
+    for case, rows in result.groups():
+        best, worst = rows[0], rows[-1]
+        out[case] = {
+            "fastest": best["job"],
+            "slowest": worst["job"],
+            "times_faster": worst["median_s"] / best["median_s"] if best["median_s"] else None,
+        }
+    return out
+
+
+def _ratio(result: Any, case: str | None, fast: str, slow: str) -> float | None:
+    """How many times faster ``fast`` ran ``case`` than ``slow`` (medians), or None."""
+    med = {s["job"]: s["median_s"] for s in result.scenarios if s["input"] == case}
+    if fast not in med or slow not in med or not med[fast]:
+        return None
+    return float(med[slow] / med[fast])
+
+
+def _bench_report(
+    op: str, args: argparse.Namespace, result: Any, failed: list[dict[str, Any]],
+    extra: dict[str, Any], footer: list[str],
+) -> int:  # fmt: skip
+    """Print the report (or JSON), write the HTML page; 1 when a row failed."""
+    for f in failed:
+        where = f" ({f['input']})" if f["input"] else ""
+        print(f"numerix: {op}: {f['name']}{where}: {f['error']}", file=sys.stderr)
+    if args.html:
+        result.to_html(args.html)
+    winners = _winners(result) if result.scenarios else {}
+    if args.json:
+        data = json.loads(result.to_json())
+        data.update(benchmark=op.split()[-1], failed=failed, **extra)
+        data["fastest"] = [{"input": k, **v} for k, v in winners.items()]
+        print(json.dumps(data, indent=2))
+        return 1 if failed else 0
+    print(result.table() if result.scenarios else f"{op}: no row could run")
+    print()
+    for case, w in winners.items():
+        where = "" if case is None else f"{case}: "
+        if w["fastest"] == w["slowest"]:
+            print(f"{where}fastest: {w['fastest']} (the only row)")
+        else:
+            print(
+                f"{where}fastest: {w['fastest']}, {w['times_faster']:.1f}× faster than "
+                f"{w['slowest']}"
+            )
+    for line in footer:
+        print(line)
+    if args.html:
+        print(f"report: {args.html}")
+    if failed:
+        print(f"{len(failed)} row(s) FAILED; see above", file=sys.stderr)
+        return 1
+    return 0
+
+
+# ---------------------------------------------------------------------- mlp
+def mlp_init(key: Any) -> dict[str, dict[str, Any]]:
+    """The Axon post's model's parameters from ``key``: Glorot-uniform kernels (Axon's
+    default), zero biases, for f32[*][18] inputs."""
+    import math
+
+    from numerix.ops.elementwise import multiply
+    from numerix.random import split, uniform
+
+    keys = split(key)
+    params = {}
+    for i, (k, fan_in, fan_out) in enumerate(
+        ((keys[0], MLP_INPUT[1], MLP_HIDDEN), (keys[1], MLP_HIDDEN, 1))
+    ):
+        limit = math.sqrt(6.0 / (fan_in + fan_out))
+        w = uniform(k, (fan_in, fan_out), minval=-limit, maxval=limit)
+        # zeros on the key's backend (and traced with it inside jit)
+        b = multiply(uniform(k, (fan_out,)), 0.0)
+        params[f"dense_{i}"] = {"kernel": w, "bias": b}
+    return params
+
+
+def mlp_predict(params: dict[str, dict[str, Any]], x: Any) -> Any:
+    """dense(32) → relu → dense(1) → softmax."""
+    from numerix.ops.composites import relu, softmax
+    from numerix.ops.elementwise import add
+    from numerix.ops.linalg import dot
+
+    d0, d1 = params["dense_0"], params["dense_1"]
+    h = relu(add(dot(x, d0["kernel"]), d0["bias"]))
+    return softmax(add(dot(h, d1["kernel"]), d1["bias"]), axis=-1)
+
+
+def _jitted(fn: Callable[..., Any], compiler: str | None) -> Callable[..., Any]:
+    from numerix.defn.jit import jit
+
+    return fn if compiler is None else jit(fn, compiler=compiler)
+
+
+def bench_mlp(args: argparse.Namespace) -> tuple[Any, list[dict[str, Any]], dict[str, Any]]:
+    """``numerix bench mlp``: the report, the failures and the settings (for --json)."""
+    import numpy as np
+
+    from numerix.random import key as random_key
+    from numerix.random import uniform
+
+    op = "bench mlp"
+    pairs = _bench_pairs(args, op)
+    # the reference: numpy's (the binary backend's) init, and predict in numpy
+    ref_params = _host_tree(mlp_init(random_key(MLP_KEY, backend="binary")))
+    x_np = _to_host(uniform(random_key(MLP_KEY, backend="binary"), MLP_INPUT))
+
+    def np_predict(p: dict[str, Any], x: Any) -> Any:
+        d0, d1 = p["dense_0"], p["dense_1"]
+        h = np.maximum(x @ d0["kernel"] + d0["bias"], 0)
+        z = h @ d1["kernel"] + d1["bias"]
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    expected = np_predict(ref_params, x_np)
+    lim = {k: float(np.sqrt(6.0 / sum(v["kernel"].shape))) for k, v in ref_params.items()}
+
+    def init_case(p: _Pair) -> Callable[[], Any]:
+        fn, k = _jitted(mlp_init, p.compiler), random_key(MLP_KEY, backend=p.backend)
+        return lambda: fn(k)
+
+    def check_init(value: Any) -> str | None:
+        got = _host_tree(value)
+        for name, layer in got.items() if isinstance(got, dict) else ():
+            w = np.asarray(layer["kernel"])
+            if w.size and float(np.max(np.abs(w))) > lim[name]:
+                return f"{name} kernel outside ±{lim[name]:.3g} (Glorot uniform)"
+        return _differs(got, ref_params, "params")
+
+    def predict_case(p: _Pair) -> Callable[[], Any]:
+        fn = _jitted(mlp_predict, p.compiler)
+        params, x = _moved(ref_params, p.backend), _moved(x_np, p.backend)
+        return lambda: fn(params, x)
+
+    cases = [
+        _Case("init", init_case, check_init),
+        _Case("predict", predict_case, lambda v: _differs(_host_tree(v), expected)),
+    ]
+    result, failed = _bench_cases(op, pairs, cases, args)
+    settings = {
+        "model": "dense(32) -> relu -> dense(1) -> softmax",
+        "input_shape": list(MLP_INPUT),
+        "key": MLP_KEY,
+        "seeds": {"exla_vs_evaluator": SEEDS_MLP},
+    }
+    return result, failed, settings
+
+
+def _seed_footer(result: Any) -> list[str]:
+    """numerix's ratios beside the seeds': each compiled pair against binary + evaluator
+    (the post's EXLA against the pure evaluator)."""
+    jobs = {s["job"] for s in result.scenarios}
+    base = next((j for j in sorted(jobs) if j.startswith("binary") and "evaluator" in j), None)
+    lines = [
+        "",
+        f"The seeds (Axon acceleration post, Benchee): EXLA init {SEEDS_MLP['init']:.0f}×, "
+        f"predict {SEEDS_MLP['predict']:.1f}× faster than the pure evaluator.",
+    ]
+    if base is None:
+        return lines + ["numerix: no 'binary + evaluator' row to compare with."]
+    lines.append(f"numerix, against {base} (medians):")
+    for job in sorted(jobs - {base}):
+        ratios = [_ratio(result, case, job, base) for case in ("init", "predict")]
+        cells = [f"{case} {_times(r)}" for case, r in zip(("init", "predict"), ratios)]
+        lines.append(f"  {job}: {', '.join(cells)}")
+    return lines
+
+
+def _times(r: float | None) -> str:
+    """``"3.2× faster"`` or ``"1.5× slower"`` for a ratio of speeds (more: faster)."""
+    if r is None or r <= 0:
+        return "-"
+    return f"{r:.1f}× faster" if r >= 1 else f"{1 / r:.1f}× slower"
+
+
+def _cmd_bench_mlp(args: argparse.Namespace) -> int:
+    result, failed, settings = bench_mlp(args)
+    footer = _seed_footer(result) if result.scenarios else []
+    return _bench_report("bench mlp", args, result, failed, settings, footer)
+
+
+# ---------------------------------------------------------------------- softmax
+def tip_softmax(x: Any) -> Any:
+    """The tip's softmax: ``exp(x - max(x)) / sum(exp(x - max(x)))`` over every element."""
+    from numerix.ops.elementwise import divide, exp, subtract
+    from numerix.ops.reduction import max as reduce_max
+    from numerix.ops.reduction import sum as reduce_sum
+
+    max_val = reduce_max(x)
+    return divide(exp(subtract(x, max_val)), reduce_sum(exp(subtract(x, max_val))))
+
+
+def _cmd_bench_softmax(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    op = "bench softmax"
+    pairs = _bench_pairs(args, op)
+    x_np = np.random.default_rng(SEED).random((args.size, args.size), dtype=np.float32)
+    x64 = x_np.astype(np.float64)
+    expected = np.exp(x64 - x64.max()) / np.exp(x64 - x64.max()).sum()
+
+    def make(p: _Pair) -> Callable[[], Any]:
+        fn, x = _jitted(tip_softmax, p.compiler), _moved(x_np, p.backend)
+        return lambda: fn(x)
+
+    name = f"f32[{args.size}][{args.size}]"
+    result, failed = _bench_cases(
+        op, pairs, [_Case(name, make, lambda v: _differs(_host_tree(v), expected))], args
+    )
+    footer = [
+        "",
+        "The tip: eager (a backend) dispatches max, subtract, exp, sum and divide one by one; "
+        "jit (a compiler) runs them as one program.",
+    ]
+    return _bench_report(op, args, result, failed, {"shape": [args.size, args.size]}, footer)
+
+
+# ---------------------------------------------------------------------- run
+def _load_attr(target: str, what: str, modules: dict[str, Any]) -> Any:
+    """The attribute ``NAME`` of the Python file ``FILE.py`` that ``target`` names."""
+    import importlib.util
+    from pathlib import Path
+
+    from numerix.errors import ArgumentError
+
+    op = "bench run"
+    path, sep, attr = target.rpartition(":")
+    if not sep or not path or not attr.isidentifier():
+        raise ArgumentError(
+            f"{op}: {what} must be FILE.py:NAME (e.g. model.py:{what.lower()}), got {target!r}"
+        )
+    file = Path(path)
+    if not file.is_file():
+        raise ArgumentError(
+            f"{op}: {what} {target!r}: no file {path!r}; give the path of a Python file"
+        )
+    key = str(file.resolve())
+    module = modules.get(key)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(f"numerix_bench_{file.stem}", file)
+        if spec is None or spec.loader is None:
+            raise ArgumentError(
+                f"{op}: {path!r} is not a Python file Python can import; name a .py file"
+            )
+        module = importlib.util.module_from_spec(spec)
+        sys.path.insert(0, str(file.parent.resolve()))  # its own sibling modules import
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            raise ArgumentError(
+                f"{op}: importing {path} raised {type(e).__name__}: {' '.join(str(e).split())}; "
+                f"fix the file (python {path} shows the traceback)"
+            ) from None
+        finally:
+            sys.path.remove(str(file.parent.resolve()))
+        modules[key] = module
+    if not hasattr(module, attr):
+        names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))
+        raise ArgumentError(
+            f"{op}: {path} has no {attr!r}; it defines {', '.join(names) or 'nothing callable'}: "
+            f"name one of them after the ':'"
+        )
+    return getattr(module, attr)
+
+
+def _cmd_bench_run(args: argparse.Namespace) -> int:
+    from numerix.configuration import default_backend
+    from numerix.errors import ArgumentError
+
+    op = "bench run"
+    modules: dict[str, Any] = {}
+    fn = _load_attr(args.target, "FUNCTION", modules)
+    if not callable(fn):
+        raise ArgumentError(
+            f"{op}: {args.target} is not callable (of type {type(fn).__name__}); name a function"
+        )
+    inputs: dict[str, Any] | None = None
+    if args.inputs:
+        value = _load_attr(args.inputs, "INPUTS", modules)
+        if callable(value) and not isinstance(value, dict):
+            value = value()
+        if not isinstance(value, dict) or not value:
+            raise ArgumentError(
+                f"{op}: {args.inputs} must be a non-empty dict name -> argument (or a function "
+                f"returning one), got {type(value).__name__}; e.g. INPUTS = {{'256x256': "
+                f"numpy.ones((256, 256), 'float32')}}"
+            )
+        inputs = {str(k): v for k, v in value.items()}
+    pairs = _bench_pairs(args, op)
+    reference: dict[str | None, Any] = {}
+
+    def case(name: str | None) -> _Case:
+        def make(p: _Pair) -> Callable[[], Any]:
+            f = _jitted(fn, p.compiler)
+            if inputs is None:
+                be = p.backend
+
+                def call() -> Any:
+                    with default_backend(be):
+                        return f()
+
+                return call
+            arg = _moved(inputs[str(name)], p.backend)
+            return lambda: f(arg)
+
+        def check(value: Any) -> str | None:
+            got = _host_tree(value)
+            if name not in reference:  # the first row's result is the others' reference
+                reference[name] = got
+                return None
+            why = _differs(got, reference[name])
+            return None if why is None else f"differs from the first row's result: {why}"
+
+        return _Case(name, make, check)
+
+    cases = [case(None)] if inputs is None else [case(n) for n in inputs]
+    result, failed = _bench_cases(op, pairs, cases, args)
+    return _bench_report(
+        op, args, result, failed, {"target": args.target, "inputs": args.inputs}, []
+    )
