@@ -335,3 +335,17 @@ def test_a_zero_remainder_takes_the_divisors_sign_as_numpys(dtype: str) -> None:
     np.testing.assert_array_equal(got, want)
     zeros = want == 0  # the sign of a zero (a NaN's sign bit means nothing)
     assert np.array_equal(np.signbit(got[zeros]), np.signbit(want[zeros])), (got, want)
+
+
+def test_a_torch_tensor_that_requires_grad_is_refused_with_the_fix():
+    # torch refuses numpy() on it; numerix names the tensor and .detach()
+    p = torch.ones(3, requires_grad=True)
+    for backend in ("torch", "binary"):
+        with pytest.raises(
+            nx.DTypeError,
+            match=r"tensor: cannot read a torch\.Tensor \(shape \(3,\)\): .*requires grad.*"
+            r"pass x\.detach\(\)",
+        ):
+            nx.tensor(p, backend=backend)
+    t = nx.tensor(p.detach() * 2, backend="torch")
+    assert t.describe() == "f32[3] torch(cpu)" and t.tolist() == [2.0, 2.0, 2.0]

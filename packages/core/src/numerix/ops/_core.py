@@ -443,11 +443,11 @@ def _to_numpy(data: Any, dt: DType | None) -> np.ndarray:
         try:
             arr = np.from_dlpack(data)
         except (TypeError, RuntimeError, BufferError):
-            arr = np.asarray(data)
+            arr = _read_foreign(data)
     elif isinstance(data, (list, tuple)):
         arr = _from_sequence(data, dt)
     elif hasattr(data, "__array__"):
-        arr = np.asarray(data)
+        arr = _read_foreign(data)
     elif isinstance(data, (bytes, bytearray, memoryview)):
         raise DTypeError("tensor: bytes are raw data; use numerix.from_binary(data, dtype)")
     else:
@@ -463,6 +463,26 @@ def _to_numpy(data: Any, dt: DType | None) -> np.ndarray:
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
     return arr
+
+
+def _read_foreign(data: Any) -> np.ndarray:
+    """Another library's array through ``__array__``; its refusal is numerix's error,
+    naming the type and the fix (a torch tensor that requires grad: ``.detach()``)."""
+    try:
+        return np.asarray(data)
+    except Exception as e:
+        kind = f"{type(data).__module__.split('.')[0]}.{type(data).__name__}"
+        if getattr(data, "requires_grad", False) is True:
+            fix = (
+                "it is part of an autograd graph (requires_grad=True): pass x.detach(), "
+                "numerix takes its values"
+            )
+        else:
+            fix = "convert it to a numpy array first"
+        raise DTypeError(
+            f"tensor: cannot read a {kind} (shape {tuple(getattr(data, 'shape', ()))}): "
+            f"{' '.join(str(e).split()).rstrip('.')}; {fix}"
+        ) from None
 
 
 def _from_sequence(data: Any, dt: DType | None) -> np.ndarray:
