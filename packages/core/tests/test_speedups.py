@@ -106,6 +106,50 @@ def test_binary_takes_its_shortcut_for_the_hot_forms() -> None:
         assert want in got, want
 
 
+@compiled
+def test_binary_keeps_its_shortcut_for_0d_results_and_0d_tensors() -> None:
+    # numpy's ufuncs give numpy scalars for 0-d operands: binary's scalar_payload makes
+    # them the 0-d arrays its kernel stores, so no Python code of numerix's core runs
+    # (neither the kernel nor the Python op); a 0-d tensor meeting a larger one of its
+    # dtype takes the scalar forms' shortcut; a reduction over every axis, binary's
+    # "rd_<kind>" shortcut (the kernel's ufunc call, a partial)
+    b = get_default_backend()
+    x = nx.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    s = nx.tensor(np.float32(2.5))
+    cases = [(lambda: s * 0.5, np.float32(2.5) * np.float32(0.5)),
+             (lambda: 3 * s, np.float32(3) * np.float32(2.5)), (lambda: s * s, np.float32(6.25)),
+             (lambda: x - s, x.to_numpy() - np.float32(2.5)),
+             (lambda: s - x, np.float32(2.5) - x.to_numpy()),
+             (lambda: nx.sum(x), np.add.reduce(x.to_numpy(), axis=(0, 1))),
+             (lambda: nx.max(x), np.float32(5.0))]  # fmt: skip
+    for f, want in cases:
+        check(f(), np.asarray(want), nx.float32)  # memoised, then timed below
+    ran: list[str] = []
+
+    def profile(frame, event, arg):
+        code = frame.f_code
+        if event == "call" and "numerix" in code.co_filename:
+            ran.append(f"{code.co_filename}:{code.co_name}")
+
+    for f, want in cases:
+        sys.setprofile(profile)
+        try:
+            got = f()
+        finally:
+            sys.setprofile(None)
+        check(got, np.asarray(want), nx.float32)
+        assert type(got.data) is np.ndarray
+    assert ran == [], ran
+    got_forms = speedups.shortcuts(b)
+    for want in [("multiply", "float32", "ts"), ("multiply", "float32", "it"),
+                 ("multiply", "float32", "tt"), ("subtract", "float32", "t0"),
+                 ("subtract", "float32", "0t"), ("sum", "float32", "rd"),
+                 ("max", "float32", "rd")]:  # fmt: skip
+        assert want in got_forms, (want, got_forms)
+    # of another dtype, the Python op promotes and broadcasts
+    check(x - nx.tensor(np.float64(1.0)), x.to_numpy().astype(np.float64) - 1.0, nx.float64)
+
+
 @pytest.fixture
 def shortcut(monkeypatch):
     """``shortcut(choose)``: binary's fast_kernel, but ``choose(op, form, dtype)``'s

@@ -21,7 +21,9 @@ import numpy as np
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend, Option, SliceByIndexing, elementwise, lowers, pad_plan
+from numerix.errors import DTypeError
 from numerix.primitives import REGISTRY, Primitive
+from numerix.primitives.reduction import reduce_dtypes
 from numerix_binary._bf16 import BF16_KIND, numpy_bfloat16
 from numerix_binary._bits import BitsKernels
 from numerix_binary._conv import ConvKernels
@@ -79,6 +81,23 @@ def _exact_scalar(value: Any, dt: np.dtype) -> bool:
             m = _FLOAT_MAX[dt] = float(np.finfo(dt).max)
         return abs(value) <= m or value != value or abs(value) == math.inf
     return (t is int or t is bool) and dt.kind in "iub"
+
+
+def _reduce_all(kind: str, dtype: Any) -> Callable[[np.ndarray, tuple[int, ...]], Any] | None:
+    """The reduce kernel's own ufunc call for ``kind`` on a ``dtype`` payload, for the fast
+    path's ``"rd_<kind>"`` form: called with the payload and the axes (a partial, no
+    Python frame); sum and prod accumulate in their output dtype. None where the kind
+    refuses the dtype (the fast path never asks it then)."""
+    fn = _REDUCERS.get(kind)
+    if fn is None:
+        return None
+    if kind not in _ACCUMULATORS:
+        return functools.partial(fn, keepdims=False)
+    try:
+        acc = reduce_dtypes(kind, dtype)[1].numpy_dtype
+    except DTypeError:
+        return None
+    return functools.partial(fn, keepdims=False, dtype=acc)
 
 
 def _upcast(a: np.ndarray) -> np.ndarray:
@@ -263,6 +282,8 @@ class BinaryBackend(
     #: the element-wise shortcuts' payloads (Backend.fast_kernel: the declaration's
     #: function for the dtype, run in program_context, the kernels' context)
     payload_type = _nd
+    # numpy's ufuncs give a numpy scalar for 0-d operands: the 0-d array the kernel stores
+    scalar_payload = _asarray
 
     @classmethod
     def elementwise_kernel(cls, spec: elementwise, prim: Primitive) -> Callable[..., Any]:
@@ -320,6 +341,9 @@ class BinaryBackend(
             return operator.getitem, _nd
         if form == "ix" and type(self).reshape is BinaryBackend.reshape:
             return _index_view, _nd
+        if form.startswith("rd_") and dtype is not _NX_BF16:  # bfloat16 sums in float32
+            fn = _reduce_all(form[3:], dtype)
+            return None if fn is None else (fn, _nd, _KERNEL_CONTEXT)
         return None
 
     # ------------------------------------------------------------ creation

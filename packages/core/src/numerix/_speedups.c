@@ -244,10 +244,10 @@ is_tensor(PyObject *o)
 
 enum {
     FORM_TT, FORM_TS, FORM_ST, FORM_TI, FORM_IT, FORM_U, FORM_MM, FORM_RS, FORM_SL, FORM_IX,
-    FORM_RD, N_FORMS
+    FORM_RD, FORM_T0, FORM_0T, N_FORMS
 };
 static const char *FORM_NAMES[N_FORMS] = {"tt", "ts", "st", "ti", "it", "u", "mm", "rs", "sl",
-                                          "ix", "rd"};
+                                          "ix", "rd", "t0", "0t"};
 static PyObject *FormNames[N_FORMS]; /* the same, interned: what the resolver is told */
 
 #define MEMO 32  /* kernels per op; past it the oldest one is replaced */
@@ -264,6 +264,8 @@ typedef struct {
     PyObject *payload;  /* the backend's shortcut (Backend.fast_kernel), or NULL */
     PyTypeObject *payload_type; /* what a payload it returns is: anything else, the kernel */
     PyObject *context;  /* the contextvars.Context the shortcut runs in, or NULL */
+    PyObject *as_payload; /* Backend.scalar_payload: a 0-d result of another type made a
+                           * payload (numpy's scalars, as arrays), or NULL */
     int payload_0d;     /* cleared when a 0-d call gave something else: 0-d skips it */
     PyObject *scalar;   /* the last Python float or int of a scalar form ... */
     PyObject *operand;  /* ... and the 0-d operand the rules made of it */
@@ -327,6 +329,7 @@ entry_clear(Entry *e)
     Py_CLEAR(e->payload);
     Py_CLEAR(e->payload_type);
     Py_CLEAR(e->context);
+    Py_CLEAR(e->as_payload);
     Py_CLEAR(e->scalar);
     Py_CLEAR(e->operand);
 }
@@ -377,6 +380,7 @@ typedef struct {
     PyObject *payload;
     PyTypeObject *payload_type;
     PyObject *context;
+    PyObject *as_payload;
 } Hit;
 
 static void
@@ -389,6 +393,7 @@ hit_release(Hit *h)
     Py_CLEAR(h->payload);
     Py_CLEAR(h->payload_type);
     Py_CLEAR(h->context);
+    Py_CLEAR(h->as_payload);
 }
 
 /* The entry for (backend, dtype, form) as the memo holds it now, or NULL. */
@@ -440,6 +445,8 @@ hit_from(Hit *h, OpObject *op, Entry *e)
     h->payload_type = e->payload_type;
     Py_XINCREF(e->context);
     h->context = e->context;
+    Py_XINCREF(e->as_payload);
+    h->as_payload = e->as_payload;
     return 1;
 }
 
@@ -475,9 +482,9 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
         return drop_exception() ? 0 : -1;
     }
     PyObject *kernel = NULL, *name = NULL, *odt = NULL, *payload = NULL, *ptype = NULL;
-    PyObject *context = NULL;
+    PyObject *context = NULL, *as_payload = NULL;
     if (r != Py_None) {
-        if (!PyTuple_CheckExact(r) || PyTuple_GET_SIZE(r) != 6
+        if (!PyTuple_CheckExact(r) || PyTuple_GET_SIZE(r) != 7
             || !PyUnicode_CheckExact(PyTuple_GET_ITEM(r, 1))) {
             Py_DECREF(r);
             return 0;
@@ -488,11 +495,17 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
         payload = PyTuple_GET_ITEM(r, 3);
         ptype = PyTuple_GET_ITEM(r, 4);
         context = PyTuple_GET_ITEM(r, 5);
+        as_payload = PyTuple_GET_ITEM(r, 6);
         if (payload == Py_None || !PyType_Check(ptype)) {
-            payload = ptype = context = NULL;
+            payload = ptype = context = as_payload = NULL;
         }
-        else if (!PyContext_CheckExact(context)) {
-            context = NULL;
+        else {
+            if (!PyContext_CheckExact(context)) {
+                context = NULL;
+            }
+            if (!PyCallable_Check(as_payload)) {
+                as_payload = NULL;
+            }
         }
     }
     /* the resolver ran Python code: the memo may have changed meanwhile */
@@ -524,6 +537,8 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
     e->payload_type = (PyTypeObject *)ptype;
     Py_XINCREF(context);
     e->context = context;
+    Py_XINCREF(as_payload);
+    e->as_payload = as_payload;
     e->payload_0d = 1;
     e->operand = NULL;
     e->scalar = NULL;
@@ -794,6 +809,14 @@ try_payload(Hit *h, PyObject *shape, PyObject *const *args, Py_ssize_t n, PyObje
         *result = NULL;
         return 1;
     }
+    if (Py_TYPE(r) != h->payload_type && zero_d && h->as_payload != NULL) {
+        /* numpy's ufuncs give scalars for 0-d operands: the backend makes them payloads */
+        Py_SETREF(r, PyObject_CallOneArg(h->as_payload, r));
+        if (r == NULL) {
+            *result = NULL;
+            return 1;
+        }
+    }
     if (Py_TYPE(r) != h->payload_type) {
         Py_DECREF(r);
         if (zero_d) { /* numpy's ufuncs give scalars for 0-d: the kernel fills, from now */
@@ -880,21 +903,38 @@ fast_scalar(OpObject *op, PyObject *t, Fields *f, PyObject *v, int left, int *ta
     return r;
 }
 
-/* Two tensors of one backend, dtype and shape. */
+/* Two tensors of one backend and dtype, of one shape, or one of them 0-d (t0, 0t: the
+ * shortcut alone, on the payloads as the scalar forms pass them, the output the other's
+ * shape as for a Python scalar's 0-d operand; with no shortcut the Python op broadcasts). */
 static PyObject *
 fast_pair(OpObject *op, PyObject *a, Fields *x, PyObject *b, Fields *y, int *taken)
 {
-    if (x->backend != y->backend || x->dtype != y->dtype || !same_key(x->shape, y->shape)) {
+    if (x->backend != y->backend || x->dtype != y->dtype) {
         return NULL;
     }
+    int form = FORM_TT;
+    PyObject *shape = x->shape;
+    if (!same_key(x->shape, y->shape)) {
+        if (PyTuple_GET_SIZE(y->shape) == 0) {
+            form = FORM_T0;
+        }
+        else if (PyTuple_GET_SIZE(x->shape) == 0) {
+            form = FORM_0T;
+            shape = y->shape;
+        }
+        else {
+            return NULL;
+        }
+    }
     Hit h;
-    int found = lookup(op, x->backend, x->dtype, FORM_TT, &h);
+    int found = lookup(op, x->backend, x->dtype, form, &h);
     if (found <= 0) {
         *taken = found < 0;
         return NULL;
     }
     PyObject *pargs[2] = {x->data, y->data}, *kargs[2] = {a, b};
-    PyObject *r = call_kernel(&h, x->shape, pargs, 2, kargs, 2, NULL, NULL, taken);
+    PyObject *r = call_kernel(&h, shape, pargs, 2, form == FORM_TT ? kargs : NULL, 2, NULL, NULL,
+                              taken);
     hit_release(&h);
     return r;
 }
@@ -1157,6 +1197,7 @@ op_traverse(OpObject *op, visitproc visit, void *arg)
         Py_VISIT(e->payload);
         Py_VISIT(e->payload_type);
         Py_VISIT(e->context);
+        Py_VISIT(e->as_payload);
         Py_VISIT(e->scalar);
         Py_VISIT(e->operand);
     }

@@ -499,6 +499,12 @@ class Backend:
         build = getattr(getattr(type(self), op, None), "lowering", None)
         return None if build is None else build(params, inputs, out)
 
+    #: Optional: what makes a payload of a 0-d result a shortcut (:meth:`fast_kernel`)
+    #: returns in another type: numpy's ufuncs give numpy scalars for 0-d operands, which
+    #: ``numpy.asarray`` makes the 0-d arrays the kernel would store (the binary backend).
+    #: None (the default): a 0-d result of another type sends 0-d calls to the kernel.
+    scalar_payload: ClassVar[Callable[[Any], Any] | None] = None
+
     def fast_kernel(
         self, op: str, form: str, dtype: DType
     ) -> tuple[Callable[..., Any], type] | tuple[Callable[..., Any], type, Any] | None:
@@ -512,7 +518,8 @@ class Backend:
         itself; ``T`` is the type that payload has (``numpy.ndarray``); ``context``, a
         :class:`contextvars.Context` ``f`` is called in (``binary``: its kernels' context,
         numpy's warnings off). A result of another type is dropped and the kernel called
-        instead (a numpy ufunc's scalar for 0-d operands), and so is a context in use (by
+        instead (a numpy ufunc's scalar for 0-d operands, unless :attr:`scalar_payload`
+        makes it a payload), and so is a context in use (by
         another thread, or by a kernel of this one). An error ``f`` raises is the call's
         error, raised as it is: ``f`` is the kernel's own computation, and the kernel is
         not run again; only :class:`ShortcutDeclined` says "not this call", and the
@@ -533,7 +540,15 @@ class Backend:
           shape[0]`` (``slice``, asked for ``x[i]``): what the ``slice`` kernel (row
           ``i``) and then the ``reshape`` kernel (to ``shape[1:]``) would store. This
           form has no kernel of its own: with no shortcut, ``x[i]`` takes the Python
-          path.
+          path;
+        - ``"t0"`` / ``"0t"`` are not asked: a tensor meeting a 0-d tensor of its dtype is
+          served by the ``"ts"`` / ``"st"`` shortcut (a payload and a 0-d payload), and
+          without one by the Python op (the kernel wants operands of one shape);
+        - ``"rd_sum"``, ``"rd_prod"``, ``"rd_max"``, ``"rd_min"``, ``"rd_all"``,
+          ``"rd_any"``: a non-empty payload and the axes (every axis, a tuple of ints):
+          what the ``reduce`` kernel stores for that kind over those axes without kept
+          dimensions, of the kind's output dtype (``sum`` of int32 accumulates in
+          int64); a 0-d result, which :attr:`scalar_payload` may make a payload.
 
         Asked once per (op, form, dtype, backend) and kept; not asked while the rule check
         (``[debug] check_rules``) is on. A backend that stops honouring a shortcut it gave

@@ -47,14 +47,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: The compiled module, or None where the Python operators serve.
 SPEEDUPS: Any = _tensor._speedups
 
-#: The forms an op takes: one tensor; two tensors of one shape, or a tensor and a
-#: Python float or int; two matrices; one non-empty tensor reduced over every axis.
+#: The forms an op takes: one tensor; two tensors of one shape (or one of them 0-d, by
+#: the backend's shortcut alone), or a tensor and a Python float or int; two matrices;
+#: one non-empty tensor reduced over every axis.
 UNARY, BINARY, MATRIX, REDUCE = 1, 2, 3, 4
 
 # the kernel a form calls, where it is not the primitive's own
 _KERNEL_OF_FORM = {"mm": "dot", "rs": "reshape", "sl": "slice", "ix": "slice"}
-# a Python int's operand is a 0-d payload as a float's is: the same shortcut
-_SHORTCUT_FORM = {"ti": "ts", "it": "st"}
+# a Python int's operand is a 0-d payload as a float's is, and so is a 0-d tensor meeting
+# a tensor: the same shortcut (t0/0t take no kernel: it wants operands of one shape)
+_SHORTCUT_FORM = {"ti": "ts", "it": "st", "t0": "ts", "0t": "st"}
 # the Python scalar each scalar form meets (its value does not change the dtype)
 _WEAK_SCALAR = {"ts": 0.0, "st": 0.0, "ti": 0, "it": 0}
 
@@ -78,15 +80,16 @@ def _kernel(backend: Any, name: str) -> Any:
 
 def resolve(
     prim: Primitive, form: str, backend: Any, dtype: DType, params: Any = None
-) -> tuple[Any, str, DType, Any, type | None, Any] | None:
+) -> tuple[Any, str, DType, Any, type | None, Any, Any] | None:
     """(kernel, its name, output dtype, the backend's shortcut, the type of what it
-    returns and the context it runs in, or None three times) for ``prim`` on operands of
+    returns, the context it runs in and :attr:`~numerix.Backend.scalar_payload`, or None
+    four times) for ``prim`` on operands of
     ``dtype`` on ``backend`` in ``form``, when the Python op would call that kernel with
     no cast; None when the Python op must take the call. ``params``: the op's own (a
     reduction's kind)."""
     if backend is DEALLOCATED or backend.is_tracing:
         return None
-    if form == "tt":
+    if form in ("tt", "t0", "0t"):  # t0/0t: a tensor and a 0-d tensor, of one dtype
         r = prim.extra["table"].get((dtype, dtype))
     elif form in _WEAK_SCALAR:
         # the dtype a Python scalar meets the tensor on (weak), as the Python op takes it;
@@ -111,17 +114,17 @@ def resolve(
     kernel = _kernel(backend, name)
     if kernel is None:
         return None
-    # the backend's shortcut past the kernel, unless every kernel's result is checked
-    # (a reduction has none: the kernel takes its kind)
-    short = (
-        None
-        if rule_checks_enabled() or form == "rd"
-        else backend.fast_kernel(name, _SHORTCUT_FORM.get(form, form), dtype)
-    )
+    # the backend's shortcut past the kernel, unless every kernel's result is checked; a
+    # reduction's form names its kind ("rd_sum")
+    asked = f"rd_{params}" if form == "rd" else _SHORTCUT_FORM.get(form, form)
+    short = None if rule_checks_enabled() else backend.fast_kernel(name, asked, dtype)
     if short is None:
-        return kernel, sys.intern(name), r[1], None, None, None
+        return kernel, sys.intern(name), r[1], None, None, None, None
     payload, payload_type, *context = short
-    return kernel, sys.intern(name), r[1], payload, payload_type, (context or [None])[0]
+    context_ = (context or [None])[0]
+    # read on the class: a plain function there is not bound to the backend
+    as_payload = type(backend).scalar_payload
+    return kernel, sys.intern(name), r[1], payload, payload_type, context_, as_payload
 
 
 def int_operand(prim: Primitive, value: int, dtype: DType, backend: Any) -> Any:

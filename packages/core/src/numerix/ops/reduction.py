@@ -61,14 +61,16 @@ _REDUCE_KW = ("kind", "axes", "keepdims")
 
 def _fast_plan(form: str, t: Tensor, kind: str) -> Plan | None:
     """The plan of ``kind(t)`` over every axis for the compiled fast path
-    (:mod:`numerix.ops._fast`): the output's shape and the reduce kernel's parameters, as
-    :func:`_plan` gives them (its dtypes are the resolver's); None where it refuses."""
+    (:mod:`numerix.ops._fast`): the output's shape, the reduce kernel's parameters and
+    what a shortcut takes after the payload (the axes), as :func:`_plan`
+    gives them (its dtypes are the resolver's); None where it refuses."""
     try:
         axes = normalize_axes(kind, None, t.ndim, t.shape)
         kd, shape = _shape_plan(kind, t, axes, False)
     except ShapeError:
         return None
-    return shape, _REDUCE_KW, (kind, axes, kd), None
+    # the backend's shortcut (form "rd_<kind>") takes the payload, then the axes
+    return shape, _REDUCE_KW, (kind, axes, kd), axes
 
 
 def _reduce(kind: str, x: Any, axis: Any, keepdims: bool, dtype: Any = None) -> Tensor:

@@ -139,6 +139,8 @@ def _both(what: str, op: Any, *args: Any) -> None:
 def _check_ops(backend: Any, kinds: tuple[dtypes.DType, ...],
                shapes: tuple[tuple[int, ...], ...]) -> None:  # fmt: skip
     operands = list(_operands(backend, kinds, shapes))
+    # a 0-d tensor of each dtype, to meet the others (the t0 and 0t forms)
+    zero_d = {x.dtype: x for shape, x, _ in operands if shape == ()}
     for op in fast_ops():
         name = op.__name__
         if name == "matmul":
@@ -158,7 +160,11 @@ def _check_ops(backend: Any, kinds: tuple[dtypes.DType, ...],
                 _both(what, op, x)
                 continue
             _both(what, op, x, y)
-            if len(shape) == 1 and shape[0] > 1:
+            z = zero_d.get(x.dtype)
+            if shape and z is not None:
+                _both(f"{what} and {z.describe()}", op, x, z)
+                _both(f"{z.describe()} and {what}", op, z, x)
+            if shape == () or (len(shape) == 1 and shape[0] > 1):
                 for s in (*SCALARS, *INTS):
                     _both(f"{what} and {s!r}", op, x, s)
                     _both(f"{s!r} and {what}", op, s, x)
