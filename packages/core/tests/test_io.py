@@ -6,6 +6,7 @@ The conformance kit's files family checks the round trips on every backend."""
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import mmap
 import os
@@ -537,6 +538,75 @@ def test_read_idx_refusals(tmp_path: Path) -> None:
         read_idx(tmp_path / "none.idx")
     with pytest.raises(ArgumentError, match=r"takes a path or the file's bytes, got int"):
         read_idx(3)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- write_idx
+
+
+@pytest.mark.parametrize("zipped", [False, True], ids=["raw", "gzip"])
+@pytest.mark.parametrize(("np_dtype", "code"), IDX, ids=[np.dtype(d).name for d, _ in IDX])
+def test_write_idx_round_trips(np_dtype: Any, code: int, zipped: bool, tmp_path: Path) -> None:
+    rng = np.random.default_rng(code)
+    path = tmp_path / ("f.idx.gz" if zipped else "f.idx")
+    for shape in [(5,), (3, 4, 2), (), (0, 28, 28)]:
+        a = np.asarray(rng.normal(size=shape) * 50).astype(np_dtype)
+        t = nx.tensor(a)
+        for target in (path, str(path)):
+            nx.io.write_idx(target, t)
+            data = path.read_bytes()
+            assert (data[:2] == b"\x1f\x8b") is zipped
+            # the bytes are IDX's, as the oracle writes them
+            assert (gzip.decompress(data) if zipped else data) == _idx(a, code)
+            back = read_idx(target)
+            assert back.dtype is t.dtype and back.shape == shape and _bits(back) == a.tobytes()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_write_idx_to_a_file_object_and_from_other_sources(tmp_path: Path) -> None:
+    images = np.arange(2 * 28 * 28, dtype=np.uint8).reshape(2, 28, 28)
+    f = io.BytesIO()
+    nx.io.write_idx(f, nx.tensor(images))
+    data = f.getvalue()
+    assert data[:16] == bytes.fromhex("00000803") + struct.pack(">III", 2, 28, 28)  # MNIST's
+    assert data == _idx(images, 0x08)
+    with gzip.GzipFile(fileobj=(z := io.BytesIO()), mode="wb") as g:
+        nx.io.write_idx(g, images)  # a numpy array: anything asarray takes
+    assert read_idx(z.getvalue()).tolist() == images.tolist()
+    nx.io.write_idx(tmp_path / "l.idx", [0.5, 1.5])  # a list: float32, as asarray makes it
+    assert read_idx(tmp_path / "l.idx").describe() == "f32[2] binary(cpu)"
+
+
+@pytest.mark.parametrize("backend", ["binary", "xla", "torch"])
+def test_write_idx_from_a_backend(backend: str, tmp_path: Path) -> None:
+    if backend not in nx.plugins.backend_entries():
+        pytest.skip(f"numerix-{backend} is not installed")
+    t = nx.tensor([[1, -2, 3]], dtype=nx.int16, backend=backend)
+    nx.io.write_idx(tmp_path / "t.idx.gz", t)  # through the host
+    assert _bits(read_idx(tmp_path / "t.idx.gz")) == np.array([[1, -2, 3]], np.int16).tobytes()
+
+
+def test_write_idx_refusals(tmp_path: Path) -> None:
+    held = {np.dtype(d).name for d, _ in IDX}
+    for dt in [d for d in ALL if d.name not in held]:
+        path = tmp_path / "x.idx"
+        with pytest.raises(
+            nx.errors.UnsupportedDTypeError,
+            match=rf"write_idx\({str(path)!r}, \.\.\.\): IDX has no code for {dt.name} "
+            rf"\(IDX holds 0x08 uint8, .*0x0E float64\); (cast it first: t\.astype|store its)",
+        ):
+            nx.io.write_idx(path, nx.zeros((2,), dtype=dt))
+        assert not list(tmp_path.iterdir())  # nothing written
+    with pytest.raises(nx.errors.UnsupportedDTypeError, match=r"t\.astype\(numerix\.uint8\)"):
+        nx.io.write_idx(io.BytesIO(), nx.tensor([True]))
+    with pytest.raises(nx.errors.UnsupportedDTypeError, match=r"numerix\.stack\(\[numerix\.real"):
+        nx.io.write_idx(io.BytesIO(), nx.tensor([1j]))
+    huge = nx.broadcast_to(nx.zeros((1,), dtype=nx.uint8), (2**32,))  # a view: nothing copied
+    with pytest.raises(ArgumentError, match=r"below 2\*\*32; got shape \[4294967296\]"):
+        nx.io.write_idx(io.BytesIO(), huge)
+    with pytest.raises(ArgumentError, match=r"takes a path or a binary file object .*got int"):
+        nx.io.write_idx(3, nx.zeros((2,)))  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match=r"write_idx\(<file>, \.\.\.\): the value is str"):
+        nx.io.write_idx(io.BytesIO(), "digits")
 
 
 # ---------------------------------------------------------------- numpy's writers

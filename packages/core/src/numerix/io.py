@@ -1,5 +1,5 @@
 """Tensor files: :func:`save` and :func:`load` in safetensors, ``.npy`` and ``.npz``, and
-:func:`read_idx` for the IDX format of MNIST.
+:func:`read_idx` / :func:`write_idx` for the IDX format of MNIST.
 
 The format is the file's suffix:
 
@@ -47,7 +47,7 @@ from numerix._array_api import placement
 from numerix._tensor import Tensor
 from numerix.errors import ArgumentError, FileFormatError
 
-__all__ = ["save", "load", "read_idx", "FORMATS", "SINGLE_KEY"]
+__all__ = ["save", "load", "read_idx", "write_idx", "FORMATS", "SINGLE_KEY"]
 
 #: the suffixes :func:`save` and :func:`load` know, and what each holds
 FORMATS = {
@@ -78,6 +78,8 @@ _IDX_CODES: dict[int, np.dtype[Any]] = {
     0x08: np.dtype("u1"), 0x09: np.dtype("i1"), 0x0B: np.dtype(">i2"),
     0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8"),
 }  # fmt: skip
+#: the IDX code of each numpy dtype IDX holds (by name: the data is written big-endian)
+_IDX_WRITE = {d.newbyteorder("=").name: c for c, d in _IDX_CODES.items()}
 
 
 # ---------------------------------------------------------------- save
@@ -153,6 +155,10 @@ def _host_arrays(path: Any, fmt: str, value: Any) -> dict[str, np.ndarray]:
 
 
 def _host(where: str, key: str, v: Any) -> np.ndarray:
+    return _to_host(_tensor(where, key, v))
+
+
+def _tensor(where: str, key: str, v: Any) -> Tensor:
     from numerix.errors import NumerixError
     from numerix.ops.creation import asarray
 
@@ -163,6 +169,10 @@ def _host(where: str, key: str, v: Any) -> np.ndarray:
             v = asarray(v)
         except NumerixError:
             raise ArgumentError(_not_a_tensor(where, key, v)) from None
+    return v
+
+
+def _to_host(v: Tensor) -> np.ndarray:
     a = v.to_numpy()
     # a C-ordered copy where needed (np.ascontiguousarray would make a 0-d array 1-d)
     return a if a.flags.c_contiguous else a.copy(order="C")
@@ -514,3 +524,85 @@ def read_idx(
                   f"the file has {got}")  # fmt: skip
     arr = np.frombuffer(data, dtype=dt, count=math.prod(shape), offset=start).reshape(shape)
     return from_numpy(arr.astype(dt.newbyteorder("="), copy=False), backend=backend)
+
+
+def write_idx(path_or_file: str | os.PathLike[str] | IO[bytes], array: Any) -> None:
+    """Write ``array`` (a :class:`~numerix.Tensor`, or anything :func:`numerix.asarray`
+    takes) as an IDX file, the inverse of :func:`read_idx`: to a path, gzip-compressed
+    when it ends with ``.gz``, or to a binary file object (uncompressed; wrap it in
+    ``gzip.GzipFile`` to compress).
+
+    The file is IDX's big-endian layout: two zero bytes, the dtype code, the number of
+    dimensions, each size as a 4-byte unsigned int, then the values in C order. A path
+    is written beside itself and renamed over, as :func:`save` does.
+
+    >>> import io
+    >>> import numerix as nx
+    >>> f = io.BytesIO()
+    >>> nx.io.write_idx(f, nx.tensor([[7, 2, 1]], dtype=nx.uint8))
+    >>> f.getvalue().hex(" ")
+    '00 00 08 02 00 00 00 01 00 00 00 03 07 02 01'
+    >>> nx.io.read_idx(f.getvalue()).tolist()
+    [[7, 2, 1]]
+
+    Raises :class:`~numerix.errors.UnsupportedDTypeError` for a dtype IDX has no code
+    for (IDX holds uint8, int8, int16, int32, float32 and float64: cast first, e.g.
+    ``t.astype(numerix.int32)``), :class:`~numerix.errors.ArgumentError` for a size of
+    2**32 or more (IDX's sizes are 4-byte) or a value that is not a tensor.
+    """
+    file: IO[bytes] | None = None
+    if isinstance(path_or_file, (str, os.PathLike)):
+        target = os.fspath(path_or_file)
+        where = f"numerix.io.write_idx({target!r}, ...)"
+    elif callable(getattr(path_or_file, "write", None)):
+        file, target, where = path_or_file, "", "numerix.io.write_idx(<file>, ...)"
+    else:
+        raise ArgumentError(
+            f"numerix.io.write_idx: takes a path or a binary file object to write to, got "
+            f"{type(path_or_file).__name__}"
+        )
+    t = _tensor(where, "", array)
+    code = _idx_code(where, t)  # checked before the data is copied to the host
+    data = _idx_header(code, t.shape) + _to_host(t).astype(_IDX_CODES[code]).tobytes()
+    if file is not None:
+        file.write(data)
+        return
+    if target.lower().endswith(".gz"):
+        data = gzip.compress(data, mtime=0)  # no time stamp: the same data, the same bytes
+    _atomic(target, lambda f: f.write(data))
+
+
+def _idx_code(where: str, t: Tensor) -> int:
+    from numerix.errors import UnsupportedDTypeError
+
+    code = _IDX_WRITE.get(t.dtype.name)
+    if code is None:
+        known = ", ".join(f"0x{c:02X} {d.name}" for c, d in _IDX_CODES.items())
+        raise UnsupportedDTypeError(
+            f"{where}: IDX has no code for {t.dtype.name} (IDX holds {known}); "
+            f"{_idx_fix(t.dtype.numpy_dtype)}"
+        )
+    if any(n >= 2**32 for n in t.shape):
+        raise ArgumentError(
+            f"{where}: IDX sizes are 4-byte unsigned ints, below 2**32; got shape {list(t.shape)}"
+        )
+    return code
+
+
+def _idx_header(code: int, shape: tuple[int, ...]) -> bytes:
+    return bytes([0, 0, code, len(shape)]) + b"".join(n.to_bytes(4, "big") for n in shape)
+
+
+def _idx_fix(dt: np.dtype[Any]) -> str:
+    """How to make a tensor of ``dt`` one IDX holds."""
+    if dt.kind == "c":
+        return (
+            "store its real and imaginary parts on a trailing axis, "
+            "numerix.stack([numerix.real(t), numerix.imag(t)], axis=-1)"
+        )
+    if dt.kind == "b":
+        return "cast it first: t.astype(numerix.uint8)"
+    if dt.kind in "iu":
+        fits = "" if dt.itemsize < 4 else " (if its values fit; or numerix.float64)"
+        return f"cast it first: t.astype(numerix.int32){fits}"
+    return "cast it first: t.astype(numerix.float32)"
