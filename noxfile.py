@@ -51,9 +51,32 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the documentation site with mkdocs; warnings are errors."""
-    session.install(*CONSTRAINTS, "mkdocs-material")
-    session.run("mkdocs", "build", "--strict")
+    """Build the documentation site with mkdocs into site/; warnings are errors. The API
+    reference is read from the sources' docstrings (docs/api, from docs/gen_api_pages.py)."""
+    session.install(*CONSTRAINTS, "-r", "docs/requirements.txt")
+    session.run("mkdocs", "build", "--strict", env={"NO_MKDOCS_2_WARNING": "1"})
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """The browser tests (docs/tests): numerix.benchmark's HTML report and the built site
+    in headless Chromium, which must be installed (Debian: apt-get install chromium)."""
+    install_local(session, "-r", "docs/requirements.txt")
+    session.run(
+        "python", "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "docs/tests",
+        *session.posargs, env={"REQUIRE_BROWSER": "1"},
+    )  # fmt: skip
+
+
+@nox.session
+def notebooks(session: nox.Session) -> None:
+    """Execute the notebooks of docs/notebooks (tests/test_notebooks.py): on binary, and on
+    xla and torch, which come in too (torch pinned to the CPU build)."""
+    install_local(session, "./packages/backend-xla[test]", "./packages/backend-torch[test]")
+    session.run(
+        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "packages/core/tests/test_notebooks.py", *session.posargs,
+    )  # fmt: skip
 
 
 @nox.session

@@ -111,7 +111,7 @@ class DefnSettings(BaseModel):
         default=0.2,
         gt=0,
         le=600,
-        description="The most seconds `jit(compiler=\"auto\")` spends timing its candidate "
+        description='The most seconds `jit(compiler="auto")` spends timing its candidate '
         "compilers on a new signature's first call (their compilations and first calls "
         "come on top); the search stops sooner when one is clearly the fastest.",
     )
