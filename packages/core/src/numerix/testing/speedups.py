@@ -161,7 +161,7 @@ def _check_ops(backend: Any, kinds: tuple[dtypes.DType, ...],
                 continue
             _both(what, op, x, y)
             z = zero_d.get(x.dtype)
-            if shape and z is not None:
+            if len(shape) == 1 and z is not None:  # empty and not: each new shape compiles on xla
                 _both(f"{what} and {z.describe()}", op, x, z)
                 _both(f"{z.describe()} and {what}", op, z, x)
             if shape == () or (len(shape) == 1 and shape[0] > 1):
