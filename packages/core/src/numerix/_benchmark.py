@@ -30,26 +30,16 @@ from typing import Any
 
 from numerix._tensor import Tensor
 from numerix._version import __version__
+from numerix.benchmarking import format_duration as _duration
 from numerix.defn.jit import jit
 from numerix.errors import ArgumentError
 from numerix.ops.transfer import device_put
+from numerix.ops.transfer import finish as _finish
 
 __all__ = ["benchmark", "BenchmarkResult", "BenchmarkPlot"]
 
 #: the length of one job's turn, in seconds, while the jobs take turns
 _SLICE = 0.01
-
-
-def _finish(value: Any) -> None:
-    """Wait for every tensor in ``value`` (tuples, lists, dicts) to be computed."""
-    if type(value) is Tensor:
-        value.backend.synchronize(value)
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            _finish(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _finish(v)
 
 
 def _backends(value: Any, out: dict[int, Any]) -> dict[int, Any]:
@@ -364,13 +354,6 @@ def _stats(s: _Scenario, meta: tuple[str | None, str | None]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- the result
-def _duration(s: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if s >= scale or unit == "ns":
-            return f"{s / scale:.3g} {unit}"
-    return f"{s:.3g} s"  # pragma: no cover
-
-
 def _count(x: float) -> str:
     for unit, scale in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
         if x >= scale:

@@ -32,7 +32,9 @@ import timeit
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["alternate_calls", "calibrate", "interleave", "rounds", "spread", "summary"]
+__all__ = [
+    "alternate_calls", "calibrate", "format_duration", "interleave", "rounds", "spread", "summary",
+]  # fmt: skip
 
 
 def calibrate(timer: timeit.Timer, min_time: float) -> int:
@@ -167,3 +169,17 @@ def spread(ra: Sequence[float], rb: Sequence[float]) -> dict[str, float]:
     return {"numerix_s": ma, "numerix_min_s": min(ra), "numerix_max_s": max(ra),
             "raw_s": mb, "raw_min_s": min(rb), "raw_max_s": max(rb),
             "ratio": ma / mb, "difference_s": ma - mb}  # fmt: skip
+
+
+def format_duration(s: float) -> str:
+    """``s`` seconds in the largest unit (s, ms, µs, ns) it is at least one of, to three
+    significant figures: ``"4.2 ms"``, ``"250 ns"`` (``numerix.benchmark``'s tables,
+    ``jit(compiler="auto")``'s).
+
+    >>> format_duration(0.0042), format_duration(2.5e-7), format_duration(0.0)
+    ('4.2 ms', '250 ns', '0 ns')
+    """
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"

@@ -1430,7 +1430,8 @@ def _bench_cases(
     and the failures."""
     import time as _time
 
-    from numerix._benchmark import BenchmarkResult, _finish, benchmark
+    from numerix._benchmark import BenchmarkResult, benchmark
+    from numerix.ops.transfer import finish
 
     failed: list[dict[str, Any]] = []
     scenarios: list[dict[str, Any]] = []
@@ -1446,7 +1447,7 @@ def _bench_cases(
                 call = case.make(p)
                 t0 = _time.perf_counter()
                 value = call()
-                _finish(value)
+                finish(value)
                 first[p.label] = _time.perf_counter() - t0
                 why = case.check(value)
             except Exception as e:

@@ -31,14 +31,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from numerix._tensor import Tensor
 from numerix._version import __version__
 from numerix.backend import Backend
+from numerix.benchmarking import format_duration
 from numerix.compiler import ArgSpec, Executable
 from numerix.configuration import effective_settings
 from numerix.defn.compilers import AUTO, compilers_serving, untimed
 from numerix.defn.expr import HOOK, Graph
 from numerix.errors import ArgumentError, first_line
+from numerix.ops.transfer import finish
 
 __all__ = ["AUTO", "Choice", "budget", "choose", "given", "untimed"]
 
@@ -102,12 +103,7 @@ class Choice:
 
 
 def _duration(s: float | None) -> str:
-    if s is None:
-        return "—"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"
+    return "—" if s is None else format_duration(s)
 
 
 def given(name: str, how: str) -> Choice:
@@ -119,12 +115,6 @@ def budget() -> float:
     """``[defn] auto_budget`` here: the most seconds a search times its candidates."""
     s = effective_settings()
     return 0.2 if s is None else float(s.defn.auto_budget)
-
-
-def _finish(outputs: Sequence[Any]) -> None:
-    for t in outputs:
-        if type(t) is Tensor:
-            t.backend.synchronize(t)
 
 
 def _has_hooks(graph: Graph) -> bool:
@@ -229,7 +219,7 @@ def choose(
             c.run = compile_with(c.name)
             c.row["compile_s"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            _finish(c.run(list(leaves)))
+            finish(c.run(list(leaves)))
             c.row["first_call_s"] = time.perf_counter() - t0
         except Exception as e:  # a compiler that cannot take this graph drops out
             c.run = None
@@ -250,7 +240,7 @@ def choose(
         for c in alive:
             args = list(leaves)
             t0 = clock()
-            _finish(c.run(args))  # type: ignore[misc]
+            finish(c.run(args))  # type: ignore[misc]
             c.samples.append(clock() - t0)
         rounds += 1
         if rounds >= _MAX_ROUNDS or clock() >= hard:

@@ -157,3 +157,17 @@ def device_put(x: Any, where: Any, /) -> Any:
     if done is None:
         raise ArgumentError(f"device_put: backend {target!r} cannot spread tensors over devices")
     return done
+
+
+def finish(value: Any) -> None:
+    """Wait until every tensor in ``value`` (a tensor, or tuples, lists and dicts of them)
+    is computed (``Backend.synchronize``): what a timing of asynchronous backends waits
+    for before its clock stops (``numerix.benchmark``, ``jit(compiler="auto")``)."""
+    if type(value) is Tensor:
+        value.backend.synchronize(value)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            finish(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            finish(v)
