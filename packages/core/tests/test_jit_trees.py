@@ -1,6 +1,7 @@
-"""jit's argument and result structures: flat ones (tensors and numbers passed
-positionally; one tensor, or a tuple of them, returned) are read without optree, any
-other tree through optree, with the same results and cache keys either way."""
+"""jit's argument and result structures: those of Python's own containers (tuples,
+lists, dicts with str keys, None) around tensors and numbers are read without optree,
+any other tree through optree, with the same leaves, results and cache keys either
+way."""
 
 from __future__ import annotations
 
@@ -32,11 +33,45 @@ def test_flat_arguments_are_a_plain_tree_others_an_optree_one() -> None:
     leaves, tree = flatten_args((x, 2.0, True), {}, "jit")
     assert leaves[0] is x and leaves[1:] == [2.0, True] and tree == PlainTree("args", 3)
     assert unflatten(tree, leaves) == ((x, 2.0, True), {})
-    for args, kwargs in (((x, [x]), {}), ((x,), {"y": x}), ((np.ones(2),), {})):
+    for args, kwargs in (((x, Pair(x, x)), {}), ((x,), {"y": {1: np.ones(2)}})):
         leaves, tree = flatten_args(args, kwargs, "jit")
         assert type(tree) is not PlainTree and all(type(v) is nx.Tensor for v in leaves)
     assert PlainTree("tuple", 2) == PlainTree("tuple", 2) != PlainTree("args", 2)
     assert hash(PlainTree("leaf", 1)) == hash(PlainTree("leaf", 1))
+
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        ((1.0, [2.0, (3.0, None)]), {}),
+        (({"b": 1.0, "a": [2.0, 3.0], "c": {"z": 4.0, "y": None}},), {}),
+        ((1.0,), {"s": 2.0, "p": {"q": [3.0]}}),
+        (([], (), {}), {}),
+        ((np.ones(2, np.float32), [np.float32(3.0)]), {}),
+    ],
+    ids=["lists-tuples-none", "dicts", "keywords", "empty", "numpy"],
+)
+def test_built_in_containers_are_a_plain_tree_with_optree_s_leaf_order(
+    args: tuple, kwargs: dict
+) -> None:
+    import optree
+
+    leaves, tree = flatten_args(args, kwargs, "jit")
+    assert type(tree) is PlainTree and tree.kind == "nested" and tree.n == len(leaves)
+    want, _ = optree.tree_flatten((args, kwargs))
+    assert len(leaves) == len(want)
+    for got, w in zip(leaves, want):  # numpy values become tensors, in the same order
+        assert (got.tolist() if type(got) is nx.Tensor else got) == (
+            w.tolist() if isinstance(w, (np.ndarray, np.generic)) else w
+        )
+    back = unflatten(tree, leaves)
+    assert optree.tree_structure(back) == optree.tree_structure((args, kwargs))
+    if "b" in repr(args):  # a dict comes back in its own key order, not sorted
+        assert list(back[0][0]) == ["b", "a", "c"]
+    leaves2, tree2 = flatten_args(args, kwargs, "jit")
+    assert tree2 == tree and hash(tree2) == hash(tree)  # a cache key
+    other = flatten_args(({"b": 1.0, "a": [2.0]},), {}, "jit")[1]
+    assert other != tree
 
 
 @pytest.mark.parametrize("compiler", ["evaluator", None])
@@ -70,16 +105,21 @@ import numerix as nx
 f = nx.jit(lambda x, s: (nx.abs(x) * s, x + 1.0))
 a, b = f(nx.tensor([0.0, -1.5]), 2.0)
 print(a.tolist(), b.tolist(), "optree" in sys.modules)
-g = nx.jit(lambda d: d["x"] * 2)
-print(g({"x": nx.tensor([1, 2])}).tolist(), "optree" in sys.modules)
+g = nx.jit(lambda d: {"y": [d["x"] * 2]})
+print(g({"x": nx.tensor([1, 2])})["y"][0].tolist(), "optree" in sys.modules)
+from collections import namedtuple
+P = namedtuple("P", "a b")
+h = nx.jit(lambda p: p.a + p.b)
+print(h(P(nx.tensor([1, 2]), 1)).tolist(), "optree" in sys.modules)
 """
 
 
-def test_a_flat_jit_loads_no_optree_a_pytree_does() -> None:
+def test_a_jit_of_built_in_containers_loads_no_optree_a_namedtuple_does() -> None:
     r = subprocess.run([sys.executable, "-W", "ignore", "-c", _NO_OPTREE],
                        capture_output=True, text=True)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         "[0.0, 3.0] [1.0, -0.5] False",
-        "[2, 4] True",
+        "[2, 4] False",
+        "[2, 3] True",
     ]

@@ -14,7 +14,10 @@ passed to the executable as extra arguments (small constants are literals).
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
+import hashlib
+import importlib.util
 import json
 import os
 import struct
@@ -25,6 +28,7 @@ from typing import Any
 
 import jax
 import jax.export
+import jax.monitoring
 import jaxlib
 import numpy as np
 from jax import lax
@@ -38,7 +42,13 @@ from numerix.backend import Backend, Option
 from numerix.configuration import effective_settings
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.expr import CONSTANT, FOLD_LIMIT, HOOK, PARAMETER, Graph, Node
-from numerix.defn.graph import GraphWalk, last_reads, native_block, subgraph_inputs
+from numerix.defn.graph import (
+    GraphWalk,
+    fingerprint,
+    last_reads,
+    native_block,
+    subgraph_inputs,
+)
 from numerix.defn.replay import runner
 from numerix.errors import ArgumentError, FileFormatError
 from numerix.plugins import get_backend
@@ -117,16 +127,33 @@ class XlaCompiler(Compiler):
             jitted = jax.jit(
                 program, in_shardings=sharding, out_shardings=sharding, donate_argnums=donate
             )
-            # compiled now (errors surface here, not on the first call); jax.jit keeps the
-            # executable, so calls go through jax's own dispatch with no recompile
-            jitted.lower(*specs).compile()
+        fn, kept = jitted, None
+        if not spread:
+            # a program kept by an earlier process runs without tracing or compiling;
+            # else it is compiled now (errors surface here, not on the first call), and
+            # jax.jit keeps the executable, so calls go through jax's own dispatch
+            kept = None if donate else program_file(graph, specs, backend)
+            loaded = None if kept is None else load_program(kept, specs, graph, backend)
+            if loaded is not None:
+                fn = loaded
+            else:
+                lowered = jitted.lower(*specs)
+                compiled, here = compile_here(lowered)
+                if kept is not None and not here:
+                    # JAX's cache had it (numerix's file was missing, stale or not
+                    # whole): compiled once more, under options JAX files elsewhere
+                    compiled, here = compile_here(lowered, _FRESH)
+                if kept is not None and here:
+                    keep_program(kept, compiled)
+                kept = None
         out_types: list[Any] = [(o.shape, o.dtype) for o in graph.outputs]
         run = runner(
-            jitted, out_types, backend, args_spec, trailing=tuple(caps),
+            fn, out_types, backend, args_spec, trailing=tuple(caps),
             bare=len(graph.outputs) == 1, host_payloads=not spread, captured=captured,
         )  # fmt: skip
         run.lowered = jitted  # type: ignore[attr-defined]
         run.donated = donate if options["donate_leaves"] else ()  # type: ignore[attr-defined]
+        run.loaded_from = kept  # type: ignore[attr-defined]
         return run
 
     # ------------------------------------------------------------ export
@@ -153,7 +180,10 @@ class XlaCompiler(Compiler):
             )
             try:
                 hlo = bytes(jax.export.export(jitted)(*specs[:n]).serialize())
-                executable = _serialize_executable(jitted.lower(*specs[:n]).compile())
+                compiled, here = compile_here(jitted.lower(*specs[:n]))
+                # an executable JAX read from its persistent cache cannot be written out
+                # again whole: the loader compiles the StableHLO instead
+                executable = _serialize_executable(compiled) if here else b""
             except Exception as e:
                 hooks = " (it calls a hook or print_value: remove them)" * _has_hook(graph)
                 raise ArgumentError(
@@ -248,6 +278,120 @@ def use_cache_dir(settings: Any) -> None:
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
         jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
         _cache_dir_set = path
+
+
+# ---------------------------------------------------------------- the program cache
+#: a kept program's file: magic, then the SHA-256 of the executable's bytes, then them
+_PROGRAM_MAGIC = b"numerix-xla-program 1\n"
+
+
+def program_file(graph: Graph, specs: Sequence[Any], backend: XlaBackend) -> str | None:
+    """Where ``[compile] cache_dir`` keeps the compiled program of ``graph`` for the
+    abstract arguments ``specs`` (the call's, then the captured tensors') on
+    ``backend``'s device: ``<cache_dir>/numerix-xla/<key>.bin``; None without a cache
+    directory, or for a graph :func:`~numerix.defn.graph.fingerprint` cannot identify.
+
+    The key: the graph's fingerprint, the arguments' shapes and dtypes, the device kind,
+    the JAX and jaxlib releases, the JAX settings and ``XLA_FLAGS`` that change what
+    XLA compiles, and the code that lowers a graph (numerix's and numerix-xla's source
+    files, by size and modification time): a program is reused only where compiling
+    again would give the same one.
+    """
+    settings = effective_settings()
+    folder = None if settings is None else settings.compile.cache_dir
+    if folder is None:
+        return None
+    digest = fingerprint(graph)
+    if digest is None:
+        return None
+    dev = backend.jax_device
+    h = hashlib.sha256()
+    h.update(digest.encode())
+    h.update(repr([(tuple(s.shape), str(s.dtype)) for s in specs]).encode())
+    h.update(repr(sorted(_machine(dev).items())).encode())
+    precision = getattr(jax.config, "jax_default_matmul_precision", None)
+    env = (x64_on(), precision, os.environ.get("XLA_FLAGS", ""), _code_version())
+    h.update(repr(env).encode())
+    root = os.path.abspath(os.path.expanduser(folder))
+    return os.path.join(root, "numerix-xla", h.hexdigest() + ".bin")
+
+
+@functools.cache
+def _code_version() -> str:
+    """The source files of numerix and numerix-xla by path, size and modification time:
+    a program kept by a process that ran other code is not reused."""
+    h = hashlib.sha256()
+    core = importlib.util.find_spec("numerix")
+    roots = [] if core is None else list(core.submodule_search_locations or ())
+    for root in [*roots, os.path.dirname(os.path.abspath(__file__))]:
+        for folder, subs, files in sorted(os.walk(root)):
+            subs[:] = sorted(d for d in subs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".so", ".pyd")):
+                    st = os.stat(os.path.join(folder, name))
+                    h.update(f"{os.path.relpath(folder, root)}/{name} {st.st_size} "
+                             f"{st.st_mtime_ns}\n".encode())  # fmt: skip
+    return h.hexdigest()
+
+
+def load_program(path: str, specs: Sequence[Any], graph: Graph, backend: XlaBackend) -> Any:
+    """The executable kept at ``path``, loaded on ``backend``'s device; None when there
+    is none, or it is not whole (the caller compiles, and keeps the new one)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    head = len(_PROGRAM_MAGIC)
+    body = data[head + 32 :]
+    if data[:head] != _PROGRAM_MAGIC or hashlib.sha256(body).digest() != data[head : head + 32]:
+        return None
+    return _load_executable(body, len(specs), len(graph.outputs), backend.jax_device)
+
+
+_CACHE_HIT = "/jax/compilation_cache/cache_hits"
+
+
+#: compiler options that change nothing XLA makes (the option's default, given), but
+#: file the program under another key in JAX's cache: a compilation JAX cannot serve
+_FRESH = {"xla_embed_ir_in_executable": False}
+
+
+def compile_here(lowered: Any, options: dict[str, Any] | None = None) -> tuple[Any, bool]:
+    """``lowered.compile(options)``, and whether XLA compiled it in this call: False when
+    JAX read it from its persistent compilation cache. Such an executable runs, but
+    serialized again it lacks its compiled functions (the loaded copy fails when run:
+    "Function ... not found"), so it is neither kept nor exported."""
+    me = threading.get_ident()
+    hits: list[str] = []
+
+    def listen(event: str, **kwargs: Any) -> None:
+        if event == _CACHE_HIT and threading.get_ident() == me:
+            hits.append(event)
+
+    jax.monitoring.register_event_listener(listen)
+    try:
+        compiled = lowered.compile(options)
+    finally:
+        jax.monitoring.unregister_event_listener(listen)
+    return compiled, not hits
+
+
+def keep_program(path: str, compiled: Any) -> None:
+    """Write ``compiled`` to ``path`` whole (a temporary file renamed: a reader never
+    sees half of one); a program JAX cannot serialize, or a folder that cannot be
+    written, is not kept."""
+    data = _serialize_executable(compiled)
+    if not data:
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(_PROGRAM_MAGIC + hashlib.sha256(data).digest() + data)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 _pause_lock = threading.Lock()

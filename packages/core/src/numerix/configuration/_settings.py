@@ -126,10 +126,11 @@ class CompileSettings(BaseModel):
         default=None,
         description="A directory where compilers keep their compiled programs between "
         "processes, so that a new process's first call of a jitted function loads its "
-        "program instead of compiling it again: the xla compiler uses JAX's persistent "
-        "compilation cache there (`jax_compilation_cache_dir`). Unset: nothing is kept. "
-        "Read at each compilation; numerix never replaces a cache directory JAX was given "
-        "otherwise (it warns, and keeps JAX's).",
+        "program instead of tracing and compiling it again: the xla compiler keeps its "
+        "executables in `numerix-xla/` there, filed under the traced graph's fingerprint, "
+        "and points JAX's persistent compilation cache at it (`jax_compilation_cache_dir`) "
+        "for the rest. Unset: nothing is kept. Read at each compilation; numerix never "
+        "replaces a cache directory JAX was given otherwise (it warns, and keeps JAX's).",
     )
 
     @field_validator("cache_dir", mode="before")

@@ -14,7 +14,7 @@ cached call runs exactly as if the winner had been named.
 
 :class:`Choice` says why (``f.explain(*args)``): each candidate's compile time, first
 call, median and calls. With ``[compile] cache_dir`` set, the choice is kept in
-``<cache_dir>/numerix-auto/``, keyed by the graph's listing, the arguments' types and
+``<cache_dir>/numerix-auto/``, keyed by the graph's fingerprint, the arguments' types and
 backends, the candidates and numerix's version: another process compiles only the
 winner. A function with hooks is not timed (its hooks would run once per timed call):
 the backend's own compiler is taken, else the evaluator.
@@ -38,6 +38,7 @@ from numerix.compiler import ArgSpec, Executable
 from numerix.configuration import effective_settings
 from numerix.defn.compilers import AUTO, compilers_serving, untimed
 from numerix.defn.expr import HOOK, Graph
+from numerix.defn.graph import fingerprint
 from numerix.errors import ArgumentError, first_line
 from numerix.ops.transfer import finish
 
@@ -129,7 +130,7 @@ def _key(graph: Graph, specs: Sequence[ArgSpec], names: Sequence[str]) -> str:
     for s in specs:
         h.update(f"\n{s.shape} {s.dtype} {s.backend}".encode())
     h.update(b"\n")
-    h.update(graph.listing().encode())
+    h.update((fingerprint(graph) or graph.listing()).encode())
     return h.hexdigest()
 
 

@@ -39,7 +39,8 @@ from numerix.primitives._registry import REGISTRY, Block
 __all__ = [
     "Node", "Graph", "ExprBackend", "PARAMETER", "CONSTANT", "TENSOR", "ELEM", "COND",
     "WHILE", "HOOK", "BLOCK", "SPECIAL", "FOLD_LIMIT", "NUMBER_DTYPES", "LITERAL",
-    "LiteralBackend", "PlainTree", "format_type", "literal", "unflatten",
+    "LiteralBackend", "PlainTree", "format_type", "freeze", "literal", "plain_flatten",
+    "unflatten",
 ]  # fmt: skip
 
 PARAMETER = "parameter"
@@ -272,7 +273,7 @@ def _param_text(v: Any) -> str:
     return repr(v)
 
 
-def _freeze(v: Any) -> Any:
+def freeze(v: Any) -> Any:
     """A hashable key for a parameter value; distinguishes 0.0, -0.0, 0, False and nan."""
     t = type(v)
     if t is float or t is complex:
@@ -280,9 +281,9 @@ def _freeze(v: Any) -> Any:
     if t is int or t is bool or t is str or v is None:
         return (t, v)
     if t is tuple or t is list:
-        return (t, tuple(_freeze(x) for x in v))
+        return (t, tuple(freeze(x) for x in v))
     if t is dict:
-        return (t, tuple((k, _freeze(x)) for k, x in v.items()))
+        return (t, tuple((k, freeze(x)) for k, x in v.items()))
     if isinstance(v, np.ndarray):
         if v.size > FOLD_LIMIT:
             raise TypeError("too large to compare")
@@ -394,8 +395,8 @@ class ExprBackend(Backend):
         try:
             key: Any = (
                 name,
-                tuple(x.id if isinstance(x, Node) else _freeze(x) for x in ins),
-                _freeze(params),
+                tuple(x.id if isinstance(x, Node) else freeze(x) for x in ins),
+                freeze(params),
                 out.shape,
                 out.dtype,
             )
@@ -673,25 +674,84 @@ def active_trace() -> ExprBackend | None:
 
 
 class PlainTree:
-    """The structure of a flat argument list or result, read and rebuilt without optree
-    (6 ms to import, on a jitted function's first call): ``kind`` ``"args"``, ``n``
-    leaves passed positionally (``(args, {})``); ``"leaf"``, one bare leaf; ``"tuple"``, a
-    tuple of ``n`` leaves. Any other structure is an optree tree structure."""
+    """The structure of arguments or a result made of Python's own containers, read and
+    rebuilt without optree (6 ms to import, on a jitted function's first call): ``kind``
+    ``"args"``, ``n`` leaves passed positionally (``(args, {})``); ``"leaf"``, one bare
+    leaf; ``"tuple"``, a tuple of ``n`` leaves; ``"nested"``, tuples, lists, dicts with
+    str keys and None nested in any way (``spec``, see :func:`plain_flatten`), the
+    leaves in optree's order (a dict's by sorted key). Any other structure is an optree
+    tree structure."""
 
-    __slots__ = ("kind", "n")
+    __slots__ = ("kind", "n", "spec")
 
-    def __init__(self, kind: str, n: int) -> None:
+    def __init__(self, kind: str, n: int, spec: Any = None) -> None:
         self.kind = kind
         self.n = n
+        self.spec = spec
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is PlainTree and other.kind == self.kind and other.n == self.n
+        return (
+            type(other) is PlainTree
+            and other.kind == self.kind
+            and other.n == self.n
+            and other.spec == self.spec
+        )
 
     def __hash__(self) -> int:
-        return hash((PlainTree, self.kind, self.n))
+        return hash((PlainTree, self.kind, self.n, self.spec))
 
     def __repr__(self) -> str:
         return f"PlainTree({self.kind!r}, {self.n})"
+
+
+class _NotPlain(Exception):
+    """A value :func:`plain_flatten` leaves to optree."""
+
+
+_LEAF = "*"
+
+
+def plain_flatten(tree: Any) -> tuple[list[Any], PlainTree] | None:
+    """The leaves and :class:`PlainTree` of ``tree`` when it is made of tuples, lists,
+    dicts with str keys and None around tensors, Python numbers and numpy values; None
+    for anything else (optree's to flatten). The leaves come in optree's order."""
+    leaves: list[Any] = []
+    try:
+        spec = _plain(tree, leaves)
+    except _NotPlain:
+        return None
+    return leaves, PlainTree("nested", len(leaves), spec)
+
+
+def _plain(x: Any, leaves: list[Any]) -> Any:
+    t = type(x)
+    if t is Tensor or t in NUMBER_DTYPES or t is np.ndarray or isinstance(x, np.generic):
+        leaves.append(x)
+        return _LEAF
+    if x is None:
+        return ("none",)
+    if t is tuple or t is list:
+        return ("tuple" if t is tuple else "list", tuple(_plain(v, leaves) for v in x))
+    if t is dict:
+        if not all(type(k) is str for k in x):
+            raise _NotPlain
+        children = {k: _plain(x[k], leaves) for k in sorted(x)}
+        return ("dict", tuple((k, children[k]) for k in x))
+    raise _NotPlain
+
+
+def _rebuild(spec: Any, leaves: Any) -> Any:
+    if spec == _LEAF:
+        return next(leaves)
+    tag = spec[0]
+    if tag == "none":
+        return None
+    if tag == "tuple":
+        return tuple(_rebuild(c, leaves) for c in spec[1])
+    if tag == "list":
+        return [_rebuild(c, leaves) for c in spec[1]]
+    values = {k: _rebuild(c, leaves) for k, c in sorted(spec[1])}  # keys are unique
+    return {k: values[k] for k, _ in spec[1]}
 
 
 def _is_leaf(x: Any) -> bool:
@@ -707,6 +767,8 @@ def unflatten(tree: Any, leaves: Sequence[Any]) -> Any:
             return leaves[0]
         if tree.kind == "tuple":
             return tuple(leaves)
+        if tree.kind == "nested":
+            return _rebuild(tree.spec, iter(leaves))
         return (tuple(leaves), {})
     import optree
 
@@ -730,19 +792,19 @@ def trace_flat(
     params = [be.parameter(s, d) for s, d in specs]
     token = _active.set(be)
     try:
-        if in_tree is None or type(in_tree) is PlainTree:
+        if in_tree is None or (type(in_tree) is PlainTree and in_tree.kind == "args"):
             result = fn(*params)
         else:
-            import optree
-
-            rebuilt: Any = optree.tree_unflatten(in_tree, params)
-            args, kwargs = rebuilt
+            args, kwargs = unflatten(in_tree, params)
             result = fn(*args, **kwargs)
         out_tree: Any
+        flat = None
         if plain and _is_leaf(result):
             leaves, out_tree = [result], PlainTree("leaf", 1)
         elif plain and type(result) is tuple and all(_is_leaf(x) for x in result):
             leaves, out_tree = list(result), PlainTree("tuple", len(result))
+        elif plain and (flat := plain_flatten(result)) is not None:
+            leaves, out_tree = flat
         else:
             import optree
 

@@ -14,11 +14,13 @@ function (``numerix_xla.compiler``). What both compute about a node is here too:
 :func:`subgraph_inputs` (the values a ``cond`` branch or a ``while`` function takes),
 :func:`native_block` (the backend's own ``block_<name>``, else the core's graph),
 :meth:`GraphWalk.captured_payload` (a captured tensor moved to the backend once) and
-:func:`last_reads` (where each value is read for the last time).
+:func:`last_reads` (where each value is read for the last time), and
+:func:`fingerprint` (what a program compiled from the graph is filed under).
 """
 
 from __future__ import annotations
 
+import hashlib
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -31,16 +33,18 @@ from numerix.defn.expr import (
     COND,
     CONSTANT,
     ELEM,
+    FOLD_LIMIT,
     HOOK,
     PARAMETER,
     TENSOR,
     WHILE,
     Graph,
     Node,
+    freeze,
 )
 from numerix.ops import _core
 
-__all__ = ["GraphWalk", "last_reads", "native_block", "subgraph_inputs"]
+__all__ = ["GraphWalk", "fingerprint", "last_reads", "native_block", "subgraph_inputs"]
 
 #: node kind -> the name of the GraphWalk method visiting it (any other op: ``primitive``)
 _KINDS = {
@@ -149,3 +153,54 @@ def last_reads(g: Graph) -> dict[int, int]:
             if isinstance(i, Node):
                 last[i.id] = k
     return last
+
+
+class Unfingerprinted(Exception):
+    """A graph :func:`fingerprint` cannot identify (it calls Python: a hook)."""
+
+
+def fingerprint(g: Graph) -> str | None:
+    """A digest that two graphs share only when every program compiled from them is the
+    same, given the same argument types: each node's kind, inputs, parameters and type,
+    in order, subgraphs included; the values of the constants a program may hold as
+    literals (those of at most :data:`~numerix.defn.expr.FOLD_LIMIT` elements); a
+    captured tensor, or a larger constant, by its type alone (a compiled program takes
+    those as extra arguments, as :class:`GraphWalk` collects them). A block is its name
+    and parameters, and for one recorded with its own graph (a custom derivative, a
+    checkpoint), that graph.
+
+    None where the graph cannot be identified: it calls back into Python (a hook), or
+    holds a parameter with no faithful text. The code that compiles a graph is not part
+    of the digest: a cache keyed by it adds the compiler's version (see the xla
+    compiler's program cache).
+    """
+    h = hashlib.sha256()
+    try:
+        _digest(g, h)
+    except (Unfingerprinted, TypeError):
+        return None
+    return h.hexdigest()
+
+
+def _digest(g: Graph, h: Any) -> None:
+    index = {n.id: k for k, n in enumerate(g.nodes)}
+    h.update(f"graph {len(g.nodes)} {g.n_args} {len(g.free)}\n".encode())
+    for n in g.nodes:
+        op = n.op
+        if op == HOOK:
+            raise Unfingerprinted(op)
+        ins = tuple(("node", index[i.id]) if isinstance(i, Node) else freeze(i) for i in n.inputs)
+        h.update(repr((op, ins, freeze(n.params), n.shape, str(n.dtype), n.types)).encode())
+        if op in (CONSTANT, TENSOR):
+            v = n.value
+            if op == CONSTANT and v.size <= FOLD_LIMIT:
+                check_live("jit", v, "a captured tensor")
+                h.update(v.backend.to_numpy(v).tobytes())
+        elif op == BLOCK:
+            h.update(f"block {n.value.name}".encode())
+            if n.fallback_fn is None and n._fallback is not None:
+                _digest(n._fallback, h)  # recorded with its own graph
+        for sub in n.subgraphs:
+            _digest(sub, h)
+        h.update(b"\n")
+    h.update(repr([index[o.id] for o in g.outputs]).encode())

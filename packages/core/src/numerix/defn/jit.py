@@ -32,9 +32,9 @@ from numerix.defn.expr import (
     Graph,
     PlainTree,
     _active,
-    _freeze,
     active_trace,
     format_type,
+    freeze,
     trace_flat,
     unflatten,
 )
@@ -229,7 +229,7 @@ class Jitted:
                 self._positional = tuple(p.name for p in params)
                 self._required = sum(p.default is p.empty for p in params)
         try:
-            self._options_key = _freeze(options)
+            self._options_key = freeze(options)
         except TypeError:
             raise ArgumentError(
                 f"jit: compiler options must be hashable, got {options!r}"
@@ -289,7 +289,7 @@ class Jitted:
     def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         if self.compiler is None:
             cname, base = default_compiler()
-            opts: Any = (cname, _freeze({**base, **self.options}) if base else self._options_key)
+            opts: Any = (cname, freeze({**base, **self.options}) if base else self._options_key)
         else:
             opts = (self.compiler, self._options_key)
         (dyn_args, dyn_kwargs), statics = self._split(args, kwargs)
@@ -774,7 +774,7 @@ def _default_key() -> Any:
     if s is None:  # nothing configures numerix: no options to freeze
         return _UNCONFIGURED_KEY
     cname, base = compiler_of(s)
-    return (cname, _freeze(base) if base else ())
+    return (cname, freeze(base) if base else ())
 
 
 def _entry(jitted: Jitted) -> Callable[..., Any]:

@@ -11,7 +11,14 @@ import numpy as np
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import Backend
-from numerix.defn.expr import NUMBER_DTYPES, Graph, PlainTree, active_trace, trace_flat
+from numerix.defn.expr import (
+    NUMBER_DTYPES,
+    Graph,
+    PlainTree,
+    active_trace,
+    plain_flatten,
+    trace_flat,
+)
 from numerix.dtypes import DType
 from numerix.errors import ShapeError, TracingError
 from numerix.ops._core import resolve
@@ -96,8 +103,9 @@ def flatten(tree: Any, op: str) -> tuple[list[Any], Any]:
 
 def flatten_args(args: tuple[Any, ...], kwargs: dict[str, Any], op: str) -> tuple[list[Any], Any]:
     """:func:`flatten` of ``(args, kwargs)``: tensors and Python numbers passed positionally
-    are their own leaves, under a :class:`~numerix.defn.expr.PlainTree` (no optree);
-    anything else is flattened by optree."""
+    are their own leaves, and tuples, lists, dicts with str keys and None around them a
+    :class:`~numerix.defn.expr.PlainTree` too (no optree); anything else is flattened by
+    optree."""
     if not kwargs:
         for x in args:
             t = type(x)
@@ -105,7 +113,14 @@ def flatten_args(args: tuple[Any, ...], kwargs: dict[str, Any], op: str) -> tupl
                 break
         else:
             return list(args), PlainTree("args", len(args))
-    return flatten((args, kwargs), op)
+    flat = plain_flatten((args, kwargs))
+    if flat is None:
+        return flatten((args, kwargs), op)
+    leaves = flat[0]
+    for i, x in enumerate(leaves):
+        if isinstance(x, (np.ndarray, np.generic)):
+            leaves[i] = asarray(x)
+    return flat
 
 
 def trace(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Graph:
