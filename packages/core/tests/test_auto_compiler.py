@@ -147,6 +147,47 @@ def test_the_only_compiler_is_taken_untimed() -> None:
     assert choice.reason == "the only installed compiler serving binary(cpu)"
 
 
+def test_a_compiler_another_outruns_is_not_timed(slow: Any) -> None:
+    # "quick" declares that it outruns slowpoke: slowpoke is never compiled, the search
+    # is between the evaluator and quick; named, slowpoke still compiles
+    quick = _slow_compiler("quick", 0.0)
+    plugins.register_compiler("quick", quick, replace=True, outruns=("slowpoke",))
+    try:
+        f = nx.jit(softmax, compiler="auto")
+        x = _x()
+        np.testing.assert_allclose(f(x).to_numpy(), _oracle(x), rtol=1e-6)
+        choice = f.explain(x)
+        rows = {r["compiler"]: r for r in choice.rows}
+        assert set(rows) == {"evaluator", "quick", "slowpoke"}
+        assert (
+            rows["slowpoke"]["status"] == "not timed: quick outruns it (as quick's plugin declares)"
+        )
+        assert "median_s" not in rows["slowpoke"] and rows["quick"]["calls"] >= 5
+        assert slow.compiled == [] and quick.compiled == [1]
+        assert "not timed: quick outruns it" in choice.table()
+        # alone with what it outruns, it is taken untimed, and the reason says why
+        plugins.unregister_compiler("quick")
+        plugins.register_compiler("quick", quick, replace=True, outruns=("slowpoke", "evaluator"))
+        g = nx.jit(softmax, compiler="auto")
+        np.testing.assert_allclose(g(x).to_numpy(), _oracle(x), rtol=1e-6)
+        c = g.explain(x)
+        assert c.compiler == "quick" and slow.compiled == []
+        assert c.reason == ("nothing else to time on binary(cpu): it outruns evaluator, "
+                            "slowpoke, as its plugin declares")  # fmt: skip
+        assert [r["status"].split(":")[0] for r in c.rows] == ["chosen", "not timed", "not timed"]
+        np.testing.assert_allclose(nx.jit(softmax, compiler="slowpoke")(x).to_numpy(), _oracle(x),
+                                   rtol=1e-6)  # fmt: skip
+        assert slow.compiled == [1]
+    finally:
+        plugins.unregister_compiler("quick")
+
+
+@pytest.mark.parametrize("bad", [["evaluator"], ("",), ("quick",), "evaluator"])
+def test_outruns_is_a_tuple_of_other_compilers_names(bad: Any) -> None:
+    with pytest.raises(TypeError, match="outruns must be a tuple of other compilers' names"):
+        plugins.CompilerEntry("quick", Evaluator, outruns=bad)
+
+
 def test_hooks_are_not_timed(slow: Any) -> None:
     seen: list[Any] = []
 

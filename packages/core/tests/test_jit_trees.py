@@ -68,7 +68,7 @@ def test_built_in_containers_are_a_plain_tree_with_optree_s_leaf_order(
     assert optree.tree_structure(back) == optree.tree_structure((args, kwargs))
     if "b" in repr(args):  # a dict comes back in its own key order, not sorted
         assert list(back[0][0]) == ["b", "a", "c"]
-    leaves2, tree2 = flatten_args(args, kwargs, "jit")
+    tree2 = flatten_args(args, kwargs, "jit")[1]
     assert tree2 == tree and hash(tree2) == hash(tree)  # a cache key
     other = flatten_args(({"b": 1.0, "a": [2.0]},), {}, "jit")[1]
     assert other != tree

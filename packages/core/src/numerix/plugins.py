@@ -135,13 +135,19 @@ class CompilerEntry(PluginEntry):
         backend are known without importing the others (``jit(compiler="auto")`` on xla
         does not import torch). None (not declared): the compiler is loaded to ask it.
         A declaration the class contradicts is a :class:`PluginError` when it loads.
+    :param outruns: compilers (by name) whose programs are slower than this one's on
+        the backend it serves, measured and declared by its plugin: where both serve,
+        ``jit(compiler="auto")`` does not time them (``f.explain`` says so). The xla
+        compiler outruns the evaluator: one fused XLA program against one separately
+        compiled kernel per op, whose first call compiles each.
     """
 
-    __slots__ = ("serves",)
+    __slots__ = ("outruns", "serves")
     kind: ClassVar[str] = "compiler"
-    _compare = ("name", "target", "contract", "description", "serves")
+    _compare = ("name", "target", "contract", "description", "serves", "outruns")
 
     serves: str | None
+    outruns: tuple[str, ...]
 
     def __init__(
         self,
@@ -152,6 +158,7 @@ class CompilerEntry(PluginEntry):
         distribution: str | None = None,
         version: str | None = None,
         serves: str | None = None,
+        outruns: tuple[str, ...] = (),
     ) -> None:
         super().__init__(name, target, contract, description, distribution, version)
         if serves is not None and (not isinstance(serves, str) or not serves):
@@ -159,7 +166,14 @@ class CompilerEntry(PluginEntry):
                 f"CompilerEntry {name!r}: serves must be a backend name, '*' or None, got "
                 f"{serves!r}"
             )
-        self._set(serves=serves)
+        if type(outruns) is not tuple or not all(
+            isinstance(o, str) and o and o != name for o in outruns
+        ):
+            raise TypeError(
+                f"CompilerEntry {name!r}: outruns must be a tuple of other compilers' "
+                f"names, got {outruns!r}"
+            )
+        self._set(serves=serves, outruns=outruns)
 
 
 _EVALUATOR = CompilerEntry(
@@ -884,13 +898,15 @@ def register_compiler(
     description: str = "",
     contract: int = COMPILER_CONTRACT_VERSION,
     replace: bool = False,
+    outruns: tuple[str, ...] = (),
 ) -> None:
     """Register a compiler at run time (tests, notebooks).
 
     :param cls: the :class:`numerix.defn.Compiler` subclass or its ``"module:Class"``.
     :param replace: replace an existing compiler of that name instead of raising.
+    :param outruns: see :class:`CompilerEntry`.
     """
-    _register(CompilerEntry(name, cls, contract, description), replace)
+    _register(CompilerEntry(name, cls, contract, description, outruns=outruns), replace)
 
 
 def unregister_compiler(name: str) -> None:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from numerix import plugins
 from numerix._version import __version__
 from numerix.backend import Backend
 from numerix.benchmarking import format_duration
@@ -170,6 +171,22 @@ def _write(path: str, choice: Choice) -> None:
         pass  # a cache that cannot be written is a cache that is not kept
 
 
+def _not_outrun(names: Sequence[str]) -> tuple[list[str], list[dict[str, Any]]]:
+    """``names`` without the compilers another of them outruns (``CompilerEntry(
+    outruns=...)``), and a row for each of those, saying which one does."""
+    entries = plugins.compiler_entries()
+    by: dict[str, str] = {}
+    for n in names:
+        for o in getattr(entries.get(n), "outruns", ()):
+            if o in names and o not in by and n not in by:
+                by[o] = n
+    rows = [
+        {"compiler": o, "status": f"not timed: {n} outruns it (as {n}'s plugin declares)"}
+        for o, n in sorted(by.items())
+    ]
+    return [n for n in names if n not in by], rows
+
+
 @dataclass
 class _Candidate:
     name: str
@@ -191,9 +208,10 @@ def choose(
     :param compile_with: compiles ``graph`` with the compiler of that name (the jitted
         function's own way, so that its options, donation excepted, apply).
     """
-    names = compilers_serving(backend)
-    if not names:  # pragma: no cover - the evaluator serves every backend
+    serving = compilers_serving(backend)
+    if not serving:  # pragma: no cover - the evaluator serves every backend
         raise ArgumentError(f"jit: no installed compiler serves {backend}")
+    names, outrun = _not_outrun(serving)
     start = time.perf_counter()
     folder = _folder()
     path = None if folder is None else os.path.join(folder, _key(graph, specs, names) + ".json")
@@ -202,7 +220,16 @@ def choose(
         if kept is not None:
             return compile_with(kept.compiler), kept
     if len(names) == 1:
-        choice = Choice(names[0], f"the only installed compiler serving {backend}")
+        if outrun:
+            why = ", ".join(r["compiler"] for r in outrun)
+            rows = [{"compiler": names[0], "status": "chosen"}, *outrun]
+            choice = Choice(
+                names[0], f"nothing else to time on {backend}: it outruns {why}, as its "
+                "plugin declares",
+                rows,
+            )  # fmt: skip
+        else:
+            choice = Choice(names[0], f"the only installed compiler serving {backend}")
         return compile_with(names[0]), choice
     if _has_hooks(graph):
         choice = Choice(
@@ -260,7 +287,7 @@ def choose(
         c.row["status"] = "timed"
     best = min(alive, key=lambda c: c.row.get("median_s", 0.0))
     best.row["status"] = "chosen"
-    rows = [{"compiler": c.name, **c.row} for c in candidates]
+    rows = [{"compiler": c.name, **c.row} for c in candidates] + outrun
     if len(alive) == 1:
         reason = "the only compiler that took the function"
     else:

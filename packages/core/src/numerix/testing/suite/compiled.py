@@ -270,7 +270,8 @@ def test_compiled_seed_softmax_every_compiler() -> None:
 
 def test_compiled_auto_chooses_among_the_serving_compilers() -> None:
     # jit(compiler="auto"): every compiler serving this backend is a candidate (a
-    # backend served by one compiler is given it untimed); the winner's results are the
+    # backend served by one compiler is given it untimed, and one another outruns is
+    # not timed); the winner's results are the
     # function's, its table is consistent, and later calls run the winner's program
     def softmax(x: Any) -> Any:
         e = nx.exp(x - nx.max(x, axis=-1, keepdims=True))
@@ -295,7 +296,12 @@ def test_compiled_auto_chooses_among_the_serving_compilers() -> None:
         return
     rows = {r["compiler"]: r for r in choice.rows}
     assert sorted(rows) == serving, choice.table()
-    timed = {n: r["median_s"] for n, r in rows.items() if "median_s" in r}
-    assert min(timed, key=timed.__getitem__) == choice.compiler, choice.table()
     assert rows[choice.compiler]["status"] == "chosen"
+    # a compiler another declares it outruns is not timed (xla's plugin: the evaluator)
+    left = [n for n, r in rows.items() if not r["status"].startswith("not timed: ")]
+    if left == [choice.compiler]:
+        return
+    timed = {n: r["median_s"] for n, r in rows.items() if "median_s" in r}
+    assert sorted(timed) == sorted(left), choice.table()
+    assert min(timed, key=timed.__getitem__) == choice.compiler, choice.table()
     assert all(r["calls"] >= 1 for n, r in rows.items() if n in timed)
