@@ -122,3 +122,46 @@ def test_a_process_that_cannot_reach_the_coordinator_gets_a_named_error() -> Non
                          text=True, timeout=120)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert "process 1 of 2" in run.stdout and "did not answer in 1 s" in run.stdout, run.stdout
+
+
+_JOIN = (
+    "import numerix as nx\n"
+    "try:\n    nx.ones(2, backend='xla')\n"
+    "except nx.ConfigError as e:\n    print('ConfigError:', e)\n"
+)
+
+
+def _joining(port: int, pid: int, count: int, timeout: int) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMERIX_", "XLA_FLAGS"))}
+    env.update({
+        "JAX_PLATFORMS": "cpu",
+        "NUMERIX_BACKENDS__XLA__DISTRIBUTED__COORDINATOR_ADDRESS": f"127.0.0.1:{port}",
+        "NUMERIX_BACKENDS__XLA__DISTRIBUTED__NUM_PROCESSES": str(count),
+        "NUMERIX_BACKENDS__XLA__DISTRIBUTED__PROCESS_ID": str(pid),
+        "NUMERIX_BACKENDS__XLA__DISTRIBUTED__INITIALIZATION_TIMEOUT": str(timeout),
+    })  # fmt: skip
+    return subprocess.Popen([sys.executable, "-c", _JOIN], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def test_process_0_waiting_for_processes_that_never_come_gets_a_named_error() -> None:
+    # JAX's runtime ended process 0 (SIGABRT) when the others did not register in time;
+    # the processes meet from Python first, and process 0 raises ConfigError
+    p = _joining(_port(), 0, 3, 1)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err[-2000:]
+    assert "process 0 of 3" in out and "process(es) 1, 2 did not join in 1 s" in out, out
+
+
+def test_processes_started_with_different_counts_are_refused_by_name() -> None:
+    port = _port()
+    zero = _joining(port, 0, 2, 20)
+    one = _joining(port, 1, 3, 20)
+    try:
+        outs = [p.communicate(timeout=120) for p in (zero, one)]
+    finally:
+        zero.kill()
+        one.kill()
+    assert zero.returncode == 0 and one.returncode == 0, outs[0][1][-2000:] + outs[1][1][-2000:]
+    assert "process 1 was started with num_processes=3" in outs[0][0], outs[0]
+    assert "process 0 refused this process: process 0 has num_processes=2" in outs[1][0], outs[1]

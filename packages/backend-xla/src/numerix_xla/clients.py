@@ -328,10 +328,18 @@ def start_distributed() -> None:
             initialization_timeout=d.initialization_timeout,
         )
 
-    if d.process_id != 0:
-        # JAX's client ends the whole process (a fatal error in its runtime) when the
-        # coordinator cannot be reached in time: reach it first, from Python
-        _reach(d.coordinator_address, d.initialization_timeout, where)
+    # JAX's client ends the whole process (a fatal error in its runtime) when a process
+    # cannot register in time, process 0 waiting for the others included: the
+    # processes meet from Python first, on the coordinator's port, and only then start
+    # JAX's runtime there
+    if d.num_processes > 1:
+        if d.process_id == 0:
+            _gather(d.coordinator_address, d.num_processes, d.initialization_timeout, where)
+        else:
+            _announce(
+                d.coordinator_address, d.process_id, d.num_processes,
+                d.initialization_timeout, where,
+            )  # fmt: skip
     e = call_in_slices(join, "numerix-xla-distributed")
     if e is not None:
         raise ConfigError(
@@ -342,17 +350,107 @@ def start_distributed() -> None:
     _distributed_checked = True
 
 
-def _reach(address: str, timeout: float, where: str) -> None:
-    """Connect to ``host:port`` until it answers or ``timeout`` seconds pass (then a
-    ``ConfigError``); each try waits at most half a second, so Ctrl-C gets through."""
+#: the first word of a process's announcement to process 0 (then its id and count)
+_HELLO = "numerix-xla-join"
+
+
+def _split(address: str, where: str) -> tuple[str, int]:
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
         raise ConfigError(f"{where}: coordinator_address must be host:port, got {address!r}")
+    return host.strip("[]"), int(port)
+
+
+def _line(conn: socket.socket) -> str:
+    """One short line from ``conn`` (at most 128 bytes; what came before EOF)."""
+    data = b""
+    while b"\n" not in data and len(data) < 128:
+        chunk = conn.recv(128)
+        if not chunk:
+            break
+        data += chunk
+    return data.split(b"\n", 1)[0].decode("ascii", "replace").strip()
+
+
+def _gather(address: str, n: int, timeout: float, where: str) -> None:
+    """Process 0: listen on the coordinator's port until the ``n - 1`` other processes
+    have announced themselves (:func:`_announce`), then free the port for JAX's
+    coordination service. Waits in short slices (Ctrl-C gets through).
+
+    :raises ConfigError: past ``timeout`` seconds (naming the processes missing), or a
+        process started with another ``num_processes``; the port cannot be listened on.
+    """
+    _, port = _split(address, where)
+    try:
+        if socket.has_dualstack_ipv6():
+            server = socket.create_server(
+                ("", port), family=socket.AF_INET6, dualstack_ipv6=True, reuse_port=False
+            )
+        else:
+            server = socket.create_server(("", port))
+    except OSError as e:
+        raise ConfigError(
+            f"{where}: process 0 cannot listen on port {port} ({first_line(e)}); give a "
+            f"free port in coordinator_address"
+        ) from None
+    deadline = time.monotonic() + timeout
+    joined: set[int] = set()
+    with server:
+        server.settimeout(0.2)
+        while len(joined) < n - 1:
+            if time.monotonic() >= deadline:
+                missing = ", ".join(str(i) for i in range(1, n) if i not in joined)
+                raise ConfigError(
+                    f"{where}: process(es) {missing} did not join in {timeout:g} s; start "
+                    f"every process with the same coordinator_address and num_processes and "
+                    f"its own process_id (or raise initialization_timeout)"
+                )
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(2.0)
+                try:
+                    words = _line(conn).split()
+                    if len(words) != 3 or words[0] != _HELLO:
+                        continue  # not a numerix process: ignored
+                    pid, count = int(words[1]), int(words[2])
+                except (OSError, ValueError):
+                    continue  # went away, or sent something else: it may try again
+                try:
+                    if count != n:
+                        conn.sendall(f"error process 0 has num_processes={n}\n".encode())
+                        raise ConfigError(
+                            f"{where}: process {pid} was started with num_processes={count}; "
+                            f"give every process the same num_processes"
+                        )
+                    if not 0 < pid < n or pid in joined:
+                        taken = "taken" if pid in joined else f"not in 1..{n - 1}"
+                        conn.sendall(f"error process_id {pid} is {taken}\n".encode())
+                        continue
+                    conn.sendall(b"ok\n")
+                    joined.add(pid)
+                except OSError:
+                    continue  # went away before the answer: it tries again
+
+
+def _announce(address: str, pid: int, n: int, timeout: float, where: str) -> None:
+    """A process other than 0: tell process 0 (:func:`_gather`) it is here, trying until
+    ``timeout`` seconds pass; each try waits at most half a second (Ctrl-C gets
+    through).
+
+    :raises ConfigError: the coordinator did not answer in time, refused this process
+        (another num_processes; its process_id taken), or is not numerix's process 0.
+    """
+    host, port = _split(address, where)
     deadline = time.monotonic() + timeout
     while True:
         try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=0.5):
-                return
+            with socket.create_connection((host, port), timeout=0.5) as conn:
+                conn.settimeout(2.0)
+                conn.sendall(f"{_HELLO} {pid} {n}\n".encode())
+                reply = _line(conn)
         except OSError as e:
             if time.monotonic() >= deadline:
                 raise ConfigError(
@@ -360,3 +458,13 @@ def _reach(address: str, timeout: float, where: str) -> None:
                     f"({first_line(e)}); start process 0 first, at that address"
                 ) from None
             time.sleep(0.1)
+            continue
+        if reply == "ok":
+            return
+        if reply.startswith("error "):
+            raise ConfigError(f"{where}: process 0 refused this process: {reply[6:]}")
+        raise ConfigError(
+            f"{where}: {address} answered, but not as a numerix process 0 gathering the "
+            f"others (it may have started without this process); start every process "
+            f"anew, process 0 first"
+        )
