@@ -28,8 +28,12 @@ print(repr(nx.jit(f, compiler="xla")(x, w).item()))
 
 
 def _run(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return _run_args([code], env)
+
+
+def _run_args(code_and_args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", *code_and_args], capture_output=True, text=True, timeout=120,
         env={**os.environ, **env},
     )  # fmt: skip
 
@@ -127,28 +131,22 @@ def test_a_kept_program_is_loaded_without_compiling_and_only_where_it_is_the_sam
     tmp_path: Path,
 ) -> None:
     cache = tmp_path / "programs"
-    env = {"NUMERIX_COMPILE__CACHE_DIR": str(cache)}
-    first = subprocess.run(
-        [sys.executable, "-c", KEPT, "1", str(tmp_path / "1.nxp")], capture_output=True,
-        text=True, timeout=120,
-        env={**os.environ, **env},
-    )  # fmt: skip
-    assert first.returncode == 0, first.stderr
-    assert first.stdout.split() == ["plain", "False", "literal", "False", "small_captured",
-                                    "False", "captured", "False", "hooked", "False"]  # fmt: skip
+
+    def kept_run(k: str) -> list[str]:
+        got = _run_args([KEPT, k, str(tmp_path / f"{k}.nxp")],
+                        {"NUMERIX_COMPILE__CACHE_DIR": str(cache)})  # fmt: skip
+        assert got.returncode == 0, got.stderr
+        return got.stdout.split()
+
+    assert kept_run("1") == ["plain", "False", "literal", "False", "small_captured", "False",
+                             "captured", "False", "hooked", "False"]  # fmt: skip
     kept = sorted(p.name for p in (cache / "numerix-xla").iterdir())
     assert len(kept) == 4  # the hooked program calls Python: not kept
-    second = subprocess.run(
-        [sys.executable, "-c", KEPT, "2", str(tmp_path / "2.nxp")], capture_output=True,
-        text=True, timeout=120,
-        env={**os.environ, **env},
-    )  # fmt: skip
-    assert second.returncode == 0, second.stderr
     # the literal changed: compiled again; the captured tensors are arguments: loaded,
     # and their new values used (checked against numpy in the program)
-    assert second.stdout.split() == ["plain", "True", "literal", "False", "small_captured",
-                                     "True", "captured", "True", "hooked", "False", "corrupt",
-                                     "False", "True"]  # fmt: skip
+    assert kept_run("2") == ["plain", "True", "literal", "False", "small_captured", "True",
+                             "captured", "True", "hooked", "False", "corrupt", "False",
+                             "True"]  # fmt: skip
     assert len(list((cache / "numerix-xla").iterdir())) == 5
     load = (
         "import sys, numpy as np, numerix as nx\n"
@@ -156,6 +154,5 @@ def test_a_kept_program_is_loaded_without_compiling_and_only_where_it_is_the_sam
         "got = nx.load_exported(sys.argv[1])(nx.tensor(x, backend='xla')).numpy()\n"
         "assert np.allclose(got, np.tanh(x) * 2, rtol=1e-5, atol=1e-5)\n"
     )
-    third = subprocess.run([sys.executable, "-c", load, str(tmp_path / "2.nxp")],
-                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    third = _run_args([load, str(tmp_path / "2.nxp")], {})
     assert third.returncode == 0, third.stderr
