@@ -112,7 +112,8 @@ def test_binary_keeps_its_shortcut_for_0d_results_and_0d_tensors() -> None:
     # them the 0-d arrays its kernel stores, so no Python code of numerix's core runs
     # (neither the kernel nor the Python op); a 0-d tensor meeting a larger one of its
     # dtype takes the scalar forms' shortcut; a reduction over every axis, binary's
-    # "rd_<kind>" shortcut (the kernel's ufunc call, a partial)
+    # "rd_<kind>" shortcut (the kernel's ufunc call, a partial), as a method too; a loop's
+    # few Python constants of one form (s * 0.5, x * 0.25) each keep their 0-d operand
     b = get_default_backend()
     x = nx.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
     s = nx.tensor(np.float32(2.5))
@@ -121,7 +122,9 @@ def test_binary_keeps_its_shortcut_for_0d_results_and_0d_tensors() -> None:
              (lambda: x - s, x.to_numpy() - np.float32(2.5)),
              (lambda: s - x, np.float32(2.5) - x.to_numpy()),
              (lambda: nx.sum(x), np.add.reduce(x.to_numpy(), axis=(0, 1))),
-             (lambda: nx.max(x), np.float32(5.0))]  # fmt: skip
+             (lambda: nx.max(x), np.float32(5.0)), (lambda: x.sum(), np.float32(15.0)),
+             (lambda: x.min(), np.float32(0.0)), (lambda: x * 0.25, x.to_numpy() * 0.25),
+             (lambda: x * 1e-3 - 1.0, x.to_numpy() * np.float32(1e-3) - np.float32(1.0))]  # fmt: skip
     for f, want in cases:
         check(f(), np.asarray(want), nx.float32)  # memoised, then timed below
     ran: list[str] = []
@@ -494,6 +497,13 @@ def test_a_reduction_over_every_axis_calls_the_reduce_kernel_from_c() -> None:
     x = nx.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
     check(nx.sum(x), np.float32(15), nx.float32)
     check(x.max(), np.float32(5), nx.float32)  # the method's defaults: the same form
+    # the methods with arguments: the Python method's
+    check(x.sum(0), np.array([3, 5, 7]), nx.float32)
+    check(x.prod(axis=1, keepdims=True), np.array([[0], [60]]), nx.float32)
+    check(x.min(None, False), np.float32(0), nx.float32)
+    check(x.sum(dtype=nx.float64), np.float64(15), nx.float64)
+    with pytest.raises(TypeError):
+        x.any(0, False, 1)
     check(nx.any(x), np.bool_(True), nx.bool_)
     check(nx.sum(nx.tensor(np.arange(3, dtype=np.int32))), np.int64(3), nx.int64)
     assert nx.sum.params == "sum" and nx.max.params == "max"
@@ -543,7 +553,7 @@ def test_a_field_deleted_through_its_descriptor_is_an_error_not_a_crash() -> Non
         vars(_tensor._speedups.TensorBase)[field].__delete__(y)
         for form in (lambda a: a + x, lambda a: a * 2.0, lambda a: 2 - a, lambda a: a[1],
                      lambda a: a[1:3], nx.sum, nx.exp, lambda a: a @ m,
-                     lambda a: a.reshape((2, 2))):  # fmt: skip
+                     lambda a: a.reshape((2, 2)), lambda a: a.sum(), lambda a: a.all()):  # fmt: skip
             with pytest.raises(AttributeError):
                 form(y)
 
@@ -614,7 +624,7 @@ try:
         if time.monotonic() > deadline:
             break
         try:
-            x * (i + 0.5), x + x, x[1:3], x[i % 8], x.reshape((2, 4)), nx.sum(x), nx.exp(x)
+            x * (i + 0.5), x + x, x[1:3], x[i % 8], x.reshape((2, 4)), x.sum(), nx.exp(x)
             x.reshape((8, 1)) @ x.reshape((1, 8)), 2 - x, x @ m
         except Exception:  # a field missing or (the Python path) a shape set: not a crash
             pass

@@ -83,21 +83,37 @@ def _exact_scalar(value: Any, dt: np.dtype) -> bool:
     return (t is int or t is bool) and dt.kind in "iub"
 
 
+def _array_out() -> dict[str, Any]:
+    """``{"out": ...}`` where a ufunc's reduce takes it (numpy 2.3 and later): its 0-d
+    result then comes as the array the kernel stores, not a scalar for
+    :attr:`BinaryBackend.scalar_payload` to convert (about 0.2 µs); else nothing."""
+    try:
+        r = np.add.reduce(np.zeros(1, np.float32), (0,), out=...)
+    except TypeError:
+        return {}
+    return {"out": ...} if type(r) is _nd else {}
+
+
+_ARRAY_OUT = _array_out()
+
+
 def _reduce_all(kind: str, dtype: Any) -> Callable[[np.ndarray, tuple[int, ...]], Any] | None:
     """The reduce kernel's own ufunc call for ``kind`` on a ``dtype`` payload, for the fast
     path's ``"rd_<kind>"`` form: called with the payload and the axes (a partial, no
-    Python frame); sum and prod accumulate in their output dtype. None where the kind
-    refuses the dtype (the fast path never asks it then)."""
+    Python frame); sum and prod accumulate in their output dtype; the ufuncs' reduce
+    (not np.all / np.any, which take no ``out=...``) gives a 0-d array (:data:`_ARRAY_OUT`).
+    None where the kind refuses the dtype (the fast path never asks it then)."""
     fn = _REDUCERS.get(kind)
     if fn is None:
         return None
+    out = _ARRAY_OUT if isinstance(getattr(fn, "__self__", None), np.ufunc) else {}
     if kind not in _ACCUMULATORS:
-        return functools.partial(fn, keepdims=False)
+        return functools.partial(fn, keepdims=False, **out)
     try:
         acc = reduce_dtypes(kind, dtype)[1].numpy_dtype
     except DTypeError:
         return None
-    return functools.partial(fn, keepdims=False, dtype=acc)
+    return functools.partial(fn, keepdims=False, dtype=acc, **out)
 
 
 def _upcast(a: np.ndarray) -> np.ndarray:

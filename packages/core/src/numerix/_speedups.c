@@ -10,8 +10,9 @@
  * rules: builds the output tensor and calls the kernel. Anything else, and any error,
  * goes to the Python function, which is the reference: it raises the named errors.
  *
- * TensorBase holds Tensor's four fields in C and gives Tensor the operators + - * / @
- * and x[key] and reshape without a Python frame; numerix._tensor.Tensor subclasses it.
+ * TensorBase holds Tensor's four fields in C and gives Tensor the operators + - * / @,
+ * x[key], reshape and the reductions over every axis (x.sum(), prod, max, min, all, any)
+ * without a Python frame; numerix._tensor.Tensor subclasses it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -29,6 +30,10 @@ static PyObject *Declined = NULL;       /* what a shortcut raises for "call the 
 static PyObject *Ops = NULL;            /* the namespace Tensor's operators call */
 static PyObject *ReshapeFallback = NULL;
 static PyObject *GetitemFallback = NULL;
+/* Tensor's reductions served over every axis: x.sum(), ... (tensor_reduction) */
+enum { RD_SUM, RD_PROD, RD_MAX, RD_MIN, RD_ALL, RD_ANY, N_REDUCTIONS };
+static const char *REDUCTION_NAMES[N_REDUCTIONS] = {"sum", "prod", "max", "min", "all", "any"};
+static PyObject *ReductionFallbacks[N_REDUCTIONS]; /* Tensor's Python methods */
 static unsigned long Generation = 1;   /* bumped by clear(): every Op's memo is dropped */
 
 /* made once, by the module's exec; never freed (the module may be imported again) */
@@ -253,6 +258,7 @@ static PyObject *FormNames[N_FORMS]; /* the same, interned: what the resolver is
 #define MEMO 32  /* kernels per op; past it the oldest one is replaced */
 #define PLANS 16 /* shape plans per op, replaced alike */
 #define MAX_KW 6 /* keyword arguments a plan may pass a kernel */
+#define SCALARS 4 /* Python scalars per entry whose operands are kept (a loop's constants) */
 
 typedef struct {
     PyObject *backend;  /* strong: an entry keeps its backend alive, as a plan does */
@@ -267,8 +273,9 @@ typedef struct {
     PyObject *as_payload; /* Backend.scalar_payload: a 0-d result of another type made a
                            * payload (numpy's scalars, as arrays), or NULL */
     int payload_0d;     /* cleared when a 0-d call gave something else: 0-d skips it */
-    PyObject *scalar;   /* the last Python float or int of a scalar form ... */
-    PyObject *operand;  /* ... and the 0-d operand the rules made of it */
+    PyObject *scalar[SCALARS];  /* the last Python floats or ints of a scalar form ... */
+    PyObject *operand[SCALARS]; /* ... and the 0-d operands the rules made of them */
+    int scalar_victim;          /* the pair a full set replaces next */
 } Entry;
 
 /* What the op's Python planner decided for one (form, shapes, key): the plan, or NULL for
@@ -330,8 +337,11 @@ entry_clear(Entry *e)
     Py_CLEAR(e->payload_type);
     Py_CLEAR(e->context);
     Py_CLEAR(e->as_payload);
-    Py_CLEAR(e->scalar);
-    Py_CLEAR(e->operand);
+    for (int i = 0; i < SCALARS; i++) {
+        Py_CLEAR(e->scalar[i]);
+        Py_CLEAR(e->operand[i]);
+    }
+    e->scalar_victim = 0;
 }
 
 static void
@@ -540,8 +550,6 @@ lookup(OpObject *op, PyObject *backend, PyObject *dtype, int form, Hit *h)
     Py_XINCREF(as_payload);
     e->as_payload = as_payload;
     e->payload_0d = 1;
-    e->operand = NULL;
-    e->scalar = NULL;
     Py_DECREF(r);
     return hit_from(h, op, e);
 }
@@ -708,15 +716,18 @@ same_scalar(PyObject *v, PyObject *k)
 
 /* The 0-d operand of the Python float or int v, as the rules make it (scalar_operand;
  * an int is checked to fit an integer dtype first, by int_operand), kept in the entry
- * for the last value: a loop multiplies by the same constant. A new reference, or NULL
- * with an error: an Exception the Python op raises too, or one that goes up. */
+ * for the last SCALARS values: a loop multiplies by the same few constants (x * 0.5 and
+ * s * 0.001 share an entry). A new reference, or NULL with an error: an Exception the
+ * Python op raises too, or one that goes up. */
 static PyObject *
 scalar_for(Hit *h, PyObject *v)
 {
     Entry *e = find_entry(h->op, h->backend, h->dtype, h->form);
-    if (e != NULL && e->operand != NULL && same_scalar(v, e->scalar)) {
-        Py_INCREF(e->operand);
-        return e->operand;
+    for (int i = 0; e != NULL && i < SCALARS; i++) {
+        if (e->operand[i] != NULL && same_scalar(v, e->scalar[i])) {
+            Py_INCREF(e->operand[i]);
+            return e->operand[i];
+        }
     }
     PyObject *t;
     if (PyFloat_CheckExact(v)) {
@@ -737,10 +748,15 @@ scalar_for(Hit *h, PyObject *v)
     }
     e = find_entry(h->op, h->backend, h->dtype, h->form); /* after Python code: again */
     if (e != NULL) {
+        int i = e->scalar_victim;
+        PyObject *old_t = e->operand[i], *old_v = e->scalar[i];
+        e->scalar_victim = (i + 1) % SCALARS;
         Py_INCREF(t);
-        Py_XSETREF(e->operand, t);
+        e->operand[i] = t;
         Py_INCREF(v);
-        Py_XSETREF(e->scalar, v);
+        e->scalar[i] = v;
+        Py_XDECREF(old_t); /* last: a tensor going may run Python code */
+        Py_XDECREF(old_v);
     }
     return t;
 }
@@ -1198,8 +1214,10 @@ op_traverse(OpObject *op, visitproc visit, void *arg)
         Py_VISIT(e->payload_type);
         Py_VISIT(e->context);
         Py_VISIT(e->as_payload);
-        Py_VISIT(e->scalar);
-        Py_VISIT(e->operand);
+        for (int k = 0; k < SCALARS; k++) {
+            Py_VISIT(e->scalar[k]);
+            Py_VISIT(e->operand[k]);
+        }
     }
     return 0;
 }
@@ -1375,6 +1393,7 @@ static PyNumberMethods tensor_as_number = {
  * memos keep the slice and reshape kernels, their planners the Python plans */
 static OpObject *SliceOp = NULL;
 static OpObject *ReshapeOp = NULL;
+static OpObject *ReductionOps[N_REDUCTIONS]; /* numerix.sum, ...: x.sum() is sum(x) */
 
 /* x[start:stop:step] with Python ints or None (the plan says what it selects: x itself,
  * or the slice kernel's start, stop and strides, and the normalised slice the shortcut
@@ -1437,6 +1456,9 @@ static PyMappingMethods tensor_as_mapping = {
     .mp_subscript = tensor_getitem,
 };
 
+static PyObject *call_python_method(PyObject *fallback, const char *name, PyObject *self,
+                                    PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+
 /* x.reshape(shape) with a tuple: the plan says x itself, or the reshape kernel into the
  * target shape it gives (-1 resolved), which the shortcut takes too. */
 static PyObject *
@@ -1456,11 +1478,20 @@ tensor_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject
             return r;
         }
     }
-    if (ReshapeFallback == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "numerix: Tensor.reshape is not attached yet");
+    return call_python_method(ReshapeFallback, "reshape", self, args, nargs, kwnames);
+}
+
+/* Tensor's Python method `fallback` (NULL: not attached yet) on self and the call's
+ * arguments. */
+static PyObject *
+call_python_method(PyObject *fallback, const char *name, PyObject *self, PyObject *const *args,
+                   Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (fallback == NULL) {
+        PyErr_Format(PyExc_RuntimeError, "numerix: Tensor.%s is not attached yet", name);
         return NULL;
     }
-    /* the Python method, self first */
+    Py_INCREF(fallback); /* attach() may replace it meanwhile */
     PyObject *small[8];
     PyObject **all = small;
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
@@ -1475,16 +1506,70 @@ tensor_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject
     for (Py_ssize_t i = 0; i < nargs + nkw; i++) {
         all[i + 1] = args[i];
     }
-    PyObject *r = PyObject_Vectorcall(ReshapeFallback, all, 1 + nargs, kwnames);
+    PyObject *r = PyObject_Vectorcall(fallback, all, 1 + nargs, kwnames);
     if (all != small) {
         PyMem_Free(all);
     }
+    Py_DECREF(fallback);
     return r;
 }
 
+/* x.sum() (and prod, max, min, all, any) with no argument: what the Python method does,
+ * the op over every axis (its Op's fast path, fast_reduce); anything else, the Python
+ * method. */
+static PyObject *
+tensor_reduction(int which, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                 PyObject *kwnames)
+{
+    OpObject *op = ReductionOps[which];
+    if (nargs == 0 && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) && op != NULL) {
+        int taken = 0;
+        PyObject *r = NULL;
+        if (Py_EnterRecursiveCall(" in a numerix op")) {
+            return NULL;
+        }
+        Py_INCREF(op); /* a planner may serve another op meanwhile */
+        r = fast_reduce(op, self, &taken);
+        Py_DECREF(op);
+        Py_LeaveRecursiveCall();
+        if (taken) {
+            return r;
+        }
+    }
+    return call_python_method(ReductionFallbacks[which], REDUCTION_NAMES[which], self, args,
+                              nargs, kwnames);
+}
+
+#define REDUCTION_METHOD(fname, which)                                                      \
+    static PyObject *fname(PyObject *self, PyObject *const *args, Py_ssize_t nargs,        \
+                           PyObject *kwnames)                                              \
+    {                                                                                       \
+        return tensor_reduction(which, self, args, nargs, kwnames);                         \
+    }
+REDUCTION_METHOD(tensor_sum, RD_SUM)
+REDUCTION_METHOD(tensor_prod, RD_PROD)
+REDUCTION_METHOD(tensor_max, RD_MAX)
+REDUCTION_METHOD(tensor_min, RD_MIN)
+REDUCTION_METHOD(tensor_all, RD_ALL)
+REDUCTION_METHOD(tensor_any, RD_ANY)
+
+#define FASTCALL_KW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 static PyMethodDef tensor_methods[] = {
-    {"reshape", (PyCFunction)(void (*)(void))tensor_reshape, METH_FASTCALL | METH_KEYWORDS,
+    {"reshape", FASTCALL_KW(tensor_reshape),
      "The same elements in C order with a new shape (numerix.reshape)."},
+    {"sum", FASTCALL_KW(tensor_sum), "sum($self, /, axis=None, keepdims=False, dtype=None)\n--\n\n"
+     "numerix.sum(x, axis=axis, keepdims=keepdims, dtype=dtype)."},
+    {"prod", FASTCALL_KW(tensor_prod),
+     "prod($self, /, axis=None, keepdims=False, dtype=None)\n--\n\n"
+     "numerix.prod(x, axis=axis, keepdims=keepdims, dtype=dtype)."},
+    {"max", FASTCALL_KW(tensor_max), "max($self, /, axis=None, keepdims=False)\n--\n\n"
+     "numerix.max(x, axis=axis, keepdims=keepdims)."},
+    {"min", FASTCALL_KW(tensor_min), "min($self, /, axis=None, keepdims=False)\n--\n\n"
+     "numerix.min(x, axis=axis, keepdims=keepdims)."},
+    {"all", FASTCALL_KW(tensor_all), "all($self, /, axis=None, keepdims=False)\n--\n\n"
+     "numerix.all(x, axis=axis, keepdims=keepdims)."},
+    {"any", FASTCALL_KW(tensor_any), "any($self, /, axis=None, keepdims=False)\n--\n\n"
+     "numerix.any(x, axis=axis, keepdims=keepdims)."},
     {NULL}
 };
 
@@ -2091,11 +2176,21 @@ configure(PyObject *module, PyObject *args, PyObject *kwds)
 static PyObject *
 attach(PyObject *module, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"ops", "getitem", "reshape", NULL};
-    PyObject *ops, *getitem, *reshape;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO:attach", kwlist, &ops, &getitem,
-                                     &reshape)) {
+    static char *kwlist[] = {"ops", "getitem", "reshape", "reductions", NULL};
+    PyObject *ops, *getitem, *reshape, *reductions = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|O!:attach", kwlist, &ops, &getitem,
+                                     &reshape, &PyTuple_Type, &reductions)) {
         return NULL;
+    }
+    if (reductions != NULL && PyTuple_GET_SIZE(reductions) != N_REDUCTIONS) {
+        PyErr_Format(PyExc_ValueError, "attach: reductions are Tensor's Python sum, prod, max, "
+                     "min, all and any, got %zd", PyTuple_GET_SIZE(reductions));
+        return NULL;
+    }
+    for (int i = 0; reductions != NULL && i < N_REDUCTIONS; i++) {
+        PyObject *f = PyTuple_GET_ITEM(reductions, i);
+        Py_INCREF(f);
+        Py_XSETREF(ReductionFallbacks[i], f);
     }
     Py_INCREF(ops);
     Py_XSETREF(Ops, ops);
@@ -2109,11 +2204,27 @@ attach(PyObject *module, PyObject *args, PyObject *kwds)
 static PyObject *
 serve(PyObject *module, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"getitem", "reshape", NULL};
-    PyObject *gop = NULL, *rop = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$O!O!:serve", kwlist, &OpType, &gop,
-                                     &OpType, &rop)) {
+    static char *kwlist[] = {"getitem", "reshape", "sum", "prod", "max", "min", "all", "any",
+                             NULL};
+    PyObject *gop = NULL, *rop = NULL, *reds[N_REDUCTIONS] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$O!O!O!O!O!O!O!O!:serve", kwlist, &OpType,
+                                     &gop, &OpType, &rop, &OpType, &reds[0], &OpType, &reds[1],
+                                     &OpType, &reds[2], &OpType, &reds[3], &OpType, &reds[4],
+                                     &OpType, &reds[5])) {
         return NULL;
+    }
+    for (int i = 0; i < N_REDUCTIONS; i++) {
+        if (reds[i] != NULL && ((OpObject *)reds[i])->arity != 4) {
+            PyErr_Format(PyExc_ValueError, "serve: %s must be a reduction's Op (arity 4)",
+                         REDUCTION_NAMES[i]);
+            return NULL;
+        }
+    }
+    for (int i = 0; i < N_REDUCTIONS; i++) {
+        if (reds[i] != NULL) {
+            Py_INCREF(reds[i]);
+            Py_XSETREF(ReductionOps[i], (OpObject *)reds[i]);
+        }
     }
     if (gop != NULL) {
         Py_INCREF(gop);
@@ -2142,11 +2253,12 @@ static PyMethodDef module_methods[] = {
      "type served, the rules' resolver, the scalar operands' makers, the error a shortcut "
      "raises to have the kernel called."},
     {"attach", (PyCFunction)(void (*)(void))attach, METH_VARARGS | METH_KEYWORDS,
-     "attach(ops, getitem, reshape): what Tensor's operators call, and the Python x[key] and "
-     "reshape they fall back to."},
+     "attach(ops, getitem, reshape, reductions=()): what Tensor's operators call, and the "
+     "Python x[key], reshape and (a tuple) sum, prod, max, min, all, any they fall back to."},
     {"serve", (PyCFunction)(void (*)(void))serve, METH_VARARGS | METH_KEYWORDS,
-     "serve(*, getitem=None, reshape=None): the Ops whose memos and plans serve x[key] and "
-     "x.reshape(shape) (their families give them as they load)."},
+     "serve(*, getitem=None, reshape=None, sum=None, ..., any=None): the Ops whose memos and "
+     "plans serve x[key], x.reshape(shape) and x.sum() ... x.any() (their families give them "
+     "as they load)."},
     {"clear", clear, METH_NOARGS, "Drop what every Op has memoised (a backend changed)."},
     {NULL}
 };

@@ -622,12 +622,16 @@ class Tensor(_Base):
 _ops: Any = None
 
 
+#: Tensor's reductions the compiled base serves over every axis (``x.sum()``), in the order
+#: it is given their Python methods (:func:`numerix.ops._fast.attach`).
+REDUCTION_METHODS = ("sum", "prod", "max", "min", "all", "any")
+
 #: The operators and methods the compiled base serves in place of Tensor's own: taken off
 #: the class when it is in use (the slot of the base then serves), kept here as the
 #: Python path the base falls back to.
 COMPILED_METHODS = (
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
-    "__rtruediv__", "__matmul__", "__rmatmul__", "__getitem__", "reshape",
+    "__rtruediv__", "__matmul__", "__rmatmul__", "__getitem__", "reshape", *REDUCTION_METHODS,
 )  # fmt: skip
 _python_methods = {name: Tensor.__dict__[name] for name in COMPILED_METHODS}
 if _speedups is not None:

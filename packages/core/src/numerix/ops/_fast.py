@@ -38,8 +38,8 @@ from numerix.primitives._registry import Primitive
 from numerix.primitives.reduction import reduce_dtypes
 
 __all__ = [
-    "SPEEDUPS", "fast_op", "method_op", "METHOD_OPS", "resolve", "Plan", "UNARY", "BINARY", "MATRIX",
-    "REDUCE",
+    "SPEEDUPS", "fast_op", "method_op", "METHOD_OPS", "reduction_methods", "resolve", "Plan",
+    "UNARY", "BINARY", "MATRIX", "REDUCE",
 ]  # fmt: skip
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -169,6 +169,15 @@ def method_op(method: str, prim: Primitive, plan: Callable[[str, Any, Any], Plan
 METHOD_OPS: dict[str, Any] = {}
 
 
+def reduction_methods(**ops: Any) -> None:
+    """Serve Tensor's reductions over every axis (``x.sum()``: ``sum=`` the public op, one
+    of :data:`~numerix._tensor.REDUCTION_METHODS`) from the compiled base with the op's own
+    fast path: called by the reduction family as it loads. Until then, and where the
+    module is not built, the Python methods serve."""
+    if SPEEDUPS is not None:
+        SPEEDUPS.serve(**ops)
+
+
 if SPEEDUPS is not None:
     SPEEDUPS.configure(_tensor.Tensor, resolve, scalar_operand, int_operand, ShortcutDeclined)
     clears_with_caches(SPEEDUPS.clear)
@@ -178,5 +187,6 @@ def attach(ops: Any) -> None:
     """Give the compiled base what Tensor's operators call (``ops``, the namespace the
     Python operators call too) and its Python x[key] and reshape to fall back to."""
     if SPEEDUPS is not None:
+        reductions = tuple(map(_tensor.python_method, _tensor.REDUCTION_METHODS))
         SPEEDUPS.attach(ops, _tensor.python_method("__getitem__"),
-                        _tensor.python_method("reshape"))  # fmt: skip
+                        _tensor.python_method("reshape"), reductions)  # fmt: skip

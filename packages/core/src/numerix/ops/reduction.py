@@ -13,7 +13,7 @@ from numerix._shapes import normalize_axes, normalize_axis
 from numerix._tensor import Tensor
 from numerix.errors import DTypeError, ShapeError
 from numerix.ops._core import as_tensor, cast, keep_plan, new_out
-from numerix.ops._fast import REDUCE, Plan, fast_op
+from numerix.ops._fast import REDUCE, Plan, fast_op, reduction_methods
 from numerix.ops.elementwise import abs as _abs
 from numerix.ops.elementwise import not_equal, sqrt, square
 from numerix.primitives import reduction
@@ -141,6 +141,10 @@ def all(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
 def any(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Tensor:
     """Whether any element over ``axis`` is true (non-zero) -> bool."""
     return _reduce("any", x, axis, keepdims)
+
+
+# x.sum() ... x.any(): these ops' own fast path, from the compiled base
+reduction_methods(sum=sum, prod=prod, max=max, min=min, all=all, any=any)
 
 
 def _arg(kind: str, x: Any, axis: Any, keepdims: bool) -> Tensor:
