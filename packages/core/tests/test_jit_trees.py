@@ -33,7 +33,7 @@ def test_flat_arguments_are_a_plain_tree_others_an_optree_one() -> None:
     leaves, tree = flatten_args((x, 2.0, True), {}, "jit")
     assert leaves[0] is x and leaves[1:] == [2.0, True] and tree == PlainTree("args", 3)
     assert unflatten(tree, leaves) == ((x, 2.0, True), {})
-    for args, kwargs in (((x, Pair(x, x)), {}), ((x,), {"y": {1: np.ones(2)}})):
+    for args, kwargs in (((x, Pair(x, x)), {}), ((x,), {"y": {1: np.ones(2), "a": x}})):
         leaves, tree = flatten_args(args, kwargs, "jit")
         assert type(tree) is not PlainTree and all(type(v) is nx.Tensor for v in leaves)
     assert PlainTree("tuple", 2) == PlainTree("tuple", 2) != PlainTree("args", 2)

@@ -11,7 +11,6 @@ from typing import Any
 
 from numerix.defn.auto import Choice
 from numerix.defn.compilers import ArgSpec, Compiler
-from numerix.defn.control import cond, fori_loop, hook, print_value, scan, while_loop
 from numerix.defn.expr import ExprBackend, Graph, Node
 from numerix.defn.jit import Compiled, Jitted, compile, defn, jit
 from numerix.defn.trace import Template, template, trace
@@ -24,9 +23,12 @@ __all__ = [
     "export", "load_exported", "Choice",
 ]  # fmt: skip
 
-# The transforms load on first use (PEP 562): jit and compile need none of autodiff's
-# 88 KiB of bytecode.
+# The transforms and control flow load on first use (PEP 562): jit, compile and
+# load_exported need none of autodiff's 88 KiB of bytecode, nor control's (which loads
+# the indexing ops).
 _TRANSFORMS = {
+    **dict.fromkeys(("cond", "fori_loop", "hook", "print_value", "scan", "while_loop"),
+                    "numerix.defn.control"),
     **dict.fromkeys(("grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",
                      "custom_grad", "checkpoint"), "numerix.defn.autodiff"),
     "vmap": "numerix.defn.batching",

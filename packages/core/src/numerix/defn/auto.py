@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +33,6 @@ from typing import Any
 from numerix import plugins
 from numerix._version import __version__
 from numerix.backend import Backend
-from numerix.benchmarking import format_duration
 from numerix.compiler import ArgSpec, Executable
 from numerix.configuration import effective_settings
 from numerix.defn.compilers import AUTO, compilers_serving, untimed
@@ -105,6 +103,10 @@ class Choice:
 
 
 def _duration(s: float | None) -> str:
+    # imported here: statistics and timeit (numerix.benchmarking's) cost a jitted
+    # function's first call a millisecond, and only a table needs them
+    from numerix.benchmarking import format_duration
+
     return "—" if s is None else format_duration(s)
 
 
@@ -238,6 +240,8 @@ def choose(
             "backend's own compiler, else the evaluator",
         )
         return compile_with(choice.compiler), choice
+
+    import statistics  # a search alone needs it (see _duration)
 
     candidates = [_Candidate(n) for n in names]
     failures: list[BaseException] = []

@@ -25,17 +25,15 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import optree
-
 from numerix import dtypes, plugins
 from numerix._version import __version__
 from numerix.backend import Backend
 from numerix.compiler import ArgSpec, Compiler
 from numerix.configuration import get_default_backend
 from numerix.defn.compilers import meeting_backend, resolve_compiler
-from numerix.defn.expr import format_type, trace_flat
+from numerix.defn.expr import format_type, num_leaves, plain_spec, trace_flat, unflatten
 from numerix.defn.jit import Compiled
-from numerix.defn.trace import Template, flatten, leaf_spec
+from numerix.defn.trace import Template, flatten_plain, leaf_spec
 from numerix.dtypes import DType
 from numerix.errors import ArgumentError, FileFormatError
 from numerix.ops._core import resolve
@@ -54,9 +52,10 @@ class _Slot:
 
 
 def _encode_tree(treedef: Any, op: str) -> Any:
-    """``treedef`` (optree) as JSON: ``"*"`` a leaf, ``{"tuple"|"list": [...]}``,
-    ``{"dict": [[key, value], ...]}`` (str or int keys), ``{"none": null}``."""
-    skeleton = optree.tree_unflatten(treedef, [_Slot() for _ in range(treedef.num_leaves)])
+    """``treedef`` (a :class:`~numerix.defn.expr.PlainTree` or optree's) as JSON: ``"*"``
+    a leaf, ``{"tuple"|"list": [...]}``, ``{"dict": [[key, value], ...]}`` (str or int
+    keys), ``{"none": null}``."""
+    skeleton = unflatten(treedef, [_Slot() for _ in range(num_leaves(treedef))])
 
     def enc(x: Any) -> Any:
         t = type(x)
@@ -85,7 +84,9 @@ def _encode_tree(treedef: Any, op: str) -> Any:
 
 
 def _decode_tree(data: Any, where: str) -> Any:
-    """The optree structure :func:`_encode_tree` wrote."""
+    """The structure :func:`_encode_tree` wrote: a :class:`~numerix.defn.expr.PlainTree`
+    (optree's for a dict mixing str and int keys), as ``flatten_plain`` makes of the
+    arguments a loaded program is called with."""
 
     def dec(x: Any) -> Any:
         if x == "*":
@@ -107,7 +108,13 @@ def _decode_tree(data: Any, where: str) -> Any:
                     return out
         raise FileFormatError(f"{where}: the header's tree {x!r:.80} is malformed")
 
-    return optree.tree_flatten(dec(data), is_leaf=lambda v: type(v) is _Slot)[1]
+    skeleton = dec(data)
+    plain = plain_spec(skeleton, _Slot)
+    if plain is not None:
+        return plain
+    import optree  # a dict mixing key types: optree orders them
+
+    return optree.tree_flatten(skeleton, is_leaf=lambda v: type(v) is _Slot)[1]
 
 
 def _encode_types(types: Sequence[tuple[Any, Any]]) -> list[Any]:
@@ -182,7 +189,7 @@ def export(
             compiler = jitted.compiler
             options = {**jitted.options, **options}
         fn = jitted.fn
-    leaves, tree = flatten((templates, {}), "export")
+    leaves, tree = flatten_plain((templates, {}), "export")
     specs = []
     for x in leaves:
         shape, dtype = leaf_spec(x, "export")
@@ -302,9 +309,9 @@ def exported_signature(data: Any) -> dict[str, Any]:
     def templates(tree_key: str, types_key: str) -> Any:
         tree = _decode_tree(header[tree_key], where)
         types = _decode_types(header[types_key], where)
-        if tree.num_leaves != len(types):
+        if num_leaves(tree) != len(types):
             raise FileFormatError(f"{where}: the header's {tree_key} and {types_key} disagree")
-        return optree.tree_unflatten(tree, [Template(s, d, None) for s, d in types])
+        return unflatten(tree, [Template(s, d, None) for s, d in types])
 
     inputs = templates("in_tree", "inputs")[0]
     return {
@@ -329,7 +336,7 @@ class _Shown:
 def _signature(tree: Any, specs: Sequence[ArgSpec]) -> str:
     """The arguments as their tree of types: ``{'b': f32[3]}, f32[5][4]``."""
     shown = [_Shown(format_type(s.shape, s.dtype)) for s in specs]
-    rebuilt: Any = optree.tree_unflatten(tree, shown)
+    rebuilt: Any = unflatten(tree, shown)
     args, kwargs = rebuilt
     return ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
 
@@ -404,7 +411,7 @@ def load_exported(data: Any, *, backend: Any = None) -> Exported:
     out_tree = _decode_tree(header["out_tree"], where)
     inputs = _decode_types(header["inputs"], where)
     outputs = _decode_types(header["outputs"], where)
-    if in_tree.num_leaves != len(inputs) or out_tree.num_leaves != len(outputs):
+    if num_leaves(in_tree) != len(inputs) or num_leaves(out_tree) != len(outputs):
         raise FileFormatError(f"{where}: the header's trees and types disagree")
     specs = [ArgSpec(s, d, target) for s, d in inputs]
     run = comp.load_exported(payload, specs, outputs, target)

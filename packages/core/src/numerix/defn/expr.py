@@ -39,8 +39,8 @@ from numerix.primitives._registry import REGISTRY, Block
 __all__ = [
     "Node", "Graph", "ExprBackend", "PARAMETER", "CONSTANT", "TENSOR", "ELEM", "COND",
     "WHILE", "HOOK", "BLOCK", "SPECIAL", "FOLD_LIMIT", "NUMBER_DTYPES", "LITERAL",
-    "LiteralBackend", "PlainTree", "format_type", "freeze", "literal", "plain_flatten",
-    "unflatten",
+    "LiteralBackend", "PlainTree", "format_type", "freeze", "literal", "num_leaves",
+    "plain_flatten", "plain_spec", "unflatten",
 ]  # fmt: skip
 
 PARAMETER = "parameter"
@@ -677,28 +677,30 @@ class PlainTree:
     """The structure of arguments or a result made of Python's own containers, read and
     rebuilt without optree (6 ms to import, on a jitted function's first call): ``kind``
     ``"args"``, ``n`` leaves passed positionally (``(args, {})``); ``"leaf"``, one bare
-    leaf; ``"tuple"``, a tuple of ``n`` leaves; ``"nested"``, tuples, lists, dicts with
-    str keys and None nested in any way (``spec``, see :func:`plain_flatten`), the
-    leaves in optree's order (a dict's by sorted key). Any other structure is an optree
-    tree structure."""
+    leaf; ``"tuple"``, a tuple of ``n`` leaves; ``"nested"``, tuples, lists, dicts (their
+    keys all str or all int) and None nested in any way (``spec``, see
+    :func:`plain_flatten`). As optree's, the leaves come in a dict's sorted key order,
+    two structures are equal whatever the order of their dicts' keys, and a value is
+    rebuilt in its own. Any other structure is an optree tree structure."""
 
-    __slots__ = ("kind", "n", "spec")
+    __slots__ = ("key", "kind", "n", "spec")
 
     def __init__(self, kind: str, n: int, spec: Any = None) -> None:
         self.kind = kind
         self.n = n
         self.spec = spec
+        self.key = None if spec is None else _unordered(spec)
 
     def __eq__(self, other: object) -> bool:
         return (
             type(other) is PlainTree
             and other.kind == self.kind
             and other.n == self.n
-            and other.spec == self.spec
+            and other.key == self.key
         )
 
     def __hash__(self) -> int:
-        return hash((PlainTree, self.kind, self.n, self.spec))
+        return hash((PlainTree, self.kind, self.n, self.key))
 
     def __repr__(self) -> str:
         return f"PlainTree({self.kind!r}, {self.n})"
@@ -711,33 +713,59 @@ class _NotPlain(Exception):
 _LEAF = "*"
 
 
-def plain_flatten(tree: Any) -> tuple[list[Any], PlainTree] | None:
+def plain_flatten(tree: Any, leaf: type | None = None) -> tuple[list[Any], PlainTree] | None:
     """The leaves and :class:`PlainTree` of ``tree`` when it is made of tuples, lists,
-    dicts with str keys and None around tensors, Python numbers and numpy values; None
-    for anything else (optree's to flatten). The leaves come in optree's order."""
+    dicts (keys all str or all int) and None around tensors, Python numbers, numpy
+    values (and instances of ``leaf``); None for anything else (optree's to flatten).
+    The leaves come in optree's order."""
     leaves: list[Any] = []
     try:
-        spec = _plain(tree, leaves)
+        spec = _plain(tree, leaves, leaf)
     except _NotPlain:
         return None
     return leaves, PlainTree("nested", len(leaves), spec)
 
 
-def _plain(x: Any, leaves: list[Any]) -> Any:
+def _plain(x: Any, leaves: list[Any], leaf: type | None) -> Any:
     t = type(x)
-    if t is Tensor or t in NUMBER_DTYPES or t is np.ndarray or isinstance(x, np.generic):
+    if (
+        t is Tensor
+        or t in NUMBER_DTYPES
+        or t is np.ndarray
+        or t is leaf
+        or isinstance(x, np.generic)
+    ):
         leaves.append(x)
         return _LEAF
     if x is None:
         return ("none",)
     if t is tuple or t is list:
-        return ("tuple" if t is tuple else "list", tuple(_plain(v, leaves) for v in x))
+        return ("tuple" if t is tuple else "list", tuple(_plain(v, leaves, leaf) for v in x))
     if t is dict:
-        if not all(type(k) is str for k in x):
+        keys = list(x)
+        if not (all(type(k) is str for k in keys) or all(type(k) is int for k in keys)):
             raise _NotPlain
-        children = {k: _plain(x[k], leaves) for k in sorted(x)}
-        return ("dict", tuple((k, children[k]) for k in x))
+        ordered = sorted(keys)
+        return ("dict", tuple((k, _plain(x[k], leaves, leaf)) for k in ordered), tuple(keys))
     raise _NotPlain
+
+
+def plain_spec(skeleton: Any, leaf: type) -> PlainTree | None:
+    """The :class:`PlainTree` of a structure whose leaves are the instances of ``leaf``,
+    or None (a structure :func:`plain_flatten` leaves to optree)."""
+    flat = plain_flatten(skeleton, leaf)
+    if flat is None or any(type(x) is not leaf for x in flat[0]):
+        return None
+    return flat[1]
+
+
+def _unordered(spec: Any) -> Any:
+    """``spec`` without its dicts' key orders: what equality reads."""
+    if spec == _LEAF or spec[0] == "none":
+        return spec
+    if spec[0] == "dict":
+        return ("dict", tuple((k, _unordered(c)) for k, c in spec[1]))
+    return (spec[0], tuple(_unordered(c) for c in spec[1]))
 
 
 def _rebuild(spec: Any, leaves: Any) -> Any:
@@ -750,8 +778,13 @@ def _rebuild(spec: Any, leaves: Any) -> Any:
         return tuple(_rebuild(c, leaves) for c in spec[1])
     if tag == "list":
         return [_rebuild(c, leaves) for c in spec[1]]
-    values = {k: _rebuild(c, leaves) for k, c in sorted(spec[1])}  # keys are unique
-    return {k: values[k] for k, _ in spec[1]}
+    values = {k: _rebuild(c, leaves) for k, c in spec[1]}  # in sorted key order
+    return {k: values[k] for k in spec[2]}  # in the value's own
+
+
+def num_leaves(tree: Any) -> int:
+    """How many leaves structure ``tree`` (a :class:`PlainTree` or optree's) holds."""
+    return tree.n if type(tree) is PlainTree else int(tree.num_leaves)
 
 
 def _is_leaf(x: Any) -> bool:

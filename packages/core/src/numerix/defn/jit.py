@@ -38,7 +38,13 @@ from numerix.defn.expr import (
     trace_flat,
     unflatten,
 )
-from numerix.defn.trace import NUMBER_DTYPES, Template, flatten, flatten_args, leaf_spec
+from numerix.defn.trace import (
+    NUMBER_DTYPES,
+    Template,
+    flatten_args,
+    flatten_plain,
+    leaf_spec,
+)
 from numerix.errors import (
     ArgumentError,
     BackendMismatchError,
@@ -677,7 +683,7 @@ class Compiled:
 
     def __call__(self, *args: Any) -> Any:
         op = self._op
-        leaves, tree = flatten((args, {}), op)
+        leaves, tree = flatten_plain((args, {}), op)
         got = [leaf_spec(x, op) for x in leaves]
         want = [(s.shape, s.dtype) for s in self.specs]
         if tree != self.tree or got != want:
@@ -725,7 +731,7 @@ def compile(
     ...
     numerix.errors.TracingError: compile: the program was compiled for arguments (s32[3]), got (s32[2]); ...
     """
-    leaves, tree = flatten((templates, {}), "compile")
+    leaves, tree = flatten_plain((templates, {}), "compile")
     specs = []
     for x in leaves:
         shape, dtype = leaf_spec(x, "compile")

@@ -28,6 +28,7 @@ from numerix.ops.creation import asarray
 # they are importable from here too
 __all__ = [
     "Template", "template", "trace", "active_trace", "trace_flat", "flatten", "flatten_args",
+    "flatten_plain",
     "leaf_spec", "NUMBER_DTYPES",
 ]  # fmt: skip
 
@@ -113,9 +114,16 @@ def flatten_args(args: tuple[Any, ...], kwargs: dict[str, Any], op: str) -> tupl
                 break
         else:
             return list(args), PlainTree("args", len(args))
-    flat = plain_flatten((args, kwargs))
+    return flatten_plain((args, kwargs), op)
+
+
+def flatten_plain(tree: Any, op: str) -> tuple[list[Any], Any]:
+    """:func:`flatten`, with a :class:`~numerix.defn.expr.PlainTree` (no optree) for a
+    tree of tuples, lists, dicts and None around tensors, numbers, numpy values and
+    templates; the same leaves, in the same order, either way."""
+    flat = plain_flatten(tree, Template)
     if flat is None:
-        return flatten((args, kwargs), op)
+        return flatten(tree, op)
     leaves = flat[0]
     for i, x in enumerate(leaves):
         if isinstance(x, (np.ndarray, np.generic)):
