@@ -291,7 +291,7 @@ def program_file(graph: Graph, specs: Sequence[Any], backend: XlaBackend) -> str
     ``backend``'s device: ``<cache_dir>/numerix-xla/<key>.bin``; None without a cache
     directory, or for a graph :func:`~numerix.defn.graph.fingerprint` cannot identify.
 
-    The key: the graph's fingerprint, the arguments' shapes and dtypes, the device kind,
+    The key: the graph's fingerprint, the arguments' shapes and dtypes, the device,
     the JAX and jaxlib releases, the JAX settings and ``XLA_FLAGS`` that change what
     XLA compiles, and the code that lowers a graph (numerix's and numerix-xla's source
     files, by size and modification time): a program is reused only where compiling
@@ -308,7 +308,7 @@ def program_file(graph: Graph, specs: Sequence[Any], backend: XlaBackend) -> str
     h = hashlib.sha256()
     h.update(digest.encode())
     h.update(repr([(tuple(s.shape), str(s.dtype)) for s in specs]).encode())
-    h.update(repr(sorted(_machine(dev).items())).encode())
+    h.update(repr((sorted(_machine(dev).items()), dev.id)).encode())
     precision = getattr(jax.config, "jax_default_matmul_precision", None)
     env = (x64_on(), precision, os.environ.get("XLA_FLAGS", ""), _code_version())
     h.update(repr(env).encode())
