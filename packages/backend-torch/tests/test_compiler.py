@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import optree
 import pytest
+import torch
 
 import numerix as nx
 from numerix.defn.expr import BLOCK
@@ -91,6 +92,44 @@ def test_torch_compiler_seed_mlp_predict() -> None:
 
     x = on_torch(t(F, (2, 18), seed=4))
     same(tj(predict)(x), predict(x))
+
+
+def test_torch_compiler_train_step_equals_torch_autograd() -> None:
+    """A training step (value_and_grad and an SGD update) as one program: the same loss
+    and parameters as torch's autograd, and a program of torch's backward kernels: no
+    transpose of a weight's gradient (the update reads it contiguously), tanh's and
+    log_softmax's derivatives one call each."""
+    rng = np.random.default_rng(0)
+    arrays = [
+        rng.standard_normal(s).astype(np.float32) * 0.3 for s in ((12, 8), (8,), (8, 3), (3,))
+    ]
+    x = rng.random((5, 12), dtype=np.float32)
+    y = np.eye(3, dtype=np.float32)[[0, 2, 1, 1, 0]]
+
+    def loss(params: Any, x: Any, y: Any) -> Any:
+        w1, b1, w2, b2 = params
+        h = nx.tanh(x @ w1 + b1)
+        return -nx.mean(nx.sum(y * nx.log_softmax(h @ w2 + b2, axis=-1), axis=-1))
+
+    def step(params: Any, x: Any, y: Any) -> Any:
+        value, grads = nx.value_and_grad(loss)(params, x, y)
+        return value, [p - 0.1 * g for p, g in zip(params, grads)]
+
+    args = ([nx.tensor(a, backend="torch") for a in arrays], *on_torch((x, y)))
+    value, new = tj(step)(*args)
+    source = nx.compile(step, *args, compiler="torch").run.program.source
+    assert "# transpose" not in source and "# reshape" not in source
+    assert source.count("# block_tanh_grad") == source.count("# block_log_softmax_grad") == 1
+    tp = [torch.tensor(a, requires_grad=True) for a in arrays]
+    w1, b1, w2, b2 = tp
+    h = torch.tanh(torch.tensor(x) @ w1 + b1)
+    want = -(torch.tensor(y) * torch.log_softmax(h @ w2 + b2, dim=-1)).sum(-1).mean()
+    want.backward()
+    np.testing.assert_allclose(value.item(), want.item(), rtol=1e-6)
+    for p, q in zip(new, tp):
+        assert q.grad is not None
+        want_p = (q - 0.1 * q.grad).detach().numpy()
+        np.testing.assert_allclose(p.to_numpy(), want_p, rtol=1e-6, atol=1e-7)
 
 
 # ---------------------------------------------------------------- control flow and hooks

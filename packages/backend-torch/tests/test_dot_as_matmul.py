@@ -1,7 +1,8 @@
-"""torch's dot takes torch.matmul wherever matmul's axes are the dot's (a stack of matrices
-against a matrix or a vector, a vector against a stack, two stacks with their batch axes
-first) and an einsum otherwise: both paths against numpy, over the dtypes torch computes
-and those it holds as signed bits, eagerly and compiled."""
+"""torch's dot takes torch.mm for two matrices, torch.matmul wherever else matmul's axes
+are the dot's (a stack of matrices against a matrix or a vector, a vector against a
+stack, two stacks with their batch axes first) and an einsum otherwise: every path
+against numpy, over the dtypes torch computes and those it holds as signed bits,
+eagerly and compiled."""
 
 from __future__ import annotations
 
@@ -58,10 +59,12 @@ def _want(
 
 
 def test_matmul_layouts_take_torch_matmul() -> None:
-    # torch.matmul itself for matmul's layouts alone
+    # torch.matmul itself for matmul's layouts alone; two matrices: torch.mm, matmul's
+    # own kernel for them
     for sa, sb, (cx, cy), (bx, by), plain in CASES:
         plan = _dot_plan(len(sa), len(sb), cx, bx, cy, by, nx.float32)
         assert (plan is torch.matmul) == plain, (sa, sb)
+    assert _dot_plan(2, 2, (1,), (), (0,), (), nx.float32) is torch.mm
 
 
 def _compiled(contract: tuple, batch: tuple) -> Any:

@@ -61,3 +61,31 @@ def test_backward_holds_no_rule_of_the_maximum(name: str) -> None:
         assert ops.count(name) == 1 and maxima == 0
     # the rule for ties would compare x with the maximum (equal)
     assert "equal" not in ops
+
+
+BACKWARD_CASES = [((1,), nx.float32), ((0, 2), nx.float64), ((1, 2), nx.float32),
+                  ((), nx.float64), ((2,), nx.float16)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("axes", "dtype"), BACKWARD_CASES, ids=str)
+def test_backward_blocks_run_torchs_kernels_with_the_core_versions_values(
+    axes: tuple[int, ...], dtype: Any
+) -> None:
+    """The backward pass of tanh and log_softmax compiled for torch calls torch's
+    backward kernels (one line each in the program), one axis or several (merged) or
+    none, and gives what the core's ops give on binary."""
+    a = np.random.default_rng(3).standard_normal((3, 4, 5))
+    w = np.random.default_rng(4).standard_normal((3, 4, 5))
+
+    def loss(x: nx.Tensor, w: nx.Tensor) -> nx.Tensor:
+        return nx.sum(nx.log_softmax(nx.tanh(x), axis=axes) * w)
+
+    got = {}
+    for backend, compiler in (("torch", "torch"), ("binary", "evaluator")):
+        x, tw = (nx.tensor(v, dtype=dtype, backend=backend) for v in (a, w))
+        got[backend] = nx.jit(nx.grad(loss), compiler=compiler)(x, tw).to_numpy()
+        if backend == "torch":
+            source = nx.compile(nx.grad(loss), x, tw, compiler="torch").run.program.source
+            assert "# block_tanh_grad" in source and "# block_log_softmax_grad" in source
+    tol = {nx.float16: 2e-3, nx.float32: 1e-6, nx.float64: 1e-12}[dtype]
+    np.testing.assert_allclose(got["torch"], got["binary"], rtol=tol, atol=tol)

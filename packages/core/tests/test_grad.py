@@ -451,3 +451,30 @@ def test_a_primitive_without_a_rule_is_named():
             nx.grad(lambda x: nx.sin(x))(1.0)
     finally:
         object.__setattr__(prim, "vjp", rule)
+
+
+def test_backward_of_a_dense_layer_has_no_shuffling_and_one_node_per_derivative():
+    """A dense layer's backward pass: the weight's cotangent is one dot already in the
+    weight's axis order (no transpose after it: an update reading it walks it
+    contiguously), the bias's one sum over the batch (no reshape after it), and the
+    derivatives of tanh and log_softmax one block node each (a backend may run each as
+    one kernel); the values are the derivatives' all the same."""
+    x, y = RNG.standard_normal((5, 3)), RNG.standard_normal((5, 4))
+
+    def loss(w, b):
+        return nx.sum(nx.log_softmax(nx.tanh(t64(x) @ w + b), axis=-1) * t64(y))
+
+    w, b = RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+    graph = nx.trace(nx.grad(loss, argnums=(0, 1)), t64(w), t64(b))
+    ops = [n.value.name if n.op == "block" else n.op for n in graph.nodes]
+    assert "transpose" not in ops and "reshape" not in ops
+    assert ops.count("tanh_grad") == ops.count("log_softmax_grad") == 1
+    check_fd(loss, w, b, argnum=0)
+    check_fd(loss, w, b, argnum=1)
+    # grad of grad runs through the blocks' core versions
+    check_fd(lambda w, b: nx.sum(nx.grad(loss)(w, b) ** 2), w, b, rtol=1e-5, atol=1e-6)
+    # complex tanh keeps its ops (torch's tanh_backward conjugates, the rule does not)
+    z = nx.tensor(np.array([0.5 + 0.25j, -1.0 + 0.5j]))
+    ops = [n.value.name for n in nx.trace(nx.grad(lambda z: nx.real(nx.sum(nx.tanh(z)))), z).nodes
+           if n.op == "block"]  # fmt: skip
+    assert "tanh_grad" not in ops

@@ -1,5 +1,7 @@
 """Torch kernels of the softmax blocks (mixed into TorchBackend): ``torch.softmax`` and
-``torch.log_softmax``.
+``torch.log_softmax``; and of the blocks of their backward pass that torch's autograd
+runs as one kernel each: log_softmax's (``torch._log_softmax_backward_data``) and
+tanh's (``aten.tanh_backward``).
 
 torch takes one axis. Several axes are merged into one first, which is exact (a slice
 over several axes is the same elements as their merged axis): adjacent axes by a
@@ -21,6 +23,7 @@ import torch
 from numerix import dtypes
 from numerix._tensor import Tensor
 from numerix.backend import lowers
+from numerix_torch._dtypes import TORCH
 
 _HALF = (torch.float16, torch.bfloat16)
 _HALF_DTYPES = (dtypes.float16, dtypes.bfloat16)
@@ -51,6 +54,49 @@ def _along(fn: _Fn, t: torch.Tensor, axes: tuple[int, ...], alone: float) -> tor
     return r if acc is None else r.to(t.dtype)
 
 
+_log_softmax_backward = torch._log_softmax_backward_data
+_tanh_backward = torch.ops.aten.tanh_backward.default
+_EXACT = (torch.float32, torch.float64)
+
+
+def _log_softmax_grad(g: torch.Tensor, out: torch.Tensor, axes: tuple[int, ...]) -> torch.Tensor:
+    """``g - exp(out) sum(g, axes)`` by torch's backward kernel of log_softmax, which
+    takes one axis: several are merged into one as in :func:`_along`, none is each
+    element its own slice (a new axis of size 1); float16 and bfloat16 in float32."""
+    if g.numel() == 0:
+        return torch.empty_like(g)
+    dtype = g.dtype
+    if dtype not in _EXACT:
+        g, out = g.float(), out.float()
+    k, shape = len(axes), g.shape
+    if k == 1:
+        r = _log_softmax_backward(g, out, axes[0], g.dtype)
+    elif k == 0:
+        r = _log_softmax_backward(g.unsqueeze(-1), out.unsqueeze(-1), -1, g.dtype).squeeze(-1)
+    elif axes[-1] - axes[0] == k - 1:  # adjacent: merged by a view
+        a0 = axes[0]
+        merged = (*shape[:a0], -1, *shape[axes[-1] + 1 :])
+        r = _log_softmax_backward(g.reshape(merged), out.reshape(merged), a0, g.dtype)
+        r = r.reshape(shape)
+    else:
+        n = g.ndim
+        ends = tuple(range(n - k, n))
+        mg, mo = torch.movedim(g, axes, ends), torch.movedim(out, axes, ends)
+        flat = (*mg.shape[: n - k], -1)
+        r = _log_softmax_backward(mg.reshape(flat), mo.reshape(flat), -1, g.dtype)
+        r = torch.movedim(r.reshape(mg.shape), ends, axes)
+    return r if r.dtype is dtype else r.to(dtype)
+
+
+def _log_softmax_grad_lowering(params: Mapping[str, Any], ins: Any, out: Any) -> Any:
+    """One axis of float32 or float64: the backward kernel itself."""
+    axes = params["axes"]
+    if len(axes) != 1 or out[1] not in (dtypes.float32, dtypes.float64):
+        return None
+    axis, dtype = axes[0], TORCH[out[1]]
+    return lambda g, o: _log_softmax_backward(g, o, axis, dtype)
+
+
 def _lowering(name: str) -> Any:
     """The replay's function of payloads for one axis of a dtype torch computes in (the
     kernel's own first branch); None otherwise (the kernel runs)."""
@@ -66,7 +112,8 @@ def _lowering(name: str) -> Any:
 
 
 class NnKernels:
-    """torch kernels of the softmax and log_softmax blocks."""
+    """torch kernels of the softmax and log_softmax blocks, and of the backward blocks
+    of log_softmax and tanh."""
 
     __slots__ = ()
 
@@ -86,4 +133,16 @@ class NnKernels:
             out.data = t.log_softmax(axes[0])
         else:
             out.data = _along(torch.log_softmax, t, axes, 0.0)
+        return out
+
+    @lowers(_log_softmax_grad_lowering)
+    def block_log_softmax_grad(
+        self, out: Tensor, g: Tensor, y: Tensor, *, axes: tuple[int, ...]
+    ) -> Tensor:
+        out.data = _log_softmax_grad(g.data, y.data, axes)
+        return out
+
+    @lowers(lambda params, ins, out: _tanh_backward)
+    def block_tanh_grad(self, out: Tensor, g: Tensor, y: Tensor) -> Tensor:
+        out.data = _tanh_backward(g.data, y.data)
         return out

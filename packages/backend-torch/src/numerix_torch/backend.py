@@ -151,8 +151,10 @@ def _reduce_plan(kind: str, axes: tuple[int, ...], keepdims: bool, d: dtypes.DTy
     narrow = _narrowing(d, od)
     if kind == "sum":
         if d not in SIGNED_VIEW:
-            if whole and od is d and d.kind in "fc":
-                return torch.sum  # a floating sum keeps its dtype: no conversion after
+            if od is d and d.kind in "fc":  # a floating sum keeps its dtype: no conversion
+                if whole:
+                    return torch.sum
+                return lambda a: torch.sum(a, axes, keepdims)  # positional, as above
             if whole:
                 return lambda a: narrow(torch.sum(a))
         return lambda a: narrow(torch.sum(bits(a, d), dim=axes, keepdim=keepdims))
@@ -181,18 +183,26 @@ def _reduce_lowering(p: Any, ins: Any, out: Any) -> _Fn:
 @functools.lru_cache(maxsize=512)
 def _dot_plan(nx_: int, ny: int, cx: tuple[int, ...], bx: tuple[int, ...],
               cy: tuple[int, ...], by: tuple[int, ...], d: dtypes.DType) -> _Fn:  # fmt: skip
-    """The dot's function of payloads: ``torch.matmul`` where it computes the dot as it is,
-    a matmul of transposed views for two matrices contracting one axis each (einsum's
-    planning costs more than the product for small matrices), else einsum; uint16/32/64
-    on their signed bits."""
-    eq = _einsum_equation(nx_, ny, cx, bx, cy, by)
-    if eq is None:
-        fn: _Fn = torch.matmul
-    elif not bx and nx_ == ny == 2 and len(cx) == 1:
+    """The dot's function of payloads: for two matrices contracting one axis each,
+    ``torch.mm`` (what ``torch.matmul`` calls for them, without its dispatch), of
+    transposed views where the axis is not x's last or y's first (einsum's planning
+    costs more than the product for small matrices); ``torch.matmul`` where it computes
+    the dot as it is; else einsum; uint16/32/64 on their signed bits."""
+    mm = torch.mm
+    fn: _Fn
+    if not bx and nx_ == ny == 2 and len(cx) == 1:
         ta, tb = cx[0] == 0, cy[0] == 1
-        fn = lambda a, b: torch.matmul(a.T if ta else a, b.T if tb else b)  # noqa: E731
+        if ta and tb:
+            fn = lambda a, b: mm(a.t(), b.t())  # noqa: E731
+        elif ta:
+            fn = lambda a, b: mm(a.t(), b)  # noqa: E731
+        elif tb:
+            fn = lambda a, b: mm(a, b.t())  # noqa: E731
+        else:
+            fn = mm
     else:
-        fn = functools.partial(torch.einsum, eq)
+        eq = _einsum_equation(nx_, ny, cx, bx, cy, by)
+        fn = torch.matmul if eq is None else functools.partial(torch.einsum, eq)
     v = SIGNED_VIEW.get(d)
     if v is None:
         return fn

@@ -25,6 +25,10 @@ from numerix.ops import creation as _creation
 from numerix.ops import elementwise as _elementwise
 from numerix.ops import transfer as _transfer
 from numerix.ops._core import check_concrete, is_concrete
+
+# what derivative rules, given this namespace as ``ops``, record a block with
+from numerix.ops._core import new_out as new_out
+from numerix.ops._core import run_block as run_block
 from numerix.ops.creation import *  # noqa: F403
 from numerix.ops.elementwise import *  # noqa: F403
 from numerix.ops.transfer import *  # noqa: F403

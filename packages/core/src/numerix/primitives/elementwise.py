@@ -25,6 +25,7 @@ from numerix.primitives._registry import (
     nondifferentiable,
     vjp_rule,
 )
+from numerix.primitives.nn import tanh_grad
 
 if TYPE_CHECKING:
     from numerix._tensor import Tensor
@@ -442,7 +443,9 @@ def _unbroadcast(ops: Any, cotangent: Tensor, x: Tensor) -> Tensor:
     axes = tuple(range(lead)) + tuple(
         lead + i for i, d in enumerate(shape) if d == 1 and cotangent.shape[lead + i] != 1
     )
-    if axes:
+    if axes and len(axes) == lead:  # leading axes alone: summed away, no reshape after
+        cotangent = ops.sum(cotangent, axis=axes)
+    elif axes:
         cotangent = ops.reshape(ops.sum(cotangent, axis=axes, keepdims=True), (1,) * lead + shape)
     if cotangent.ndim != len(shape):
         cotangent = ops.reshape(cotangent, shape)
@@ -565,7 +568,6 @@ _unary_vjp("rsqrt", lambda ops, out, x: -0.5 * out / x)
 _unary_vjp("cbrt", lambda ops, out, x: 1 / (3 * out * out))
 _unary_vjp("expm1", lambda ops, out, x: out + 1)
 _unary_vjp("log1p", lambda ops, out, x: 1 / (x + 1))
-_unary_vjp("tanh", lambda ops, out, x: 1 - out * out)
 _unary_vjp("sigmoid", lambda ops, out, x: out * (1 - out))
 _unary_vjp("sin", lambda ops, out, x: ops.cos(x))
 _unary_vjp("cos", lambda ops, out, x: ops.negative(ops.sin(x)))
@@ -583,6 +585,12 @@ _unary_vjp("atanh", lambda ops, out, x: 1 / (1 - x * x))
 _unary_vjp("erf", lambda ops, out, x: (2 / _SQRT_PI) * ops.exp(ops.negative(x * x)))
 _unary_vjp("erfc", lambda ops, out, x: (-2 / _SQRT_PI) * ops.exp(ops.negative(x * x)))
 _unary_vjp("erf_inv", lambda ops, out, x: (_SQRT_PI / 2) * ops.exp(out * out))
+
+
+@vjp_rule("tanh")
+def tanh_vjp(ops: Any, cotangent: Tensor, out: Tensor, x: Tensor) -> Cotangents:
+    """``cotangent (1 - out**2)``, one block node for real floats (:func:`tanh_grad`)."""
+    return (tanh_grad(ops, cotangent, out),)
 
 
 @vjp_rule("real")

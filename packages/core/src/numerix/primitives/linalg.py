@@ -51,22 +51,35 @@ def _dot_transpose(
 ) -> Tensor:  # fmt: skip
     """The cotangent of ``x`` in ``dot(x, y)`` (of ``y`` when ``y_first``: out's free axes
     of ``y`` come first): contract the cotangent with ``y`` over y's free axes and batch
-    over the batch axes, then put the axes back in x's order."""
+    over the batch axes, then put the axes back in x's order.
+
+    When x's contracting axes come before its free axes (``w`` in ``dot(x, w)``), the
+    cotangent is the dot with the operands swapped, ``dot(y, cotangent)``, whose axes are
+    already in x's order: no transpose after it, and a contiguous result (a transposed
+    view would make every element-wise op that reads it, an optimizer's update, walk it
+    across its strides)."""
     nb = len(batch_x)
     free_x = [i for i in range(x.ndim) if i not in contract_x and i not in batch_x]
     free_y = [i for i in range(y.ndim) if i not in contract_y and i not in batch_y]
     start = nb if y_first else nb + len(free_x)
     ct_free_y = tuple(range(start, start + len(free_y)))
-    g = ops.dot_general(cotangent, y, (ct_free_y, tuple(free_y)), (tuple(range(nb)), batch_y))
-    # g's axes: batch, x's free axes, then y's contracting axes in increasing order
+    batch_ct = tuple(range(nb))
+    # either product's axes: batch, then x's free axes and y's contracting axes (in
+    # increasing order), in the order of the operands
     rank = {a: k for k, a in enumerate(sorted(contract_y))}
     perm = [0] * x.ndim
+    swapped = [0] * x.ndim
     for k, a in enumerate(batch_x):
-        perm[a] = k
+        perm[a] = swapped[a] = k
     for j, a in enumerate(free_x):
         perm[a] = nb + j
+        swapped[a] = nb + len(contract_x) + j
     for a, b in zip(contract_x, contract_y):
         perm[a] = nb + len(free_x) + rank[b]
+        swapped[a] = nb + rank[b]
+    if perm != sorted(perm) and swapped == sorted(swapped):
+        return ops.dot_general(y, cotangent, (tuple(free_y), ct_free_y), (batch_y, batch_ct))
+    g = ops.dot_general(cotangent, y, (ct_free_y, tuple(free_y)), (batch_ct, batch_y))
     return g if perm == sorted(perm) else ops.transpose(g, tuple(perm))
 
 

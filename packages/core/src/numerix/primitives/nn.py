@@ -6,6 +6,7 @@ bind them and write the core's version a backend without the block runs.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from numerix import dtypes
@@ -57,9 +58,76 @@ def softmax_vjp(
 def log_softmax_vjp(
     ops: Any, cotangent: Tensor, out: Tensor, x: Tensor, *, axes: tuple[int, ...]
 ) -> tuple[Tensor]:
-    """``g - exp(out) sum(g, axes)``, in float32 for float16 and bfloat16."""
+    """``g - exp(out) sum(g, axes)`` (:data:`log_softmax_grad_block`), in float32 for
+    float16 and bfloat16."""
     g, o = _widen_pair(ops, cotangent, out)
-    return (_narrow(ops, g - ops.exp(o) * ops.sum(g, axis=axes, keepdims=True), x.dtype),)
+    fallback = functools.partial(_log_softmax_grad, ops)
+    r = grad_block(ops, log_softmax_grad_block, fallback, g, o, axes=axes)
+    return (_narrow(ops, r, x.dtype),)
+
+
+def _log_softmax_grad(ops: Any, g: Tensor, out: Tensor, *, axes: tuple[int, ...]) -> Tensor:
+    return g - ops.exp(out) * ops.sum(g, axis=axes, keepdims=True)
+
+
+def _tanh_grad(g: Tensor, out: Tensor) -> Tensor:
+    return g * (1 - out * out)
+
+
+def grad_block(
+    ops: Any, block: Block, fallback: Any, g: Tensor, out: Tensor, **params: Any
+) -> Tensor:
+    """A derivative rule's result ``fallback(g, out, **params)`` (the cotangent ``g`` and
+    the primitive's output ``out``, of one shape and dtype) recorded as ``block``, one
+    node, when the rule runs in a trace (as the differentiation transforms run it): a
+    backend with ``block_<name>`` computes it in one call, any other runs ``fallback``'s
+    ops, the same ones the rule would have recorded. Outside a trace, or for operands
+    of different types, ``fallback`` itself."""
+    b = g.backend
+    if not b.is_tracing or out.backend is not b or g.shape != out.shape or g.dtype is not out.dtype:
+        return fallback(g, out, **params)
+    r: Tensor = ops.run_block(block, ops.new_out(g.shape, g.dtype, b), fallback, g, out, **params)
+    return r
+
+
+def _grad_block_batch(
+    ops: Any, call: Any, args: list[Tensor], batched: list[bool], **params: Any
+) -> Tensor:
+    # both operands with the batch as axis 0 (one shape again), the axes shifted past it
+    if "axes" in params:
+        params["axes"] = _batch.shifted(params["axes"])
+    return call(*_batch.lift_all(ops, args, batched), **params)
+
+
+#: the derivative of log_softmax given its output, ``g - exp(out) sum(g, axes)``, as one
+#: node of the backward pass (bound by the rule above, inside a trace only): a backend
+#: computes it in one call (torch's ``_log_softmax_backward_data``, the kernel its own
+#: autograd runs); the core's version is the rule's ops.
+log_softmax_grad_block = Block(
+    "log_softmax_grad", "grad", ("g", "out"), ("axes",),
+    "g - exp(out) * sum(g, axes, keepdims=True): log_softmax's derivative rule, given its "
+    "output out and the cotangent g (one shape and float dtype)",
+    batch=_grad_block_batch,
+)  # fmt: skip
+
+#: tanh's derivative given its output, ``g (1 - out**2)``, as one node of the backward
+#: pass for real floating operands (bound by tanh's rule, inside a trace only): torch
+#: computes it in one call (``tanh_backward``); the core's version is the rule's ops.
+tanh_grad_block = Block(
+    "tanh_grad", "grad", ("g", "out"), (),
+    "g * (1 - out * out): tanh's derivative rule, given its output out and the cotangent g "
+    "(one shape and real floating dtype)",
+    batch=_grad_block_batch,
+)  # fmt: skip
+
+
+def tanh_grad(ops: Any, g: Tensor, out: Tensor) -> Tensor:
+    """tanh's derivative rule's result (:data:`tanh_grad_block` for real floating
+    operands; complex ones keep the ops, whose conjugation convention torch's
+    ``tanh_backward`` does not share)."""
+    if out.dtype.kind != "f":
+        return _tanh_grad(g, out)
+    return grad_block(ops, tanh_grad_block, _tanh_grad, g, out)
 
 
 def _widen_pair(ops: Any, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
