@@ -680,27 +680,29 @@ class PlainTree:
     leaf; ``"tuple"``, a tuple of ``n`` leaves; ``"nested"``, tuples, lists, dicts (their
     keys all str or all int) and None nested in any way (``spec``, see
     :func:`plain_flatten`). As optree's, the leaves come in a dict's sorted key order,
-    two structures are equal whatever the order of their dicts' keys, and a value is
-    rebuilt in its own. Any other structure is an optree tree structure."""
+    two structures are equal whatever the order of their dicts' keys (``orders``, apart
+    from ``spec``), and a value is rebuilt in its own. Any other structure is an optree
+    tree structure."""
 
-    __slots__ = ("key", "kind", "n", "spec")
+    __slots__ = ("_hash", "kind", "n", "orders", "spec")
 
-    def __init__(self, kind: str, n: int, spec: Any = None) -> None:
+    def __init__(self, kind: str, n: int, spec: Any = None, orders: tuple[Any, ...] = ()) -> None:
         self.kind = kind
         self.n = n
         self.spec = spec
-        self.key = None if spec is None else _unordered(spec)
+        self.orders = orders
+        self._hash = hash((PlainTree, kind, n, spec))
 
     def __eq__(self, other: object) -> bool:
         return (
             type(other) is PlainTree
             and other.kind == self.kind
             and other.n == self.n
-            and other.key == self.key
+            and other.spec == self.spec
         )
 
     def __hash__(self) -> int:
-        return hash((PlainTree, self.kind, self.n, self.key))
+        return self._hash
 
     def __repr__(self) -> str:
         return f"PlainTree({self.kind!r}, {self.n})"
@@ -711,6 +713,9 @@ class _NotPlain(Exception):
 
 
 _LEAF = "*"
+_NONE = ("none",)
+#: the leaves' own types (numpy scalars are checked apart: they are many types)
+_LEAVES = frozenset({Tensor, *NUMBER_DTYPES, np.ndarray})
 
 
 def plain_flatten(tree: Any, leaf: type | None = None) -> tuple[list[Any], PlainTree] | None:
@@ -719,34 +724,39 @@ def plain_flatten(tree: Any, leaf: type | None = None) -> tuple[list[Any], Plain
     values (and instances of ``leaf``); None for anything else (optree's to flatten).
     The leaves come in optree's order."""
     leaves: list[Any] = []
+    orders: list[Any] = []
     try:
-        spec = _plain(tree, leaves, leaf)
+        spec = _plain(tree, leaves, leaf, orders)
     except _NotPlain:
         return None
-    return leaves, PlainTree("nested", len(leaves), spec)
+    return leaves, PlainTree("nested", len(leaves), spec, tuple(orders))
 
 
-def _plain(x: Any, leaves: list[Any], leaf: type | None) -> Any:
+def _plain(x: Any, leaves: list[Any], leaf: type | None, orders: list[Any]) -> Any:
+    """``x``'s spec: ``"*"`` a leaf, ``("none",)``, ``("tuple"|"list", children)``,
+    ``("dict", ((key, child), ...))`` by sorted key; each dict's own key order goes to
+    ``orders``, in the order the dicts are met."""
     t = type(x)
-    if (
-        t is Tensor
-        or t in NUMBER_DTYPES
-        or t is np.ndarray
-        or t is leaf
-        or isinstance(x, np.generic)
-    ):
+    if t in _LEAVES or t is leaf or isinstance(x, np.generic):
         leaves.append(x)
         return _LEAF
     if x is None:
-        return ("none",)
+        return _NONE
     if t is tuple or t is list:
-        return ("tuple" if t is tuple else "list", tuple(_plain(v, leaves, leaf) for v in x))
+        children = []
+        for v in x:
+            if type(v) in _LEAVES:
+                leaves.append(v)
+                children.append(_LEAF)
+            else:
+                children.append(_plain(v, leaves, leaf, orders))
+        return ("tuple" if t is tuple else "list", tuple(children))
     if t is dict:
-        keys = list(x)
+        keys = tuple(x)
         if not (all(type(k) is str for k in keys) or all(type(k) is int for k in keys)):
             raise _NotPlain
-        ordered = sorted(keys)
-        return ("dict", tuple((k, _plain(x[k], leaves, leaf)) for k in ordered), tuple(keys))
+        orders.append(keys)
+        return ("dict", tuple((k, _plain(x[k], leaves, leaf, orders)) for k in sorted(keys)))
     raise _NotPlain
 
 
@@ -759,27 +769,19 @@ def plain_spec(skeleton: Any, leaf: type) -> PlainTree | None:
     return flat[1]
 
 
-def _unordered(spec: Any) -> Any:
-    """``spec`` without its dicts' key orders: what equality reads."""
-    if spec == _LEAF or spec[0] == "none":
-        return spec
-    if spec[0] == "dict":
-        return ("dict", tuple((k, _unordered(c)) for k, c in spec[1]))
-    return (spec[0], tuple(_unordered(c) for c in spec[1]))
-
-
-def _rebuild(spec: Any, leaves: Any) -> Any:
+def _rebuild(spec: Any, leaves: Any, orders: Any) -> Any:
     if spec == _LEAF:
         return next(leaves)
     tag = spec[0]
     if tag == "none":
         return None
     if tag == "tuple":
-        return tuple(_rebuild(c, leaves) for c in spec[1])
+        return tuple(_rebuild(c, leaves, orders) for c in spec[1])
     if tag == "list":
-        return [_rebuild(c, leaves) for c in spec[1]]
-    values = {k: _rebuild(c, leaves) for k, c in spec[1]}  # in sorted key order
-    return {k: values[k] for k in spec[2]}  # in the value's own
+        return [_rebuild(c, leaves, orders) for c in spec[1]]
+    own = next(orders)  # met before the dict's children, as _plain met it
+    values = {k: _rebuild(c, leaves, orders) for k, c in spec[1]}  # in sorted key order
+    return {k: values[k] for k in own}
 
 
 def num_leaves(tree: Any) -> int:
@@ -801,7 +803,7 @@ def unflatten(tree: Any, leaves: Sequence[Any]) -> Any:
         if tree.kind == "tuple":
             return tuple(leaves)
         if tree.kind == "nested":
-            return _rebuild(tree.spec, iter(leaves))
+            return _rebuild(tree.spec, iter(leaves), iter(tree.orders))
         return (tuple(leaves), {})
     import optree
 
