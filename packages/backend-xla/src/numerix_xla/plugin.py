@@ -31,8 +31,9 @@ def numerix_compilers() -> list[CompilerEntry]:
             contract=1,
             description="the whole graph as one jax.jit program on an xla device",
             serves="xla",
-            # one fused program against the evaluator's kernel per op (about 2x its
-            # time, and a first call compiling each kernel: benchmarks/auto_compiler.py)
+            # one fused program against the evaluator's kernel per op: never slower in
+            # benchmarks/auto_compiler.py (a softmax 1.9x, the MLP predict 1.02x, whose
+            # time is its two products), and the evaluator's first call compiles each kernel
             outruns=("evaluator",),
         )
     ]
