@@ -31,9 +31,10 @@ def numerix_compilers() -> list[CompilerEntry]:
             contract=1,
             description="the whole graph as one jax.jit program on an xla device",
             serves="xla",
-            # one fused program against the evaluator's kernel per op: never slower in
-            # benchmarks/auto_compiler.py (a softmax 1.9x, the MLP predict 1.02x, whose
-            # time is its two products), and the evaluator's first call compiles each kernel
+            # one fused program against the evaluator's kernel per op: the evaluator is
+            # slower (a softmax 1.9x) or level (the MLP predict, whose time is its two
+            # products: 1.02x over ten rounds of benchmarks/auto_compiler.py), and its
+            # first call compiles each kernel
             outruns=("evaluator",),
         )
     ]
