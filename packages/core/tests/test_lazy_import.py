@@ -103,3 +103,21 @@ def test_jit_does_not_load_autodiff_until_a_transform_is_named() -> None:
         "True True",
         "module 'numerix.defn' has no attribute 'no_such_name'",
     ]
+
+
+def test_a_named_compiler_loads_neither_the_auto_search_nor_control_flow() -> None:
+    out = _fresh("""
+        import sys
+        import numerix as nx
+        f = nx.jit(lambda a: a * 2.0 + 1.0, compiler="evaluator")
+        print(f(nx.ones(2)).tolist(), sorted(m for m in ("numerix.defn.auto",
+              "numerix.defn.control", "optree") if m in sys.modules))
+        choice = f.explain(nx.ones(2))  # the Choice, made when asked
+        print(choice.compiler, "|", choice.reason, "|", "numerix.defn.auto" in sys.modules)
+        print(sys.modules["numerix.defn"].Choice is type(choice), f.explain(nx.ones(2)) is choice)
+    """)
+    assert out == [
+        "[3.0, 3.0] []",
+        "evaluator | jit(compiler='evaluator') names it | True",
+        "True True",
+    ]

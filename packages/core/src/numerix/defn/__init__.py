@@ -9,7 +9,6 @@
 import importlib as _importlib
 from typing import Any
 
-from numerix.defn.auto import Choice
 from numerix.defn.compilers import ArgSpec, Compiler
 from numerix.defn.expr import ExprBackend, Graph, Node
 from numerix.defn.jit import Compiled, Jitted, compile, defn, jit
@@ -27,6 +26,7 @@ __all__ = [
 # load_exported need none of autodiff's 88 KiB of bytecode, nor control's (which loads
 # the indexing ops).
 _TRANSFORMS = {
+    "Choice": "numerix.defn.auto",
     **dict.fromkeys(("cond", "fori_loop", "hook", "print_value", "scan", "while_loop"),
                     "numerix.defn.control"),
     **dict.fromkeys(("grad", "value_and_grad", "vjp", "jvp", "stop_grad", "custom_vjp",

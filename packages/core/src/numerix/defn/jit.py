@@ -8,7 +8,7 @@ import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from numerix import plugins
 from numerix._meeting import DEALLOCATED, meeting_backend
@@ -16,7 +16,6 @@ from numerix._tensor import Tensor
 from numerix._tensor import _speedups as SPEEDUPS
 from numerix.backend import Backend
 from numerix.configuration import effective_settings, get_default_backend
-from numerix.defn.auto import Choice, choose, given
 from numerix.defn.compilers import (
     AUTO,
     DEFAULT_COMPILER,
@@ -52,6 +51,9 @@ from numerix.errors import (
     TracingError,
 )
 from numerix.ops.transfer import Sharding, device_put
+
+if TYPE_CHECKING:
+    from numerix.defn.auto import Choice
 
 __all__ = ["jit", "defn", "compile", "Jitted", "Compiled", "CacheInfo", "cache_size"]
 
@@ -245,7 +247,9 @@ class Jitted:
         # in _order, an LRU of [defn] cache_size entries
         self._cache: dict[Any, tuple[Executable, Any, int]] = {}
         # signature -> which compiler runs it, and why (explain)
-        self._choices: dict[Any, Choice] = {}
+        # per signature, its Choice (a search's), or (compiler, how) for a compiler
+        # named or defaulted, made a Choice when explain asks
+        self._choices: dict[Any, Any] = {}
         self._order: OrderedDict[int, Any] = OrderedDict()
         self._tokens = itertools.count()
         # the common call (positional tensors only, no statics), keyed without flattening:
@@ -411,7 +415,7 @@ class Jitted:
 
     def _compile(
         self, leaves: list[Any], tree: Any, statics: Any, nb: Backend | None
-    ) -> tuple[Executable, Any, Choice]:
+    ) -> tuple[Executable, Any, Any]:
         specs = _specs(leaves, nb)
         met = meeting_backend("jit", specs, noun="argument")  # refused before tracing
         auto = self.compiler == AUTO
@@ -449,11 +453,16 @@ class Jitted:
                 c = plugins.get_compiler(cname, "jit")
                 return c.compile(graph, specs, c.validate_options({}))
 
-            run, choice = choose(graph, specs, args, backend, compile_with)
-            comp = plugins.get_compiler(choice.compiler, "jit")
+            # imported here: the search's module (its dataclasses, a millisecond on a
+            # process's first jitted call) serves compiler="auto" alone
+            from numerix.defn.auto import choose
+
+            run, found = choose(graph, specs, args, backend, compile_with)
+            comp = plugins.get_compiler(found.compiler, "jit")
             options = comp.validate_options({})
+            choice: Any = found
         else:
-            choice = given(comp.name, self._given())
+            choice = (comp.name, self._given())
         donated: tuple[int, ...] = ()
         if self.donate_argnames and getattr(comp, "donates", False):
             donated = _donated_leaves(tree, leaves, self.donate_argnames)
@@ -490,6 +499,10 @@ class Jitted:
                 )
             self(*args, **kwargs)
             choice = self._choices[key]
+        if type(choice) is tuple:  # a compiler named or defaulted: no search to show
+            from numerix.defn.auto import given
+
+            choice = self._choices[key] = given(*choice)
         return choice
 
     def __repr__(self) -> str:
