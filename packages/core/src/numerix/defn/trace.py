@@ -96,17 +96,22 @@ def flatten(tree: Any, op: str) -> tuple[list[Any], Any]:
     import optree
 
     leaves, treedef = optree.tree_flatten(tree)
+    return _numpy_as_tensors(leaves), treedef
+
+
+def _numpy_as_tensors(leaves: list[Any]) -> list[Any]:
+    """``leaves`` with its numpy arrays and scalars made tensors (in place)."""
     for i, x in enumerate(leaves):
         if isinstance(x, (np.ndarray, np.generic)):
             leaves[i] = asarray(x)
-    return leaves, treedef
+    return leaves
 
 
 def flatten_args(args: tuple[Any, ...], kwargs: dict[str, Any], op: str) -> tuple[list[Any], Any]:
     """:func:`flatten` of ``(args, kwargs)``: tensors and Python numbers passed positionally
-    are their own leaves, and tuples, lists, dicts with str keys and None around them a
-    :class:`~numerix.defn.expr.PlainTree` too (no optree); anything else is flattened by
-    optree."""
+    are their own leaves, and tuples, lists, dicts (keys all str or all int) and None
+    around them a :class:`~numerix.defn.expr.PlainTree` too (no optree); anything else is
+    flattened by optree."""
     if not kwargs:
         for x in args:
             t = type(x)
@@ -124,10 +129,7 @@ def flatten_plain(tree: Any, op: str) -> tuple[list[Any], Any]:
     flat = plain_flatten(tree, Template)
     if flat is None:
         return flatten(tree, op)
-    leaves = flat[0]
-    for i, x in enumerate(leaves):
-        if isinstance(x, (np.ndarray, np.generic)):
-            leaves[i] = asarray(x)
+    _numpy_as_tensors(flat[0])
     return flat
 
 
