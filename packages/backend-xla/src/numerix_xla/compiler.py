@@ -127,25 +127,24 @@ class XlaCompiler(Compiler):
             jitted = jax.jit(
                 program, in_shardings=sharding, out_shardings=sharding, donate_argnums=donate
             )
-        fn, kept = jitted, None
+        fn, loaded_from = jitted, None
         if not spread:
             # a program kept by an earlier process runs without tracing or compiling;
             # else it is compiled now (errors surface here, not on the first call), and
             # jax.jit keeps the executable, so calls go through jax's own dispatch
-            kept = None if donate else program_file(graph, specs, backend)
-            loaded = None if kept is None else load_program(kept, specs, graph, backend)
+            path = None if donate else program_file(graph, specs, backend)
+            loaded = None if path is None else load_program(path, specs, graph, backend)
             if loaded is not None:
-                fn = loaded
+                fn, loaded_from = loaded, path
             else:
                 lowered = jitted.lower(*specs)
                 compiled, here = compile_here(lowered)
-                if kept is not None and not here:
+                if path is not None and not here:
                     # JAX's cache had it (numerix's file was missing, stale or not
                     # whole): compiled once more, under options JAX files elsewhere
                     compiled, here = compile_here(lowered, _FRESH)
-                if kept is not None and here:
-                    keep_program(kept, compiled)
-                kept = None
+                if path is not None and here:
+                    keep_program(path, compiled)
         out_types: list[Any] = [(o.shape, o.dtype) for o in graph.outputs]
         run = runner(
             fn, out_types, backend, args_spec, trailing=tuple(caps),
@@ -153,7 +152,7 @@ class XlaCompiler(Compiler):
         )  # fmt: skip
         run.lowered = jitted  # type: ignore[attr-defined]
         run.donated = donate if options["donate_leaves"] else ()  # type: ignore[attr-defined]
-        run.loaded_from = kept  # type: ignore[attr-defined]
+        run.loaded_from = loaded_from  # type: ignore[attr-defined]
         return run
 
     # ------------------------------------------------------------ export
