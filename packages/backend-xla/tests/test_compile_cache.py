@@ -140,14 +140,17 @@ def test_a_kept_program_is_loaded_without_compiling_and_only_where_it_is_the_sam
 
     assert kept_run("1") == ["plain", "False", "literal", "False", "small_captured", "False",
                              "captured", "False", "hooked", "False"]  # fmt: skip
-    kept = sorted(p.name for p in (cache / "numerix-xla").iterdir())
+    kept = sorted(p.name for p in (cache / "numerix-xla").glob("*.bin"))
     assert len(kept) == 4  # the hooked program calls Python: not kept
+    assert sorted(p.name for p in (cache / "numerix-xla").glob("*.sha256")) == [
+        name + ".sha256" for name in kept
+    ]
     # the literal changed: compiled again; the captured tensors are arguments: loaded,
     # and their new values used (checked against numpy in the program)
     assert kept_run("2") == ["plain", "True", "literal", "False", "small_captured", "True",
                              "captured", "True", "hooked", "False", "corrupt", "False",
                              "True"]  # fmt: skip
-    assert len(list((cache / "numerix-xla").iterdir())) == 5
+    assert len(list((cache / "numerix-xla").glob("*.bin"))) == 5
     load = (
         "import sys, numpy as np, numerix as nx\n"
         "x = np.random.default_rng(0).standard_normal((40, 40)).astype(np.float32)\n"

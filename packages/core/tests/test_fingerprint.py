@@ -80,3 +80,43 @@ def test_subgraphs_and_recorded_blocks_are_part_of_it() -> None:
 
 def test_a_graph_that_calls_python_has_none() -> None:
     assert fp(lambda x: nx.hook(x * 2.0, lambda t: None), X) is None
+
+
+# ---------------------------------------------------------------- numerix.defn.kept
+def test_kept_files_are_read_back_only_whole(tmp_path: Any) -> None:
+    from numerix.defn import kept
+
+    path = str(tmp_path / "sub" / "program.bin")
+    assert kept.read_kept(path) is None  # nothing kept yet
+    assert kept.keep_file(path, b"machine code")
+    assert kept.read_kept(path) == b"machine code"
+    with open(path, "r+b") as f:  # altered: not read
+        f.write(b"M")
+    assert kept.read_kept(path) is None
+    written = tmp_path / "written.tmp"  # a file a library wrote is moved in
+    written.write_bytes(b"a package")
+    assert kept.keep_file(path, written=str(written))
+    assert not written.exists() and kept.read_kept(path) == b"a package"
+    (tmp_path / "sub" / "program.bin.sha256").unlink()  # no digest: not read
+    assert kept.read_kept(path) is None
+    blocked = tmp_path / "file"
+    blocked.write_bytes(b"")
+    assert not kept.keep_file(str(blocked / "x.bin"), b"data")  # a folder cannot be made
+
+
+def test_the_key_names_the_graph_the_arguments_and_the_compiler_terms(tmp_path: Any) -> None:
+    from numerix.defn import kept
+
+    g = nx.trace(lambda x: x * 0.5, X)
+    key = kept.program_key(g, [X], "lib 1.0")
+    assert key is not None and key == kept.program_key(
+        nx.trace(lambda x: x * 0.5, X), [X], "lib 1.0"
+    )
+    assert kept.program_key(g, [X], "lib 1.1") != key
+    assert kept.program_key(g, [nx.template((4,), "float64")], "lib 1.0") != key
+    assert kept.program_key(nx.trace(lambda x: nx.hook(x, lambda t: None), X), [X]) is None
+    assert kept.kept_path("folder", key, ".bin") is None  # no cache directory set
+    with nx.config(compile={"cache_dir": str(tmp_path)}):
+        assert kept.kept_path("folder", key, ".bin") == str(tmp_path / "folder" / f"{key}.bin")
+        assert kept.kept_path("folder", None, ".bin") is None
+    assert len(kept.code_version("numerix_nonexistent")) == 64

@@ -10,12 +10,15 @@ call is that function: no validation, no numerix dispatch, no Tensor created but
 outputs; it holds no state, so threads may call it at once.
 
 Options: ``mode`` (``"replay"``: run that function; ``"inductor"``: trace it to a
-graph of aten ops and compile that with inductor), ``device`` and ``device_id``
+graph of aten ops and compile that with inductor, or with ``[compile] cache_dir`` into
+an AOTInductor package kept there for later processes), ``device`` and ``device_id``
 (default: the arguments' torch device, else the torch backend's default device).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
 import json
 import os
@@ -23,14 +26,15 @@ import re
 import struct
 import threading
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from numerix._meeting import meeting_backend
+from numerix._meeting import check_live, meeting_backend
 from numerix.backend import Backend, Option
 from numerix.configuration import effective_settings
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
-from numerix.defn.expr import COND, HOOK, WHILE, Graph
+from numerix.defn.expr import COND, CONSTANT, FOLD_LIMIT, HOOK, TENSOR, WHILE, Graph
+from numerix.defn.kept import code_version, keep_file, kept_path, program_key, read_kept
 from numerix.defn.replay import Program, lower, run_program, runner
 from numerix.errors import ArgumentError, FileFormatError, first_line
 from numerix.plugins import get_backend
@@ -72,8 +76,7 @@ class TorchCompiler(Compiler):
         backend = _target(args_spec, options["device"], options["device_id"])
         program = lower(graph, backend)
         if mode == "inductor":
-            use_cache_dir(effective_settings())
-            fn = _inductor(graph, program)
+            fn = _inductor(graph, program, package_file(graph, args_spec, backend))
             if fn is not program.fn:
                 return runner(fn, program.outputs, backend, args_spec, captured=program.captured)
         return run_program(program, args_spec)
@@ -98,7 +101,8 @@ class TorchCompiler(Compiler):
         program = lower(graph, backend)
         try:
             gm, examples, _ = _aten_graph(graph, program)
-            archive = torch.export.export(_module(gm), tuple(examples), strict=False)
+            with _quiet():
+                archive = torch.export.export(_module(gm), tuple(examples), strict=False)
             buf = io.BytesIO()
             torch.export.save(archive, buf)
         except Exception as e:
@@ -142,6 +146,15 @@ class TorchCompiler(Compiler):
         except Exception as e:
             raise bad(f"cannot be read by torch {torch.__version__} ({type(e).__name__})") from None
         return runner(module, list(outputs), backend, args_spec)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """A context where torch's export does not warn of its own code's deprecations (its
+    pytree's ``LeafSpec``, raised from torch's internals, which a user cannot act on)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*LeafSpec", category=FutureWarning)
+        yield
 
 
 def _module(gm: Any) -> Any:
@@ -221,12 +234,11 @@ def use_cache_dir(settings: Any) -> None:
 _LINE = re.compile(r'<numerix program \d+>", line (\d+)')
 
 
-def _inductor(graph: Graph, program: Program) -> Callable[..., Any]:
-    """``program.fn`` compiled by inductor; a graph inductor cannot take runs
-    in replay mode (``program.fn`` itself), with an :class:`InductorFallbackWarning`
-    naming the reason."""
-    import torch._inductor
-
+def _inductor(graph: Graph, program: Program, path: str | None) -> Callable[..., Any]:
+    """``program.fn`` compiled by inductor: with a cache directory, as an AOTInductor
+    package kept at ``path`` (loaded from there when an earlier process kept it), else in
+    this process. A graph inductor cannot take runs in replay mode (``program.fn``
+    itself), with an :class:`InductorFallbackWarning` naming the reason."""
     special = sorted({n.op for n in graph.walk() if n.op in (COND, WHILE, HOOK)})
     if special:
         warnings.warn(
@@ -236,19 +248,36 @@ def _inductor(graph: Graph, program: Program) -> Callable[..., Any]:
             stacklevel=5,
         )
         return program.fn
+    if path is not None:
+        loaded = _load_package(path, program.backend)
+        if loaded is not None:
+            return _guarded(loaded, program)
+    use_cache_dir(effective_settings())
     try:
-        gm, _, examples = _aten_graph(graph, program)
+        gm, real, examples = _aten_graph(graph, program)
     except Exception as e:  # a kernel torch cannot trace
         warnings.warn(_why(e, program, "tracing"), InductorFallbackWarning, stacklevel=5)
         return program.fn
     try:
-        # inductor itself, without dynamo: jit's cache already keys the program on the
-        # arguments' shapes, dtypes and device, so dynamo's guards (tens of microseconds
-        # a call) would only check again what the key did
-        compiled = torch._inductor.compile(gm, examples)
+        if path is not None:
+            compiled = _package(gm, real, path, program.backend)
+        else:
+            import torch._inductor
+
+            # inductor itself, without dynamo: jit's cache already keys the program on
+            # the arguments' shapes, dtypes and device, so dynamo's guards (tens of
+            # microseconds a call) would only check again what the key did
+            compiled = torch._inductor.compile(gm, examples)
     except Exception as e:
         warnings.warn(_why(e, program), InductorFallbackWarning, stacklevel=5)
         return program.fn
+    return _guarded(compiled, program)
+
+
+def _guarded(compiled: Callable[..., Any], program: Program) -> Callable[..., Any]:
+    """``compiled`` called on contiguous arguments (inductor's code asserts their
+    strides; a contiguous tensor is passed as it is); after a failure of its code, the
+    program runs in replay mode, with one warning."""
     state: dict[str, Any] = {"failed": False}
     lock = threading.Lock()
     replay = program.fn
@@ -257,8 +286,6 @@ def _inductor(graph: Graph, program: Program) -> Callable[..., Any]:
         if state["failed"]:
             return replay(*xs)
         try:
-            # compiled for contiguous arguments (its code asserts their strides); a
-            # contiguous tensor is returned as it is
             return compiled(*[x.contiguous() for x in xs])
         except Exception as e:  # any failure of inductor's code
             with lock:
@@ -269,6 +296,77 @@ def _inductor(graph: Graph, program: Program) -> Callable[..., Any]:
             return replay(*xs)
 
     return run
+
+
+# ---------------------------------------------------------------- AOTInductor packages
+
+
+def package_file(graph: Graph, specs: Sequence[ArgSpec], backend: Backend) -> str | None:
+    """Where ``[compile] cache_dir`` keeps ``mode="inductor"``'s package of ``graph`` for
+    the arguments ``specs`` on ``backend``'s device:
+    ``<cache_dir>/numerix-torch/<key>.pt2`` (see :mod:`numerix.defn.kept`); None without
+    a cache directory, or for a graph the fingerprint cannot identify.
+
+    The key's own terms: the torch release, the device, the CPU's vector instructions
+    (inductor writes code for them), numerix's and numerix-torch's source files, and the
+    values of the tensors the program captured (a package holds them as its constants;
+    the fingerprint gives them by type).
+    """
+    if effective_settings() is None:
+        return None
+    import torch
+
+    values = hashlib.sha256()
+    for n in graph.walk():
+        if n.op == TENSOR or (n.op == CONSTANT and n.value.size > FOLD_LIMIT):
+            check_live("jit", n.value, "a captured tensor")
+            values.update(n.value.backend.to_numpy(n.value).tobytes())
+    device = str(getattr(backend, "torch_device", "cpu"))
+    key = program_key(
+        graph, specs, torch.__version__, device, torch.backends.cpu.get_cpu_capability(),
+        values.hexdigest(), code_version("numerix_torch"),
+    )  # fmt: skip
+    return kept_path("numerix-torch", key, ".pt2")
+
+
+def _package(gm: Any, examples: Sequence[Any], path: str, backend: Backend) -> Callable[..., Any]:
+    """``gm`` compiled ahead of time (``torch.export``, then AOTInductor) into a package,
+    kept at ``path`` and loaded from it."""
+    import torch
+    import torch._inductor
+
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.pt2"
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with _quiet():
+        archive = torch.export.export(_module(gm), tuple(examples), strict=False)
+        torch._inductor.aoti_compile_and_package(archive, package_path=tmp)
+    loaded = _load_package(tmp, backend, check=False)
+    keep_file(path, written=tmp)
+    if loaded is None:
+        raise RuntimeError(f"the AOTInductor package written at {tmp!r} could not be loaded")
+    return loaded
+
+
+def _load_package(path: str, backend: Backend, *, check: bool = True) -> Callable[..., Any] | None:
+    """The package at ``path`` (its digest checked first: a package is machine code),
+    loaded by torch's C++ loader, which imports neither inductor nor dynamo; None when
+    there is none, or it cannot be loaded."""
+    import torch
+
+    if check and read_kept(path) is None:
+        return None
+    device = getattr(backend, "torch_device", None)
+    index = -1 if device is None or device.type == "cpu" or device.index is None else device.index
+    try:
+        loader = torch._C._aoti.AOTIModelPackageLoader(path, "model", False, 1, index)
+    except Exception:
+        return None
+    run = loader.run
+
+    def call(*xs: Any) -> Any:
+        return run(list(xs))
+
+    return call
 
 
 def _aten_graph(graph: Graph, program: Program) -> tuple[Any, list[Any], list[Any]]:

@@ -14,10 +14,7 @@ passed to the executable as extra arguments (small constants are literals).
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
-import hashlib
-import importlib.util
 import json
 import os
 import struct
@@ -44,11 +41,11 @@ from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.expr import CONSTANT, FOLD_LIMIT, HOOK, PARAMETER, Graph, Node
 from numerix.defn.graph import (
     GraphWalk,
-    fingerprint,
     last_reads,
     native_block,
     subgraph_inputs,
 )
+from numerix.defn.kept import code_version, keep_file, kept_path, program_key, read_kept
 from numerix.defn.replay import runner
 from numerix.errors import ArgumentError, FileFormatError
 from numerix.plugins import get_backend
@@ -280,72 +277,36 @@ def use_cache_dir(settings: Any) -> None:
 
 
 # ---------------------------------------------------------------- the program cache
-#: a kept program's file: magic, then the SHA-256 of the executable's bytes, then them
-_PROGRAM_MAGIC = b"numerix-xla-program 1\n"
-
-
 def program_file(graph: Graph, specs: Sequence[Any], backend: XlaBackend) -> str | None:
     """Where ``[compile] cache_dir`` keeps the compiled program of ``graph`` for the
     abstract arguments ``specs`` (the call's, then the captured tensors') on
-    ``backend``'s device: ``<cache_dir>/numerix-xla/<key>.bin``; None without a cache
-    directory, or for a graph :func:`~numerix.defn.graph.fingerprint` cannot identify.
+    ``backend``'s device: ``<cache_dir>/numerix-xla/<key>.bin`` (see
+    :mod:`numerix.defn.kept`); None without a cache directory, or for a graph the
+    fingerprint cannot identify.
 
-    The key: the graph's fingerprint, the arguments' shapes and dtypes, the device,
-    the JAX and jaxlib releases, the JAX settings and ``XLA_FLAGS`` that change what
-    XLA compiles, and the code that lowers a graph (numerix's and numerix-xla's source
-    files, by size and modification time): a program is reused only where compiling
-    again would give the same one.
+    The key's own terms: the device, the JAX and jaxlib releases, the JAX settings and
+    ``XLA_FLAGS`` that change what XLA compiles, and the code that lowers a graph
+    (numerix's and numerix-xla's source files): a program is reused only where
+    compiling again would give the same one.
     """
-    settings = effective_settings()
-    folder = None if settings is None else settings.compile.cache_dir
-    if folder is None:
-        return None
-    digest = fingerprint(graph)
-    if digest is None:
+    if effective_settings() is None:
         return None
     dev = backend.jax_device
-    h = hashlib.sha256()
-    h.update(digest.encode())
-    h.update(repr([(tuple(s.shape), str(s.dtype)) for s in specs]).encode())
-    h.update(repr((sorted(_machine(dev).items()), dev.id)).encode())
     precision = getattr(jax.config, "jax_default_matmul_precision", None)
-    env = (x64_on(), precision, os.environ.get("XLA_FLAGS", ""), _code_version())
-    h.update(repr(env).encode())
-    root = os.path.abspath(os.path.expanduser(folder))
-    return os.path.join(root, "numerix-xla", h.hexdigest() + ".bin")
-
-
-@functools.cache
-def _code_version() -> str:
-    """The source files of numerix and numerix-xla by path, size and modification time:
-    a program kept by a process that ran other code is not reused."""
-    h = hashlib.sha256()
-    core = importlib.util.find_spec("numerix")
-    roots = [] if core is None else list(core.submodule_search_locations or ())
-    for root in [*roots, os.path.dirname(os.path.abspath(__file__))]:
-        for folder, subs, files in sorted(os.walk(root)):
-            subs[:] = sorted(d for d in subs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith((".py", ".so", ".pyd")):
-                    st = os.stat(os.path.join(folder, name))
-                    h.update(f"{os.path.relpath(folder, root)}/{name} {st.st_size} "
-                             f"{st.st_mtime_ns}\n".encode())  # fmt: skip
-    return h.hexdigest()
+    key = program_key(
+        graph, specs, sorted(_machine(dev).items()), dev.id, x64_on(), precision,
+        os.environ.get("XLA_FLAGS", ""), code_version("numerix_xla"),
+    )  # fmt: skip
+    return kept_path("numerix-xla", key, ".bin")
 
 
 def load_program(path: str, specs: Sequence[Any], graph: Graph, backend: XlaBackend) -> Any:
     """The executable kept at ``path``, loaded on ``backend``'s device; None when there
     is none, or it is not whole (the caller compiles, and keeps the new one)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
+    data = read_kept(path)
+    if data is None:
         return None
-    head = len(_PROGRAM_MAGIC)
-    body = data[head + 32 :]
-    if data[:head] != _PROGRAM_MAGIC or hashlib.sha256(body).digest() != data[head : head + 32]:
-        return None
-    return _load_executable(body, len(specs), len(graph.outputs), backend.jax_device)
+    return _load_executable(data, len(specs), len(graph.outputs), backend.jax_device)
 
 
 _CACHE_HIT = "/jax/compilation_cache/cache_hits"
@@ -377,20 +338,11 @@ def compile_here(lowered: Any, options: dict[str, Any] | None = None) -> tuple[A
 
 
 def keep_program(path: str, compiled: Any) -> None:
-    """Write ``compiled`` to ``path`` whole (a temporary file renamed: a reader never
-    sees half of one); a program JAX cannot serialize, or a folder that cannot be
-    written, is not kept."""
+    """Keep ``compiled`` at ``path`` (:func:`numerix.defn.kept.keep_file`); a program JAX
+    cannot serialize, or a folder that cannot be written, is not kept."""
     data = _serialize_executable(compiled)
-    if not data:
-        return
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(_PROGRAM_MAGIC + hashlib.sha256(data).digest() + data)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    if data:
+        keep_file(path, data)
 
 
 _pause_lock = threading.Lock()

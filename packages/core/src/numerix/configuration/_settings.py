@@ -129,8 +129,10 @@ class CompileSettings(BaseModel):
         "program instead of tracing and compiling it again: the xla compiler keeps its "
         "executables in `numerix-xla/` there, filed under the traced graph's fingerprint, "
         "and points JAX's persistent compilation cache at it (`jax_compilation_cache_dir`) "
-        "for the rest. Unset: nothing is kept. Read at each compilation; numerix never "
-        "replaces a cache directory JAX was given otherwise (it warns, and keeps JAX's).",
+        'for the rest; the torch compiler\'s `mode="inductor"` keeps its AOTInductor '
+        "packages in `numerix-torch/` (and inductor's own caches in `torch-inductor/`). "
+        "Unset: nothing is kept. Read at each compilation; numerix never replaces a cache "
+        "directory JAX or torch was given otherwise (it warns, and keeps theirs).",
     )
 
     @field_validator("cache_dir", mode="before")
