@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
+
 import numerix as nx
 
 
@@ -121,3 +123,27 @@ def test_a_named_compiler_loads_neither_the_auto_search_nor_control_flow() -> No
         "evaluator | jit(compiler='evaluator') names it | True",
         "True True",
     ]
+
+
+def test_a_training_step_over_a_dict_of_parameters_is_traced_without_optree() -> None:
+    # value_and_grad's trees of Python containers (a dict of parameters, a tuple of
+    # results) are read and rebuilt without optree, as jit's are (its import is paid on
+    # a new process's first call); a structure of another kind still goes through optree
+    out = _fresh("""
+        import sys
+        import numerix as nx
+        from collections import namedtuple
+        def loss(p, x):
+            return nx.sum(nx.tanh(x * p["w"] + p["b"]) ** 2)
+        def step(p, x):
+            v, g = nx.value_and_grad(loss)(p, x)
+            return v, {k: p[k] - 0.1 * g[k] for k in p}
+        p = {"w": nx.ones(3), "b": nx.zeros(3)}
+        v, new = nx.jit(step, compiler="evaluator")(p, nx.ones(3))
+        print(round(v.item(), 4), sorted(new), "optree" in sys.modules)
+        P = namedtuple("P", "w b")
+        g = nx.grad(lambda q: nx.sum(q.w * q.b))(P(nx.ones(2), nx.full((2,), 3.0)))
+        print(type(g).__name__, g.w.tolist(), "optree" in sys.modules)
+    """)
+    want = round(float(3 * np.tanh(np.float32(1.0)) ** 2), 4)  # the loss at w=1, b=0, x=1
+    assert out == [f"{want} ['b', 'w'] False", "P [3.0, 3.0] True"]

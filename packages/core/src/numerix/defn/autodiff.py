@@ -52,9 +52,19 @@ from numerix.defn.expr import (
     Node,
     _host,
     format_type,
+    tree_flatten,
+    tree_map,
+    unflatten,
 )
 from numerix.defn.jit import jit
-from numerix.defn.trace import NUMBER_DTYPES, active_trace, flatten, leaf_spec, trace_flat
+from numerix.defn.trace import (
+    NUMBER_DTYPES,
+    active_trace,
+    flatten,
+    flatten_plain,
+    leaf_spec,
+    trace_flat,
+)
 from numerix.errors import ArgumentError, DTypeError, NumerixError, ShapeError
 from numerix.ops._core import new_out, scalar
 from numerix.primitives._registry import NONDIFFERENTIABLE, REGISTRY, Block
@@ -447,7 +457,7 @@ def _identity_graph(specs: tuple[Any, ...], op: str) -> Graph:
     def identity(x: Any, *rest: Any) -> Any:
         return x
 
-    return trace_flat(identity, list(specs), None, op=op)
+    return trace_flat(identity, list(specs), None, op=op, plain=True)
 
 
 def _mark(be: ExprBackend, block: Block, x: Tensor, *rest: Tensor) -> Tensor:
@@ -477,12 +487,10 @@ def _forward(
     """``fn(*leaves)`` recorded into ``be``: the window of nodes it recorded as a graph
     whose parameters are the leaves (each behind a new ``grad_input`` node, so that a
     closed-over use of the same value is not differentiated), and their values."""
-    import optree
-
     start = len(be.nodes)
     xs = [_mark(be, _GRAD_INPUT, _traced(be, x)) for x in leaves]
     result = fn(*xs)
-    out_leaves, out_tree = optree.tree_flatten(result)
+    out_leaves, out_tree = tree_flatten(result)
     outputs = [be.output_node(x) for x in out_leaves]
     window = be.nodes[start:]
     nodes: dict[int, Node] = {}
@@ -506,13 +514,12 @@ def _path_text(path: Sequence[Any]) -> str:
 def _diff_leaves(tree: Any, op: str, where: str) -> tuple[list[Any], Any]:
     """The leaves of a differentiated argument, checked: float or complex tensors and
     Python floats."""
-    import optree
-
-    leaves, treedef = flatten(tree, op)
-    paths = optree.tree_paths(tree)
-    for x, path in zip(leaves, paths):
-        name = f"{where}{_path_text(path)}"
+    leaves, treedef = flatten_plain(tree, op)
+    for k, x in enumerate(leaves):
         t = type(x)
+        if t is float or t is complex or (t is Tensor and x.dtype.kind in "fc"):
+            continue
+        name = f"{where}{_leaf_path(tree, k)}"
         if t is Tensor:
             if x.dtype.kind not in "fc":
                 raise NonDifferentiableDTypeError(
@@ -520,8 +527,6 @@ def _diff_leaves(tree: Any, op: str, where: str) -> tuple[list[Any], Any]:
                     f"derivative; differentiate with respect to a float tensor (x.astype("
                     f"numerix.float32)), or pass it in an argument not in argnums"
                 )
-        elif t is float or t is complex:
-            continue
         elif t is int or t is bool:
             raise NonDifferentiableDTypeError(
                 f"{op}: {name} is the Python {t.__name__} {x!r}, which has no derivative; "
@@ -536,6 +541,13 @@ def _diff_leaves(tree: Any, op: str, where: str) -> tuple[list[Any], Any]:
     return leaves, treedef
 
 
+def _leaf_path(tree: Any, k: int) -> str:
+    """The path of leaf ``k`` of ``tree``, as ``[key][index]`` (for an error message)."""
+    import optree
+
+    return _path_text(optree.tree_paths(tree)[k])
+
+
 def _argnums(argnums: Any, op: str) -> tuple[int, ...]:
     nums = (argnums,) if type(argnums) is int else argnums
     if not isinstance(nums, tuple) or not nums or not all(type(a) is int for a in nums):
@@ -547,11 +559,9 @@ def _argnums(argnums: Any, op: str) -> tuple[int, ...]:
 
 def _is_data(tree: Any) -> bool:
     """Whether every leaf of ``tree`` is a tensor, a Python number or a numpy array."""
-    import optree
-
     return all(
         type(x) is Tensor or type(x) in NUMBER_DTYPES or isinstance(x, (np.ndarray, np.generic))
-        for x in optree.tree_leaves(tree)
+        for x in tree_flatten(tree)[0]
     )
 
 
@@ -574,13 +584,11 @@ def _eager(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) 
 
 def _split_aux(g: Graph, has_aux: bool, op: str) -> tuple[Any, Any]:
     """The output indices of the main result and of ``aux``."""
-    import optree
-
-    idx = optree.tree_unflatten(g.out_tree, list(range(len(g.outputs))))
+    idx = unflatten(g.out_tree, list(range(len(g.outputs))))
     if not has_aux:
         return idx, None
     if not isinstance(idx, (tuple, list)) or len(idx) != 2:
-        shown = optree.tree_unflatten(g.out_tree, [o.type_str() for o in g.outputs])
+        shown = unflatten(g.out_tree, [o.type_str() for o in g.outputs])
         raise HasAuxError(
             f"{op}: with has_aux=True the function must return a pair (output, aux), it "
             f"returned {repr(shown).replace(chr(39), '')}; return (loss, aux), or drop has_aux"
@@ -600,8 +608,6 @@ def _value_and_grad(
     has_aux: bool,
     op: str,
 ) -> tuple[Any, Any, Any]:
-    import optree
-
     be = _active(op)
     leaves: list[Any] = []
     trees = []
@@ -614,7 +620,7 @@ def _value_and_grad(
         rebuilt = list(args)
         pos = 0
         for a, (tree, count) in zip(nums, trees):
-            rebuilt[a] = optree.tree_unflatten(tree, list(xs[pos : pos + count]))
+            rebuilt[a] = unflatten(tree, list(xs[pos : pos + count]))
             pos += count
         return fn(*rebuilt, **kwargs)
 
@@ -624,7 +630,7 @@ def _value_and_grad(
         shown = (
             g.outputs[main].type_str()
             if type(main) is int
-            else repr(optree.tree_map(lambda i: g.outputs[i].type_str(), main)).replace("'", "")
+            else repr(tree_map(lambda i: g.outputs[i].type_str(), main)).replace("'", "")
         )
         cls = NonScalarOutputError
         if type(main) is int and g.outputs[main].shape == ():
@@ -644,11 +650,11 @@ def _value_and_grad(
     grads = []
     pos = 0
     for tree, count in trees:
-        grads.append(optree.tree_unflatten(tree, flat[pos : pos + count]))
+        grads.append(unflatten(tree, flat[pos : pos + count]))
         pos += count
     aux = None
     if has_aux:
-        aux = optree.tree_map(lambda i: env[g.outputs[i].id], aux_idx)
+        aux = tree_map(lambda i: env[g.outputs[i].id], aux_idx)
     return value, (grads[0] if single else tuple(grads)), aux
 
 
@@ -748,13 +754,12 @@ def grad(
 def _check_like(got: Any, want: Sequence[Any], tree: Any, op: str, what: str) -> list[Any]:
     """The leaves of ``got``, which must have structure ``tree`` and the shapes and
     dtypes of ``want`` (tensors or nodes)."""
-    import optree
-
-    leaves, gtree = flatten(got, op)
-    shown_want = repr(optree.tree_unflatten(tree, [_type_of(x) for x in want])).replace("'", "")
+    leaves, gtree = flatten_plain(got, op)
+    shown_want = repr(unflatten(tree, [_type_of(x) for x in want])).replace("'", "")
     if gtree != tree:
+        shown_got = repr(unflatten(gtree, [_leaf_type(x) for x in leaves])).replace("'", "")
         raise CotangentError(
-            f"{op}: the {what} has structure {gtree}, expected {shown_want}; pass one "
+            f"{op}: the {what} has structure {shown_got}, expected {shown_want}; pass one "
             f"tensor per output, in the same tuple/list/dict structure"
         )
     out = []
@@ -774,6 +779,10 @@ def _check_like(got: Any, want: Sequence[Any], tree: Any, op: str, what: str) ->
 
 def _type_of(x: Any) -> str:
     return x.type_str() if isinstance(x, Node) else format_type(x.shape, x.dtype)
+
+
+def _leaf_type(x: Any) -> str:
+    return format_type(x.shape, x.dtype) if type(x) is Tensor else f"{type(x).__name__} {x!r:.20}"
 
 
 def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
@@ -812,9 +821,7 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             return vjp(fn, *ps, has_aux=has_aux)[1](ct)
 
         bwd = jit(backward)
-        import optree
-
-        out_leaves, out_tree = optree.tree_flatten(result[0] if has_aux else result)
+        out_leaves, out_tree = tree_flatten(result[0] if has_aux else result)
 
         def eager_vjp_fn(ct: Any) -> Any:
             _check_like(ct, out_leaves, out_tree, op, "cotangent")
@@ -823,14 +830,11 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         if has_aux:
             return result[0], eager_vjp_fn, result[1]
         return result, eager_vjp_fn
-    import optree
-
-    leaves, tree = flatten(primals, op)
-    g, env = _forward(be, lambda *xs: fn(*optree.tree_unflatten(tree, list(xs))), leaves, op)
+    leaves, tree = flatten_plain(primals, op)
+    g, env = _forward(be, lambda *xs: fn(*unflatten(tree, list(xs))), leaves, op)
     main, aux_idx = _split_aux(g, has_aux, op)
-    main_leaves = optree.tree_leaves(main)
-    main_tree = optree.tree_structure(main)
-    out = optree.tree_map(lambda i: env[g.outputs[i].id], main)
+    main_leaves, main_tree = tree_flatten(main)
+    out = unflatten(main_tree, [env[g.outputs[i].id] for i in main_leaves])
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
         cb = active_trace()
@@ -850,10 +854,10 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             ops.zeros_like(env[p.id]) if c is None else c
             for p, c in zip(g.parameters[: g.n_args], pc)
         ]
-        return tuple(optree.tree_unflatten(tree, flat))
+        return tuple(unflatten(tree, flat))
 
     if has_aux:
-        return out, vjp_fn, optree.tree_map(lambda i: env[g.outputs[i].id], aux_idx)
+        return out, vjp_fn, tree_map(lambda i: env[g.outputs[i].id], aux_idx)
     return out, vjp_fn
 
 
@@ -880,8 +884,6 @@ def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
     ...
     numerix.defn.autodiff.CotangentError: jvp: a tangent leaf is f32[2] ... where f32[1] is expected ...
     """
-    import optree
-
     op = "jvp"
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise ArgumentError(
@@ -891,7 +893,7 @@ def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
     primals, tangents = tuple(primals), tuple(tangents)
     for i, p in enumerate(primals):
         _diff_leaves(p, op, f"primal {i}")
-    leaves, tree = flatten(primals, op)
+    leaves, tree = flatten_plain(primals, op)
     tleaves = _check_like(tangents, [_as_typed(x) for x in leaves], tree, op, "tangent")
     be = active_trace()
     if be is None:
@@ -900,7 +902,7 @@ def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
             return jvp(fn, ps, ts)
 
         return _eager(run, (primals, tangents), {})  # type: ignore[no-any-return, unused-ignore]
-    g, env = _forward(be, lambda *xs: fn(*optree.tree_unflatten(tree, list(xs))), leaves, op)
+    g, env = _forward(be, lambda *xs: fn(*unflatten(tree, list(xs))), leaves, op)
     outs = [env[o.id] for o in g.outputs]
     live = [j for j, o in enumerate(g.outputs) if _inexact(o)]
     tv = [_traced(be, t) for t in tleaves]
@@ -926,8 +928,8 @@ def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
             if c is not None:
                 tangent_out[j] = c
     return (
-        optree.tree_unflatten(g.out_tree, outs),
-        optree.tree_unflatten(g.out_tree, tangent_out),
+        unflatten(g.out_tree, outs),
+        unflatten(g.out_tree, tangent_out),
     )
 
 

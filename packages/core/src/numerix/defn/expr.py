@@ -40,7 +40,7 @@ __all__ = [
     "Node", "Graph", "ExprBackend", "PARAMETER", "CONSTANT", "TENSOR", "ELEM", "COND",
     "WHILE", "HOOK", "BLOCK", "SPECIAL", "FOLD_LIMIT", "NUMBER_DTYPES", "LITERAL",
     "LiteralBackend", "PlainTree", "format_type", "freeze", "literal", "num_leaves",
-    "plain_flatten", "plain_spec", "unflatten",
+    "plain_flatten", "plain_spec", "tree_flatten", "tree_map", "unflatten",
 ]  # fmt: skip
 
 PARAMETER = "parameter"
@@ -135,8 +135,9 @@ class Node:
             specs = [(n.shape, n.dtype) for n in self.inputs]
             fn, params = self.fallback_fn, self.params
             self._fallback = trace_flat(
-                lambda *xs: fn(*xs, **params), specs, None, op=f"block {self.value.name}"
-            )
+                lambda *xs: fn(*xs, **params), specs, None, op=f"block {self.value.name}",
+                plain=True,
+            )  # fmt: skip
         return self._fallback
 
     def type_str(self) -> str:
@@ -808,6 +809,25 @@ def unflatten(tree: Any, leaves: Sequence[Any]) -> Any:
     import optree
 
     return optree.tree_unflatten(tree, leaves)
+
+
+def tree_flatten(tree: Any) -> tuple[list[Any], Any]:
+    """The leaves and structure of ``tree``: a :class:`PlainTree` for Python's own
+    containers around tensors, numbers and numpy values (no optree), else optree's
+    (``optree.tree_flatten``); the same leaves, in the same order, either way."""
+    flat = plain_flatten(tree)
+    if flat is not None:
+        return flat
+    import optree
+
+    leaves, structure = optree.tree_flatten(tree)
+    return leaves, structure
+
+
+def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
+    """``tree`` with ``fn`` applied to each leaf (:func:`tree_flatten`'s)."""
+    leaves, structure = tree_flatten(tree)
+    return unflatten(structure, [fn(x) for x in leaves])
 
 
 def trace_flat(
