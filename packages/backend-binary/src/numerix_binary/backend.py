@@ -13,7 +13,7 @@ import contextvars
 import functools
 import math
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -208,16 +208,44 @@ def _transposer(axes: tuple[int, ...]) -> Any:
     return lambda a: a.transpose(axes)  # np.transpose adds a Python layer per call
 
 
+def _mm_tn(a: np.ndarray, b: np.ndarray) -> Any:
+    return a.T @ b
+
+
+def _mm_nt(a: np.ndarray, b: np.ndarray) -> Any:
+    return a @ b.T
+
+
+def _mm_tt(a: np.ndarray, b: np.ndarray) -> Any:
+    return a.T @ b.T
+
+
+#: the product of two operands of at most 2 dimensions as ``@`` of (transposed) views,
+#: by (x contracts its first of two axes, y contracts its last of two)
+_MM_FORMS = {(False, False): _matmul, (True, False): _mm_tn, (False, True): _mm_nt,
+             (True, True): _mm_tt}  # fmt: skip
+
+
+def _matmul_form(
+    nda: int, ndb: int, contract_x: Sequence[int], batch_x: Sequence[int],
+    contract_y: Sequence[int],
+) -> Any:  # fmt: skip
+    """The dot of operands of ``nda`` and ``ndb`` dimensions as ``a @ b`` with either
+    transposed (``x.T @ g``, ``g @ w.T``: a backward pass's products), for one contracted
+    axis and no batch axis over vectors and matrices; None for the other dots. The
+    kernel and the lowering both run it: BLAS reads a transposed view in place."""
+    if batch_x or len(contract_x) != 1 or not (1 <= nda <= 2 and 1 <= ndb <= 2):
+        return None
+    return _MM_FORMS[(nda == 2 and contract_x[0] == 0, ndb == 2 and contract_y[0] == 1)]
+
+
 def _dot_lowering(p: Mapping[str, Any], ins: tuple[Any, ...]) -> Any:
-    """``a @ b`` for the plain matrix/vector products; the others take the kernel."""
+    """:func:`_matmul_form`'s function for the products it covers; the others take the
+    kernel."""
     (sa, da), (sb, _) = ins
-    if da.name in ("bfloat16", "bool") or p["batch_x"] or len(p["contract_x"]) != 1:
+    if da.name in ("bfloat16", "bool"):
         return None
-    if not (1 <= len(sa) <= 2 and 1 <= len(sb) <= 2):
-        return None
-    if p["contract_x"][0] != len(sa) - 1 or p["contract_y"][0] != 0:
-        return None
-    return operator.matmul
+    return _matmul_form(len(sa), len(sb), p["contract_x"], p["batch_x"], p["contract_y"])
 
 
 class BinaryBackend(
@@ -473,19 +501,13 @@ class BinaryBackend(
             batch_x: tuple[int, ...], contract_y: tuple[int, ...],
             batch_y: tuple[int, ...]) -> Tensor:  # fmt: skip
         a, b = x.data, y.data
-        if (
-            not batch_x
-            and contract_y == (0,)
-            and 1 <= a.ndim <= 2
-            and 1 <= b.ndim <= 2
-            and contract_x == (a.ndim - 1,)
-            and a.dtype.kind != BF16_KIND
-        ):
-            # the plain matrix / vector product: only its ufunc in the kernel context
+        form = _matmul_form(a.ndim, b.ndim, contract_x, batch_x, contract_y)
+        if form is not None and a.dtype.kind != BF16_KIND:
+            # a product of vectors and matrices: only its ufunc in the kernel context
             try:
-                return _fill(out, _run_in_kernel_context(_matmul, a, b))
+                return _fill(out, _run_in_kernel_context(form, a, b))
             except RuntimeError as e:
-                return _fill(out, _again(e, _matmul, a, b))
+                return _fill(out, _again(e, form, a, b))
         return _dot(self, out, x, y, contract_x=contract_x, batch_x=batch_x,
                     contract_y=contract_y, batch_y=batch_y)  # fmt: skip
 
