@@ -123,3 +123,55 @@ def test_a_jit_of_built_in_containers_loads_no_optree_a_namedtuple_does() -> Non
         "[2, 4] False",
         "[2, 3] True",
     ]
+
+
+@pytest.mark.parametrize("compiler", [None, "evaluator"])
+def test_containers_of_tensors_replay_the_program_the_full_key_found(compiler: str | None) -> None:
+    # a list, tuple or dict of tensors as an argument is keyed without flattening once
+    # the full key has found its program; the results are those of the general path
+    rng = np.random.default_rng(0)
+    w, b, v, u = (rng.standard_normal(3).astype(np.float32) for _ in range(4))
+    f = nx.jit(lambda p, x, d: ({"z": p[0] * x, "a": d["w"] + p[1]}, [x]), compiler=compiler)
+    p, x = [nx.tensor(w), nx.tensor(b)], nx.tensor(v)
+    d = {"w": nx.tensor(u), "b": nx.tensor(b)}
+    for _ in range(3):
+        out, rest = f(p, x, d)
+        assert list(out) == ["z", "a"] and type(rest) is list and len(rest) == 1
+        _check(out["z"], w * v)
+        _check(out["a"], u + b)
+        _check(rest[0], v)
+    assert f.trace_count == 1 and f.cache_info().hits == 2
+    # the argument dict in another key order: the same program, and its leaves by key
+    out, _ = f(p, x, {"b": nx.tensor(v), "w": nx.tensor(w)})
+    _check(out["a"], w + b)
+    assert f.trace_count == 1
+    # a tuple where a list was, a new shape, a number among the tensors: other programs
+    _check(f(tuple(p), x, d)[0]["z"], w * v)
+    assert f.trace_count == 2
+    long = [nx.tensor(np.ones(4, np.float32))] * 2
+    _check(f(long, long[0], {"w": long[0], "b": long[0]})[0]["a"], np.full(4, 2, np.float32))
+    assert f.trace_count == 3
+    _check(f([nx.tensor(w), 2.0], x, d)[0]["a"], u + 2)
+    assert f.trace_count == 4
+    # a program the bound dropped is compiled again, not replayed from the plain key
+    with nx.config(defn={"cache_size": 1}):
+        g = nx.jit(lambda p: p[0] + p[1], compiler=compiler)
+        small = [nx.tensor(w[:2]), nx.tensor(b[:2])]
+        for args in (p, small, p):
+            g(args)
+            g(args)
+        assert g.trace_count == 3 and g.cache_info().evictions == 2
+        _check(g(p), w + b)
+
+
+def test_rebuilding_a_nested_structure_keeps_each_dicts_own_key_order() -> None:
+    tree = {"b": [1, (2, None, {3: 4, 1: 5})], "a": {"y": 6, "x": ()}}
+    leaves, plain = flatten_args((tree,), {}, "jit")
+    assert type(plain) is PlainTree and plain.kind == "nested"
+    got = unflatten(plain, leaves)[0][0]
+    assert got == tree and list(got) == ["b", "a"] and list(got["a"]) == ["y", "x"]
+    assert list(got["b"][1][2]) == [3, 1]
+    many = {"k": list(range(300)), "j": [None, (1.5,)]}  # past the written expression's limit
+    leaves, plain = flatten_args((many,), {}, "jit")
+    got = unflatten(plain, leaves)[0][0]
+    assert got == many and list(got) == ["k", "j"]

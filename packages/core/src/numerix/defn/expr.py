@@ -685,7 +685,7 @@ class PlainTree:
     from ``spec``), and a value is rebuilt in its own. Any other structure is an optree
     tree structure."""
 
-    __slots__ = ("_hash", "kind", "n", "orders", "spec")
+    __slots__ = ("_hash", "_rebuild", "kind", "n", "orders", "spec")
 
     def __init__(self, kind: str, n: int, spec: Any = None, orders: tuple[Any, ...] = ()) -> None:
         self.kind = kind
@@ -693,6 +693,16 @@ class PlainTree:
         self.spec = spec
         self.orders = orders
         self._hash = hash((PlainTree, kind, n, spec))
+        self._rebuild: Callable[[Sequence[Any]], Any] | None = None
+
+    def rebuild(self, leaves: Sequence[Any]) -> Any:
+        """The "nested" structure holding ``leaves`` (dicts in their own key order), by
+        a function written for this structure on first use: one expression indexing the
+        leaves, where walking the spec costs a call per container."""
+        fn = self._rebuild
+        if fn is None:
+            fn = self._rebuild = _rebuilder(self.spec, self.orders, self.n)
+        return fn(leaves)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -785,6 +795,37 @@ def _rebuild(spec: Any, leaves: Any, orders: Any) -> Any:
     return {k: values[k] for k in own}
 
 
+#: above this many leaves a structure is rebuilt by walking its spec (the expression
+#: :func:`_rebuilder` writes grows with the tree)
+_WRITTEN_LIMIT = 256
+
+
+def _rebuilder(spec: Any, orders: tuple[Any, ...], n: int) -> Callable[[Sequence[Any]], Any]:
+    """A function rebuilding the structure ``spec`` (with the dicts' own key orders
+    ``orders``) from its ``n`` leaves."""
+    if n > _WRITTEN_LIMIT:
+        return lambda leaves: _rebuild(spec, iter(leaves), iter(orders))
+    index = iter(range(n))
+    own = iter(orders)
+
+    def code(sp: Any) -> str:
+        if sp == _LEAF:
+            return f"L[{next(index)}]"
+        tag = sp[0]
+        if tag == "none":
+            return "None"
+        if tag in ("tuple", "list"):
+            parts = [code(c) for c in sp[1]]
+            if tag == "list":
+                return "[" + ", ".join(parts) + "]"
+            return "(" + "".join(p + ", " for p in parts) + ")"
+        keys = next(own)  # met before the dict's children, as _plain met it
+        values = {k: code(c) for k, c in sp[1]}  # the leaves in sorted key order
+        return "{" + ", ".join(f"{k!r}: {values[k]}" for k in keys) + "}"
+
+    return eval(f"lambda L: {code(spec)}", {})  # type: ignore[no-any-return]
+
+
 def num_leaves(tree: Any) -> int:
     """How many leaves structure ``tree`` (a :class:`PlainTree` or optree's) holds."""
     return tree.n if type(tree) is PlainTree else int(tree.num_leaves)
@@ -804,7 +845,7 @@ def unflatten(tree: Any, leaves: Sequence[Any]) -> Any:
         if tree.kind == "tuple":
             return tuple(leaves)
         if tree.kind == "nested":
-            return _rebuild(tree.spec, iter(leaves), iter(tree.orders))
+            return tree.rebuild(leaves)
         return (tuple(leaves), {})
     import optree
 

@@ -344,6 +344,22 @@ class Jitted:
         """The general path: flatten the arguments, find or compile the program, run it."""
         if active_trace() is not None:  # inside another trace: inline
             return self.fn(*args, **kwargs)
+        plain = None
+        if not kwargs and self._sig is None:
+            # tensors, and lists, tuples and dicts of tensors, one level deep (a list of
+            # parameters): keyed without flattening, as the fast path keys positional
+            # tensors; a key seen before replays the entry the full key found
+            plain = _plain_key(args, self.compiler is None)
+            if plain is not None:
+                hit = self._fast.get(plain[0])
+                if hit is not None:
+                    run, rebuild, token, _ = hit
+                    self._stats[0] += 1
+                    try:
+                        self._order.move_to_end(token)
+                    except KeyError:  # dropped by another thread meanwhile
+                        pass
+                    return rebuild(run(plain[1]))
         key, leaves, tree, statics, nb = self._key(args, kwargs)
         cache = self._cache
         entry = cache.get(key)
@@ -381,6 +397,10 @@ class Jitted:
             with self._lock:
                 if token in self._order:  # never a program the cache dropped
                     self._fast[fast_key] = fast
+        elif plain is not None and nb is None:
+            with self._lock:
+                if token in self._order:
+                    self._fast[plain[0]] = (run, _rebuilder(out_tree), token, None)
         if nb is not None:
             leaves = _to_tensors(leaves, _specs(leaves, nb))
         return unflatten(out_tree, run(leaves))
@@ -769,6 +789,49 @@ def _tuple_signature(a: Any) -> Any:
 _signature: Callable[[Any], Any] = _tuple_signature if SPEEDUPS is None else SPEEDUPS.signature
 
 
+def _plain_key(args: Sequence[Any], default: bool) -> tuple[Any, list[Any]] | None:
+    """For positional arguments that are tensors or lists, tuples or dicts (keys all str)
+    of tensors, at least one of them a container: a key naming each argument's
+    container, keys and tensors' signatures (as :func:`_fast_key`), and the leaves in
+    the order :func:`~numerix.defn.trace.flatten_args` gives them (a dict's by sorted
+    key); None for other arguments (the general path flattens them)."""
+    parts: list[Any] = []
+    leaves: list[Any] = []
+    container = False
+    try:
+        for a in args:
+            t = type(a)
+            if t is Tensor:
+                parts.append(_signature(a))
+                leaves.append(a)
+                continue
+            if t is dict:
+                keys = tuple(a)
+                if not all(type(k) is str for k in keys):
+                    return None
+                items = [a[k] for k in sorted(keys)]
+            elif t is list or t is tuple:
+                keys, items = (), a
+            else:
+                return None
+            sigs = []
+            for x in items:
+                if type(x) is not Tensor:
+                    return None
+                sigs.append(_signature(x))
+            parts.append((t, keys, tuple(sigs)))
+            leaves += items
+            container = True
+    except AttributeError:  # a deleted field: the general path names it
+        return None
+    if not container:
+        return None  # positional tensors alone: the fast path's own key
+    key: Any = ("plain", tuple(parts))
+    if default:
+        key = (key, _default_key())
+    return key, leaves
+
+
 def _fast_key(args: Sequence[Any], default: bool) -> Any:
     """The fast path's cache key: the signature (:func:`_signature`) of the one argument,
     or a tuple of one per argument, and the default compiler's name and options when the
@@ -873,6 +936,9 @@ def _single_leaf(tree: Any) -> bool:
 
 def _rebuilder(tree: Any) -> Callable[[list[Any]], Any]:
     """What the fast path calls on a program's outputs to return them as ``tree``."""
-    if type(tree) is PlainTree and tree.kind == "tuple":
-        return tuple
+    if type(tree) is PlainTree:
+        if tree.kind == "tuple":
+            return tuple
+        if tree.kind == "nested":
+            return tree.rebuild
     return functools.partial(unflatten, tree)
