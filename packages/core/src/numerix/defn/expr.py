@@ -823,7 +823,8 @@ def _rebuilder(spec: Any, orders: tuple[Any, ...], n: int) -> Callable[[Sequence
         values = {k: code(c) for k, c in sp[1]}  # the leaves in sorted key order
         return "{" + ", ".join(f"{k!r}: {values[k]}" for k in keys) + "}"
 
-    return eval(f"lambda L: {code(spec)}", {})  # type: ignore[no-any-return]
+    fn: Callable[[Sequence[Any]], Any] = eval(f"lambda L: {code(spec)}", {})
+    return fn
 
 
 def num_leaves(tree: Any) -> int:
