@@ -28,7 +28,10 @@ Rows:
 Before anything is timed, one step of each side from the same parameters is checked
 against the other's (the loss and the four updated parameters). The rounds interleave
 the two sides of a row (a load that comes and goes falls on both); each round is a
-timeit loop of at least ``--min-time`` seconds, and the clock stops after the results
+timeit loop of at least ``--min-time`` seconds, except on xla, whose sides take turns
+call by call (``alternate_calls``, 200 calls a round, the round's figure the median of
+its calls: a call of XLA's CPU client is bimodal, and a timeit loop's mean follows how
+many slow calls fell into it, as in ``vmap.py``), and the clock stops after the results
 are ready (``block_until_ready`` on xla; torch and numpy on the CPU return finished
 tensors). Printed: each side's median time per step and its min-max over the rounds,
 and the median of the per-round ratios (numerix / raw) with their min-max. Nothing
@@ -46,7 +49,7 @@ from typing import Any
 import numpy as np
 
 import numerix as nx
-from numerix.benchmarking import interleave
+from numerix.benchmarking import alternate_calls, interleave
 
 SIZES = (784, 128, 10)
 BATCH = 64
@@ -216,7 +219,11 @@ ROWS: dict[str, tuple[str, str, Callable[[], tuple[Callable[[], Any], Callable[[
 def run(backend: str, rounds: int, min_time: float) -> dict[str, Any]:
     ours_name, raw_name, make = ROWS[backend]
     ours, theirs = make()
-    t_ours, t_raw = interleave([ours, theirs], rounds, min_time=min_time, warmup=1)
+    if backend == "xla":
+        calls = 20 if min_time < 0.05 else 200
+        t_ours, t_raw = alternate_calls([ours, theirs], rounds, calls)
+    else:
+        t_ours, t_raw = interleave([ours, theirs], rounds, min_time=min_time, warmup=1)
     ratios = [p / q for p, q in zip(t_ours, t_raw)]
     return {
         "backend": backend,
