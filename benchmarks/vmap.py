@@ -18,8 +18,11 @@ b. eager ``nx.vmap`` on binary of a function of 30 nodes (its parameter, element
    ops and six reductions over the features) over 1,000 examples of 32 features, beside the same
    function written batched by hand with numerix ops (``axis=-1, keepdims=True``;
    target <= 1.3x) and beside a Python loop calling it on each example (target: vmap
-   >= 50x faster). A context row gives what tracing one example costs alone: eager
-   ``vmap`` traces on every call. The vmap figure depends on the allocator: the walk
+   >= 50x faster). Context rows: what tracing one example costs alone (eager ``vmap``
+   traces on every call, as JAX's does: the function's Python runs each time);
+   ``jit(vmap(f))`` with the evaluator, traced once per signature; and, where JAX is
+   installed, JAX's own eager ``jax.vmap`` beside the same function batched by hand in
+   JAX. The vmap figure depends on the allocator: the walk
    holds every node's batched value (128 KB each here) until the call ends, and glibc
    hands the freed top of its heap back to the system, so the next call faults its
    pages in again; ``MALLOC_TRIM_THRESHOLD_=268435456`` shows the call without that.
@@ -224,6 +227,45 @@ def features(x: Any, axis: int | None = None) -> Any:
     return r - nx.min(r, **kw)
 
 
+def jax_features(x: Any, axis: int | None = None) -> Any:
+    """:func:`features` in JAX."""
+    import jax.numpy as jnp
+
+    kw: dict[str, Any] = {} if axis is None else {"axis": axis, "keepdims": True}
+    m = jnp.mean(x, **kw)
+    c = x - m
+    s = jnp.sqrt(jnp.mean(c * c, **kw) + 1e-5)
+    z = c / s
+    h = jnp.tanh(z) * 0.5 + z
+    e = jnp.exp(h - jnp.max(h, **kw))
+    p = e / jnp.sum(e, **kw)
+    r = jnp.maximum(z, 0.0) * p + jnp.abs(x) * 0.1
+    return r - jnp.min(r, **kw)
+
+
+def bench_eager_jax(repeat: int) -> list[dict[str, Any]]:
+    """Context for part b: JAX's own eager ``vmap`` of the same function beside the same
+    written batched by hand in JAX (each op dispatched eagerly on either side)."""
+    import jax
+    import jax.numpy as jnp
+
+    data = np.random.default_rng(0).standard_normal((EXAMPLES, FEATURES)).astype(np.float32)
+    xs = jnp.asarray(data)
+    vf = jax.vmap(jax_features)
+
+    def by_vmap() -> Any:
+        return vf(xs).block_until_ready()
+
+    def by_hand() -> Any:
+        return jax_features(xs, axis=-1).block_until_ready()
+
+    np.testing.assert_allclose(np.asarray(by_vmap()), np.asarray(by_hand()), rtol=1e-5,
+                               atol=1e-5)  # fmt: skip
+    t_vmap, t_hand = interleave([by_vmap, by_hand], repeat, min_time=MIN_TIME)
+    return [_row("b.   context: jax.vmap eager (JAX, CPU)", "JAX batched by hand", t_vmap,
+                 t_hand, "-")]  # fmt: skip
+
+
 def bench_eager(repeat: int) -> list[dict[str, Any]]:
     data = np.random.default_rng(0).standard_normal((EXAMPLES, FEATURES)).astype(np.float32)
     xs = nx.tensor(data, backend="binary")
@@ -243,14 +285,20 @@ def bench_eager(repeat: int) -> list[dict[str, Any]]:
     def trace_one() -> Any:
         return nx.trace(features, template)
 
+    jf = nx.jit(nx.vmap(features), compiler="evaluator")
+
+    def by_jit() -> Any:
+        return jf(xs)
+
     got, hand = by_vmap(), by_hand()
+    np.testing.assert_allclose(by_jit().to_numpy(), hand.to_numpy(), rtol=1e-6, atol=1e-6)
     assert got.shape == (EXAMPLES, FEATURES) and got.dtype == nx.float32, got.describe()
     loop = np.stack([r.to_numpy() for r in by_loop()])
     np.testing.assert_allclose(got.to_numpy(), hand.to_numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(got.to_numpy(), loop, rtol=1e-5, atol=1e-6)
     nodes = len(nx.trace(features, template).nodes)
-    t_vmap, t_hand, t_loop, t_trace = interleave(
-        [by_vmap, by_hand, by_loop, trace_one], repeat, min_time=MIN_TIME
+    t_vmap, t_hand, t_loop, t_trace, t_jit = interleave(
+        [by_vmap, by_hand, by_loop, trace_one, by_jit], repeat, min_time=MIN_TIME
     )
     shape = f"f32[{EXAMPLES}][{FEATURES}], {nodes} nodes"
     return [
@@ -260,6 +308,8 @@ def bench_eager(repeat: int) -> list[dict[str, Any]]:
              t_loop, "<= 0.02x (>= 50x faster)"),
         _row("b.   of which: tracing one example (numerix.trace)", "the eager vmap call",
              t_trace, t_vmap, "-"),
+        _row("b.   jit(vmap(f)), evaluator: traced once per signature", "batched by hand "
+             "(axis=-1)", t_jit, t_hand, "-"),
     ]  # fmt: skip
 
 
@@ -504,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
     parts: dict[str, Callable[[], list[dict[str, Any]]]] = {
         "grad": lambda: bench_per_example(repeat, 5 if args.quick else 20),
         "first": lambda: bench_first_call(2 if args.quick else args.first_calls),
-        "eager": lambda: bench_eager(repeat),
+        "eager": lambda: bench_eager(repeat) + (bench_eager_jax(repeat) if _has_jax() else []),
         "jacrev": lambda: bench_jacrev(repeat, 200 if args.quick else 2000),
         "scan": lambda: (
             bench_scan(repeat, 20 if args.quick else 200)
@@ -520,6 +570,12 @@ def main(argv: list[str] | None = None) -> int:
         names = ["eager"]
     rows = [row for name in names for row in parts[name]()]
     return (_json if args.json else _print)(rows)
+
+
+def _has_jax() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("jax") is not None
 
 
 if __name__ == "__main__":
