@@ -34,7 +34,14 @@ from numerix.backend import Backend, Option
 from numerix.configuration import effective_settings
 from numerix.defn.compilers import ArgSpec, Compiler, Executable
 from numerix.defn.expr import COND, CONSTANT, FOLD_LIMIT, HOOK, TENSOR, WHILE, Graph
-from numerix.defn.kept import code_version, keep_file, kept_path, program_key, read_kept
+from numerix.defn.kept import (
+    cache_root,
+    code_version,
+    keep_file,
+    kept_path,
+    program_key,
+    read_kept,
+)
 from numerix.defn.replay import Program, lower, run_program, runner
 from numerix.errors import ArgumentError, FileFormatError, first_line
 from numerix.plugins import get_backend
@@ -312,7 +319,7 @@ def package_file(graph: Graph, specs: Sequence[ArgSpec], backend: Backend) -> st
     values of the tensors the program captured (a package holds them as its constants;
     the fingerprint gives them by type).
     """
-    if effective_settings() is None:
+    if cache_root() is None:
         return None
     import torch
 

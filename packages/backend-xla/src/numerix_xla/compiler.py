@@ -45,7 +45,14 @@ from numerix.defn.graph import (
     native_block,
     subgraph_inputs,
 )
-from numerix.defn.kept import code_version, keep_file, kept_path, program_key, read_kept
+from numerix.defn.kept import (
+    cache_root,
+    code_version,
+    keep_file,
+    kept_path,
+    program_key,
+    read_kept,
+)
 from numerix.defn.replay import runner
 from numerix.errors import ArgumentError, FileFormatError
 from numerix.plugins import get_backend
@@ -289,7 +296,7 @@ def program_file(graph: Graph, specs: Sequence[Any], backend: XlaBackend) -> str
     (numerix's and numerix-xla's source files): a program is reused only where
     compiling again would give the same one.
     """
-    if effective_settings() is None:
+    if cache_root() is None:
         return None
     dev = backend.jax_device
     precision = getattr(jax.config, "jax_default_matmul_precision", None)

@@ -24,7 +24,7 @@ from typing import Any
 from numerix.configuration import effective_settings
 from numerix.defn.graph import fingerprint
 
-__all__ = ["code_version", "keep_file", "kept_path", "program_key", "read_kept"]
+__all__ = ["cache_root", "code_version", "keep_file", "kept_path", "program_key", "read_kept"]
 
 #: what a kept file's sidecar (``<file>.sha256``) starts with, then the file's digest
 _SIDECAR = b"numerix-kept 1\n"
@@ -47,14 +47,21 @@ def program_key(graph: Any, specs: Sequence[Any], *context: Any) -> str | None:
     return h.hexdigest()
 
 
+def cache_root() -> str | None:
+    """``[compile] cache_dir``, absolute; None where the settings give none (a compiler
+    asks first, and computes no key: nothing is kept)."""
+    settings = effective_settings()
+    root = None if settings is None else settings.compile.cache_dir
+    return None if root is None else os.path.abspath(os.path.expanduser(root))
+
+
 def kept_path(folder: str, key: str | None, suffix: str) -> str | None:
     """``<[compile] cache_dir>/<folder>/<key><suffix>``; None without a cache directory
     in the settings, or without a key."""
-    settings = effective_settings()
-    root = None if settings is None else settings.compile.cache_dir
+    root = cache_root()
     if root is None or key is None:
         return None
-    return os.path.join(os.path.abspath(os.path.expanduser(root)), folder, key + suffix)
+    return os.path.join(root, folder, key + suffix)
 
 
 @functools.cache
