@@ -520,24 +520,22 @@ def _diff_leaves(tree: Any, op: str, where: str) -> tuple[list[Any], Any]:
         if t is float or t is complex or (t is Tensor and x.dtype.kind in "fc"):
             continue
         name = f"{where}{_leaf_path(tree, k)}"
-        if t is Tensor:
-            if x.dtype.kind not in "fc":
-                raise NonDifferentiableDTypeError(
-                    f"{op}: {name} is {x.describe()}, an integer or bool tensor, which has no "
-                    f"derivative; differentiate with respect to a float tensor (x.astype("
-                    f"numerix.float32)), or pass it in an argument not in argnums"
-                )
-        elif t is int or t is bool:
+        if t is Tensor:  # the float and complex ones were passed above
+            raise NonDifferentiableDTypeError(
+                f"{op}: {name} is {x.describe()}, an integer or bool tensor, which has no "
+                f"derivative; differentiate with respect to a float tensor (x.astype("
+                f"numerix.float32)), or pass it in an argument not in argnums"
+            )
+        if t is int or t is bool:
             raise NonDifferentiableDTypeError(
                 f"{op}: {name} is the Python {t.__name__} {x!r}, which has no derivative; "
                 f"pass a float ({float(x)!r}), or pass it in an argument not in argnums"
             )
-        else:
-            raise NonTensorLeafError(
-                f"{op}: {name} is a {t.__name__} ({x!r:.60}); differentiated arguments are "
-                f"float tensors or Python floats, in tuples, lists and dicts; pass other "
-                f"values in an argument not in argnums, or close over them"
-            )
+        raise NonTensorLeafError(
+            f"{op}: {name} is a {t.__name__} ({x!r:.60}); differentiated arguments are "
+            f"float tensors or Python floats, in tuples, lists and dicts; pass other "
+            f"values in an argument not in argnums, or close over them"
+        )
     return leaves, treedef
 
 
